@@ -1,0 +1,130 @@
+// The Scenario: everything that determines a run, as loaded and validated from one
+// JSON file (see docs/scenario-format.md). Downstream code takes `const Scenario&`;
+// flags select what runs but never change these numbers.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace muoncheck {
+
+struct ParamSpec {
+  std::string name;
+  std::vector<int64_t> shape;          // the layer shape (rank 1–4)
+  std::optional<int> num_heads;        // explicit per-head tag from the scenario file
+};
+
+struct LlamaPreset {
+  int layers = 2, hidden = 64, intermediate = 176, heads = 4, kv_heads = 2, vocab = 128;
+  bool tie_embeddings = false;
+};
+
+struct ModelSpec {
+  std::optional<LlamaPreset> preset;   // when set, `params` holds its expansion
+  std::vector<ParamSpec> params;       // always the full, ordered parameter list
+};
+
+struct EngineConfig {
+  int stage = 0, dp = 1, gas = 1, micro_batch = 1;
+  bool zero_init = false;
+  int64_t reduce_bucket_size = 500000000;
+  int64_t allgather_bucket_size = 500000000;
+  bool contiguous_gradients = true;
+  DType param_dtype = DType::fp32;
+  DType grad_accum_dtype = DType::fp32;
+  DType comm_dtype = DType::fp32;
+  int global_batch() const { return dp * gas * micro_batch; }
+};
+
+enum class MomentumForm { ema, sum };
+enum class NsMethod { standard, gram };
+enum class ScaleRule { deepspeed, moonlight, spectral };
+enum class ClipMode { raw_grad, update };
+enum class ScalerType { none, static_scale, dynamic };
+enum class OverflowValue { inf, nan };
+
+struct AdamConfig {
+  double lr = 3e-4, beta1 = 0.9, beta2 = 0.95, eps = 1e-10;
+};
+
+struct ParamGroup {
+  std::string match;            // first group whose `match` is a substring of the name wins
+  double lr_scale = 1.0;
+  std::optional<double> weight_decay;  // absent: the optimizer's weight_decay
+};
+
+struct ClipConfig {
+  double max_norm = 0.0;        // 0 disables clipping
+  ClipMode mode = ClipMode::raw_grad;
+};
+
+struct OptimizerConfig {
+  double lr = 0.02, momentum = 0.95;
+  bool nesterov = true;
+  MomentumForm momentum_form = MomentumForm::ema;
+  NsMethod ns_method = NsMethod::gram;
+  int ns_steps = 5;
+  double ns_a = 3.4445, ns_b = -4.7750, ns_c = 2.0315;
+  DType ns_dtype = DType::fp16;  // default: bf16 for standard, fp16 for gram
+  ScaleRule scale_rule = ScaleRule::deepspeed;
+  double weight_decay = 0.0;
+  bool per_head = false;
+  AdamConfig adam;
+  std::vector<ParamGroup> groups;
+  ClipConfig clip;
+};
+
+struct LossScalerConfig {
+  ScalerType type = ScalerType::none;
+  int initial_scale_power = 16;
+  int scale_window = 1000;
+  int hysteresis = 2;
+  double min_scale = 1.0;
+};
+
+struct OverflowInjection {
+  int step = 0, micro_step = 0, rank = 0;
+  std::string param;            // parameter name
+  int64_t index = 0;            // flat element index in the layer shape
+  OverflowValue value = OverflowValue::inf;
+};
+
+struct Tolerance {
+  double alpha = 4.0;           // impl may be this many times noisier than the control
+  double floor_ulps = 8.0;      // plus this many unit roundoffs of the storage dtype
+  std::string why;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string source;           // the file it was loaded from ("<generated>" otherwise)
+  uint64_t seed = 0;
+  int steps = 3;
+  ModelSpec model;
+  EngineConfig engine;
+  OptimizerConfig optimizer;
+  LossScalerConfig loss_scaler;
+  std::vector<OverflowInjection> overflow;
+  Tolerance tolerance;
+};
+
+// The matrix view of a layer shape: (shape[0], prod(rest)); rank 1 is (1, n).
+struct MatrixView {
+  int64_t rows = 1, cols = 1;
+};
+MatrixView matrix_view(const std::vector<int64_t>& shape);
+int64_t element_count(const std::vector<int64_t>& shape);
+int64_t total_elements(const ModelSpec& model);
+
+// Lookups used by both sides.
+int param_index(const Scenario& s, const std::string& name);  // -1 when absent
+const ParamGroup* group_for(const Scenario& s, const std::string& param_name);
+double lr_scale_for(const Scenario& s, const std::string& param_name);      // groups applied
+double weight_decay_for(const Scenario& s, const std::string& param_name);  // groups applied
+double initial_loss_scale(const LossScalerConfig& c);
+
+}  // namespace muoncheck

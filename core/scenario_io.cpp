@@ -1,0 +1,287 @@
+#include "core/scenario_io.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/datagen.hpp"
+#include "core/error.hpp"
+#include "core/json_reader.hpp"
+#include "core/llama_preset.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+constexpr int64_t kMaxDim = int64_t{1} << 31;
+
+DType read_dtype(JsonObjectReader& r, const std::string& key, DType fallback) {
+  return *parse_dtype(r.one_of(key, std::string(dtype_name(fallback)), {"fp32", "bf16", "fp16"}));
+}
+
+std::vector<int64_t> read_shape(const nlohmann::json& v, const std::string& file, const std::string& path) {
+  const std::string expected = "an array of 1 to 4 positive integers";
+  if (!v.is_array() || v.empty() || v.size() > 4) throw bad_input(file, path, expected, describe_json(v));
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_number_integer() || v[i].get<int64_t>() < 1 || v[i].get<int64_t>() > kMaxDim)
+      throw bad_input(file, path + "/" + std::to_string(i), "a positive integer dimension", describe_json(v[i]));
+    shape.push_back(v[i].get<int64_t>());
+  }
+  return shape;
+}
+
+void read_model(JsonObjectReader& r, ModelSpec& m) {
+  const bool has_preset = r.has("preset"), has_params = r.has("params");
+  if (has_preset == has_params)
+    r.fail(has_preset ? "params" : "preset", "exactly one of model.preset or model.params",
+           has_preset ? "both" : "neither");
+  if (has_preset) {
+    r.one_of("preset", "llama", {"llama"});
+    LlamaPreset p;
+    p.layers = static_cast<int>(r.integer("layers", p.layers, 1, 256));
+    p.hidden = static_cast<int>(r.integer("hidden", p.hidden, 1, 1 << 16));
+    p.intermediate = static_cast<int>(r.integer("intermediate", p.intermediate, 1, 1 << 18));
+    p.heads = static_cast<int>(r.integer("heads", p.heads, 1, 1024));
+    p.kv_heads = static_cast<int>(r.integer("kv_heads", p.kv_heads, 1, 1024));
+    p.vocab = static_cast<int>(r.integer("vocab", p.vocab, 1, 1 << 20));
+    p.tie_embeddings = r.boolean("tie_embeddings", p.tie_embeddings);
+    if (p.hidden % p.heads != 0)
+      r.fail("heads", "a divisor of hidden (" + std::to_string(p.hidden) + ")", std::to_string(p.heads));
+    if (p.heads % p.kv_heads != 0)
+      r.fail("kv_heads", "a divisor of heads (" + std::to_string(p.heads) + ")", std::to_string(p.kv_heads));
+    m.preset = p;
+    m.params = expand_llama(p);
+    return;
+  }
+  std::set<std::string> names;
+  r.array("params", [&](const nlohmann::json& v, const std::string& path) {
+    JsonObjectReader pr(v, r.file(), path);
+    ParamSpec p;
+    p.name = pr.string("name", "", true);
+    if (p.name.empty()) pr.fail("name", "a non-empty string", "\"\"");
+    if (!names.insert(p.name).second) pr.fail("name", "a name not used by an earlier param", "duplicate \"" + p.name + "\"");
+    if (!pr.has("shape")) pr.fail("shape", "an array of 1 to 4 positive integers (required)", "nothing");
+    pr.array("shape", [](const nlohmann::json&, const std::string&) {});
+    p.shape = read_shape(v.at("shape"), r.file(), pr.path_of("shape"));
+    if (pr.has("num_heads")) {
+      const int64_t h = pr.integer("num_heads", 1, 1, 1 << 16);
+      const auto view = matrix_view(p.shape);
+      if (p.shape.size() < 2) pr.fail("num_heads", "no head count on a rank-1 param");
+      if (view.rows % h != 0)
+        pr.fail("num_heads", "a divisor of the row count " + std::to_string(view.rows), std::to_string(h));
+      p.num_heads = static_cast<int>(h);
+    }
+    pr.finish();
+    m.params.push_back(std::move(p));
+  });
+  if (m.params.empty()) r.fail("params", "a non-empty array of {name, shape}", "an empty array");
+}
+
+void read_engine(JsonObjectReader& r, EngineConfig& e) {
+  e.stage = static_cast<int>(r.integer("stage", e.stage, 0, 3));
+  e.dp = static_cast<int>(r.integer("dp", e.dp, 1, 64));
+  e.gas = static_cast<int>(r.integer("gas", e.gas, 1, 256));
+  e.micro_batch = static_cast<int>(r.integer("micro_batch", e.micro_batch, 1, 4096));
+  e.zero_init = r.boolean("zero_init", e.zero_init);
+  if (e.zero_init && e.stage != 3) r.fail("zero_init", "false unless engine.stage is 3", "true at stage " + std::to_string(e.stage));
+  e.reduce_bucket_size = r.integer("reduce_bucket_size", e.reduce_bucket_size, 1, int64_t{1} << 40);
+  e.allgather_bucket_size = r.integer("allgather_bucket_size", e.allgather_bucket_size, 1, int64_t{1} << 40);
+  e.contiguous_gradients = r.boolean("contiguous_gradients", e.contiguous_gradients);
+  e.param_dtype = read_dtype(r, "param_dtype", DType::fp32);
+  e.grad_accum_dtype = read_dtype(r, "grad_accum_dtype", e.param_dtype);
+  e.comm_dtype = read_dtype(r, "comm_dtype", e.param_dtype);
+}
+
+void read_optimizer(JsonObjectReader& r, OptimizerConfig& o) {
+  o.lr = r.number("lr", o.lr, 0.0, 1e3);
+  o.momentum = r.number("momentum", o.momentum, 0.0, 0.999999);
+  o.nesterov = r.boolean("nesterov", o.nesterov);
+  o.momentum_form = r.one_of("momentum_form", "ema", {"ema", "sum"}) == "ema" ? MomentumForm::ema : MomentumForm::sum;
+  o.ns_method = r.one_of("ns_method", "gram", {"standard", "gram"}) == "gram" ? NsMethod::gram : NsMethod::standard;
+  o.ns_steps = static_cast<int>(r.integer("ns_steps", o.ns_steps, 1, 32));
+  const auto coeff = r.numbers("ns_coefficients", {o.ns_a, o.ns_b, o.ns_c}, 3);
+  o.ns_a = coeff[0], o.ns_b = coeff[1], o.ns_c = coeff[2];
+  o.ns_dtype = read_dtype(r, "ns_dtype", o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16);
+  const auto rule = r.one_of("scale_rule", "deepspeed", {"deepspeed", "moonlight", "spectral"});
+  o.scale_rule = rule == "deepspeed" ? ScaleRule::deepspeed : rule == "moonlight" ? ScaleRule::moonlight : ScaleRule::spectral;
+  o.weight_decay = r.number("weight_decay", o.weight_decay, 0.0, 1e3);
+  o.per_head = r.boolean("per_head", o.per_head);
+  r.object("adam", [&](JsonObjectReader& a) {
+    o.adam.lr = a.number("lr", o.adam.lr, 0.0, 1e3);
+    const auto betas = a.numbers("betas", {o.adam.beta1, o.adam.beta2}, 2);
+    for (int i = 0; i < 2; ++i)
+      if (betas[i] < 0.0 || betas[i] >= 1.0)
+        throw bad_input(a.file(), a.path_of("betas") + "/" + std::to_string(i), "a number in [0, 1)", std::to_string(betas[i]));
+    o.adam.beta1 = betas[0], o.adam.beta2 = betas[1];
+    o.adam.eps = a.number("eps", o.adam.eps, 0.0, 1.0, true);
+  });
+  r.array("groups", [&](const nlohmann::json& v, const std::string& path) {
+    JsonObjectReader g(v, r.file(), path);
+    ParamGroup pg;
+    pg.match = g.string("match", "", true);
+    if (pg.match.empty()) g.fail("match", "a non-empty substring of parameter names", "\"\"");
+    pg.lr_scale = g.number("lr_scale", 1.0, 0.0, 1e6);
+    pg.weight_decay = g.optional_number("weight_decay", 0.0, 1e3);
+    g.finish();
+    o.groups.push_back(pg);
+  });
+  r.object("clip", [&](JsonObjectReader& c) {
+    o.clip.max_norm = c.number("max_norm", o.clip.max_norm, 0.0, 1e30);
+    o.clip.mode = c.one_of("mode", "raw_grad", {"raw_grad", "update"}) == "raw_grad" ? ClipMode::raw_grad : ClipMode::update;
+  });
+}
+
+void read_scaler(JsonObjectReader& r, LossScalerConfig& c) {
+  const auto type = r.one_of("type", "none", {"none", "static", "dynamic"});
+  c.type = type == "none" ? ScalerType::none : type == "static" ? ScalerType::static_scale : ScalerType::dynamic;
+  c.initial_scale_power = static_cast<int>(r.integer("initial_scale_power", c.initial_scale_power, -24, 64));
+  c.scale_window = static_cast<int>(r.integer("scale_window", c.scale_window, 1, 1 << 30));
+  c.hysteresis = static_cast<int>(r.integer("hysteresis", c.hysteresis, 1, 1 << 20));
+  c.min_scale = r.number("min_scale", c.min_scale, 0.0, 1e30, true);
+}
+
+void read_overflow(JsonObjectReader& r, Scenario& s) {
+  r.array("overflow", [&](const nlohmann::json& v, const std::string& path) {
+    JsonObjectReader o(v, r.file(), path);
+    OverflowInjection inj;
+    inj.step = static_cast<int>(o.integer("step", 0, 0, s.steps - 1));
+    inj.micro_step = static_cast<int>(o.integer("micro_step", 0, 0, s.engine.gas - 1));
+    inj.rank = static_cast<int>(o.integer("rank", 0, 0, s.engine.dp - 1));
+    inj.param = o.string("param", "", true);
+    const int p = param_index(s, inj.param);
+    if (p < 0) o.fail("param", "the name of a parameter of the model", "\"" + inj.param + "\"");
+    const int64_t n = element_count(s.model.params[p].shape);
+    inj.index = o.integer("index", 0, 0, n - 1);
+    inj.value = o.one_of("value", "inf", {"inf", "nan"}) == "inf" ? OverflowValue::inf : OverflowValue::nan;
+    o.finish();
+    s.overflow.push_back(inj);
+  });
+}
+
+}  // namespace
+
+Scenario parse_scenario(const nlohmann::json& j, const std::string& source, const std::string& expect_stem) {
+  JsonObjectReader r(j, source, "");
+  Scenario s;
+  s.source = source;
+  r.string("$schema", "");  // editors' hint; carries no semantics
+  s.name = r.string("name", "", true);
+  if (s.name.empty() || s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") != std::string::npos)
+    r.fail("name", "a non-empty id of letters, digits, '.', '_' or '-'", "\"" + s.name + "\"");
+  if (!expect_stem.empty() && s.name != expect_stem)
+    r.fail("name", "the file's stem \"" + expect_stem + "\"", "\"" + s.name + "\"");
+  s.description = r.string("description", "");
+  s.seed = r.unsigned_integer("seed", 0);
+  s.steps = static_cast<int>(r.integer("steps", 3, 1, 100000));
+  if (!r.has("model")) r.fail("model", "an object with preset or params (required)", "nothing");
+  r.object("model", [&](JsonObjectReader& m) { read_model(m, s.model); });
+  r.object("engine", [&](JsonObjectReader& e) { read_engine(e, s.engine); });
+  r.object("optimizer", [&](JsonObjectReader& o) { read_optimizer(o, s.optimizer); });
+  r.object("loss_scaler", [&](JsonObjectReader& l) { read_scaler(l, s.loss_scaler); });
+  read_overflow(r, s);
+  r.object("tolerance", [&](JsonObjectReader& t) {
+    s.tolerance.alpha = t.number("alpha", s.tolerance.alpha, 1.0, 1e6);
+    s.tolerance.floor_ulps = t.number("floor_ulps", s.tolerance.floor_ulps, 0.0, 1e9);
+    s.tolerance.why = t.string("why", "");
+  });
+  r.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::BadInput, path + ": cannot open the scenario file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw Error(ErrorKind::BadInput, path + ": not valid JSON (" + std::string(e.what()) + ")");
+  }
+  return parse_scenario(j, path, std::filesystem::path(path).stem().string());
+}
+
+std::string to_string(MomentumForm v) { return v == MomentumForm::ema ? "ema" : "sum"; }
+std::string to_string(NsMethod v) { return v == NsMethod::gram ? "gram" : "standard"; }
+std::string to_string(ScaleRule v) {
+  return v == ScaleRule::deepspeed ? "deepspeed" : v == ScaleRule::moonlight ? "moonlight" : "spectral";
+}
+std::string to_string(ClipMode v) { return v == ClipMode::raw_grad ? "raw_grad" : "update"; }
+std::string to_string(ScalerType v) {
+  return v == ScalerType::none ? "none" : v == ScalerType::static_scale ? "static" : "dynamic";
+}
+std::string to_string(OverflowValue v) { return v == OverflowValue::inf ? "inf" : "nan"; }
+
+nlohmann::json scenario_to_json(const Scenario& s) {
+  using nlohmann::json;
+  json j;
+  j["name"] = s.name;
+  if (!s.description.empty()) j["description"] = s.description;
+  j["seed"] = s.seed;
+  j["steps"] = s.steps;
+  if (s.model.preset) {
+    const auto& p = *s.model.preset;
+    j["model"] = {{"preset", "llama"}, {"layers", p.layers}, {"hidden", p.hidden}, {"intermediate", p.intermediate},
+                  {"heads", p.heads}, {"kv_heads", p.kv_heads}, {"vocab", p.vocab}, {"tie_embeddings", p.tie_embeddings}};
+  } else {
+    json params = json::array();
+    for (const auto& p : s.model.params) {
+      json pj = {{"name", p.name}, {"shape", p.shape}};
+      if (p.num_heads) pj["num_heads"] = *p.num_heads;
+      params.push_back(pj);
+    }
+    j["model"] = {{"params", params}};
+  }
+  const auto& e = s.engine;
+  j["engine"] = {{"stage", e.stage}, {"dp", e.dp}, {"gas", e.gas}, {"micro_batch", e.micro_batch},
+                 {"zero_init", e.zero_init}, {"reduce_bucket_size", e.reduce_bucket_size},
+                 {"allgather_bucket_size", e.allgather_bucket_size}, {"contiguous_gradients", e.contiguous_gradients},
+                 {"param_dtype", dtype_name(e.param_dtype)}, {"grad_accum_dtype", dtype_name(e.grad_accum_dtype)},
+                 {"comm_dtype", dtype_name(e.comm_dtype)}};
+  const auto& o = s.optimizer;
+  json groups = json::array();
+  for (const auto& g : o.groups) {
+    json gj = {{"match", g.match}, {"lr_scale", g.lr_scale}};
+    if (g.weight_decay) gj["weight_decay"] = *g.weight_decay;
+    groups.push_back(gj);
+  }
+  j["optimizer"] = {{"lr", o.lr}, {"momentum", o.momentum}, {"nesterov", o.nesterov},
+                    {"momentum_form", to_string(o.momentum_form)}, {"ns_method", to_string(o.ns_method)},
+                    {"ns_steps", o.ns_steps}, {"ns_coefficients", {o.ns_a, o.ns_b, o.ns_c}},
+                    {"ns_dtype", dtype_name(o.ns_dtype)}, {"scale_rule", to_string(o.scale_rule)},
+                    {"weight_decay", o.weight_decay}, {"per_head", o.per_head},
+                    {"adam", {{"lr", o.adam.lr}, {"betas", {o.adam.beta1, o.adam.beta2}}, {"eps", o.adam.eps}}},
+                    {"groups", groups},
+                    {"clip", {{"max_norm", o.clip.max_norm}, {"mode", to_string(o.clip.mode)}}}};
+  const auto& l = s.loss_scaler;
+  j["loss_scaler"] = {{"type", to_string(l.type)}, {"initial_scale_power", l.initial_scale_power},
+                      {"scale_window", l.scale_window}, {"hysteresis", l.hysteresis}, {"min_scale", l.min_scale}};
+  json ov = json::array();
+  for (const auto& i : s.overflow)
+    ov.push_back({{"step", i.step}, {"micro_step", i.micro_step}, {"rank", i.rank}, {"param", i.param},
+                  {"index", i.index}, {"value", to_string(i.value)}});
+  j["overflow"] = ov;
+  j["tolerance"] = {{"alpha", s.tolerance.alpha}, {"floor_ulps", s.tolerance.floor_ulps}};
+  if (!s.tolerance.why.empty()) j["tolerance"]["why"] = s.tolerance.why;
+  return j;
+}
+
+void save_scenario(const Scenario& s, const std::string& path) {
+  write_file_atomically(path, scenario_to_json(s).dump(2) + "\n");
+}
+
+std::string scenario_hash(const Scenario& s) {
+  const std::string text = scenario_to_json(s).dump();
+  uint64_t h = 0;
+  for (unsigned char c : text) h = data::splitmix64(h ^ c);
+  std::ostringstream out;
+  out << std::hex;
+  out.width(16);
+  out.fill('0');
+  out << h;
+  return out.str();
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,31 @@
+// Loads, validates and writes scenario files. load_scenario() is the only way a
+// file becomes a Scenario; scenario_to_json() writes every field explicitly, so
+// parse(to_json(s)) == s (generated scenarios round-trip through the loader).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/scenario.hpp"
+
+namespace muoncheck {
+
+// Throws Error{BadInput} naming the file, the JSON path and what was expected.
+Scenario load_scenario(const std::string& path);
+// `source` names the input in errors; when `expect_stem` is set, `name` must equal it.
+Scenario parse_scenario(const nlohmann::json& j, const std::string& source, const std::string& expect_stem = "");
+
+nlohmann::json scenario_to_json(const Scenario& s);
+void save_scenario(const Scenario& s, const std::string& path);   // atomic write
+
+// 16 hex digits identifying the scenario's semantics (its canonical JSON, name included).
+std::string scenario_hash(const Scenario& s);
+
+// Names of the enums as they appear in files.
+std::string to_string(MomentumForm v);
+std::string to_string(NsMethod v);
+std::string to_string(ScaleRule v);
+std::string to_string(ClipMode v);
+std::string to_string(ScalerType v);
+std::string to_string(OverflowValue v);
+
+}  // namespace muoncheck

@@ -1,0 +1,68 @@
+// The one interface every collective in impl/ goes through (SPEC §5): all-reduce
+// (sum), reduce-scatter (sum, equal chunks), all-gather (equal and variable
+// sizes), broadcast and barrier, over fp32, bf16 and fp16 buffers. 16-bit buffers
+// hold raw bit patterns (uint16_t words); a 16-bit sum rounds to that dtype.
+// Errors are thrown as muoncheck::Error{Infrastructure} naming rank and collective.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.hpp"
+
+namespace muoncheck::impl {
+
+// A typed view of memory: fp32 → float*, bf16/fp16 → uint16_t*.
+struct Buffer {
+  void* data = nullptr;
+  int64_t count = 0;
+  DType dtype = DType::fp32;
+  int64_t bytes() const { return count * dtype_bytes(dtype); }
+};
+
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_gather_v, broadcast, barrier };
+std::string collective_name(CollectiveKind k);
+
+// Why a collective runs; invariants filter the log by purpose.
+enum class Purpose {
+  grad_reduce,      // gradient reduction buckets
+  param_gather,     // stage 3: parameters gathered for forward/backward
+  muon_gather,      // step time: a Muon param's gradient/momentum gathered for NS
+  muon_exchange,    // step time: NS results shared so each rank writes its slice
+  weight_sync,      // stage 1/2: updated model params all-gathered
+  scalar,           // overflow flag, norms
+  state_export,     // gathering state for checks only (not part of training)
+};
+std::string purpose_name(Purpose p);
+
+enum class Phase { micro_step, boundary };
+
+// What the counting decorator needs to label the next collectives.
+struct CommContext {
+  Purpose purpose = Purpose::grad_reduce;
+  Phase phase = Phase::boundary;
+  int step = 0;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Every rank passes the same count and dtype. In-place sum.
+  virtual void all_reduce(Buffer buf) = 0;
+  // in.count == size() * out.count; rank r receives the sum of chunk r.
+  virtual void reduce_scatter(Buffer in, Buffer out) = 0;
+  // out.count == size() * in.count; rank r's input lands at offset r·in.count.
+  virtual void all_gather(Buffer in, Buffer out) = 0;
+  // counts[r] elements from rank r, concatenated in rank order into out.
+  virtual void all_gather_v(Buffer in, Buffer out, const std::vector<int64_t>& counts) = 0;
+  virtual void broadcast(Buffer buf, int root) = 0;
+  virtual void barrier() = 0;
+
+  // Labels for what follows; plain backends ignore them, the counting decorator records them.
+  virtual void set_context(const CommContext& ctx) { (void)ctx; }
+};
+
+}  // namespace muoncheck::impl
