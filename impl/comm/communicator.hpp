@@ -2,13 +2,15 @@
 // (sum), reduce-scatter (sum, equal chunks), all-gather (equal and variable
 // sizes), broadcast and barrier, over fp32, bf16 and fp16 buffers. 16-bit buffers
 // hold raw bit patterns (uint16_t words); a 16-bit sum rounds to that dtype.
-// Errors are thrown as muoncheck::Error{Infrastructure} naming rank and collective.
+// Errors are thrown as CommError (a muoncheck::Error) naming rank and collective.
 #pragma once
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.hpp"
+#include "core/error.hpp"
 
 namespace muoncheck::impl {
 
@@ -36,6 +38,7 @@ enum class Purpose {
 std::string purpose_name(Purpose p);
 
 enum class Phase { micro_step, boundary };
+std::string phase_name(Phase p);
 
 // What the counting decorator needs to label the next collectives.
 struct CommContext {
@@ -43,6 +46,29 @@ struct CommContext {
   Phase phase = Phase::boundary;
   int step = 0;
 };
+
+// A failure that already names its rank and operation ("rank 2: all_gather (muon_gather,
+// step 3) failed: ..."). Kind: Infrastructure for transport failures and timeouts,
+// Internal for inconsistent arguments (a bug in the caller). run_ranks passes it through.
+// peer_failure: this rank failed only because a peer went away first (its connection
+// closed, or the run was aborted) — an echo, never reported as the root cause.
+class CommError : public Error {
+ public:
+  CommError(ErrorKind kind, int rank, std::string op, const std::string& message, bool peer_failure = false)
+      : Error(kind, message), rank_(rank), op_(std::move(op)), peer_failure_(peer_failure) {}
+  int rank() const { return rank_; }
+  const std::string& op() const { return op_; }  // collective_name(), or "connect"
+  bool peer_failure() const { return peer_failure_; }
+
+ private:
+  int rank_;
+  std::string op_;
+  bool peer_failure_;
+};
+
+// "rank R: OP (PURPOSE, step S) VERB: WHAT" — the one message format of a CommError.
+CommError comm_error(ErrorKind kind, int rank, CollectiveKind op, const CommContext& ctx,
+                     const std::string& verb, const std::string& what, bool peer_failure = false);
 
 class Communicator {
  public:

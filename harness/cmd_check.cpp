@@ -1,0 +1,39 @@
+// `muoncheck check`: the default conformance suite — every scenario in scenarios/
+// on the CPU backend plus the golden comparison; writes reports/latest.json.
+#include "harness/commands.hpp"
+#include "harness/scenario_selection.hpp"
+#include "harness/suite.hpp"
+
+namespace muoncheck {
+
+std::vector<cli::OptionSpec> judge_option_specs();
+
+namespace {
+
+Outcome run(const cli::Args& args) {
+  SuiteOptions o;
+  o.judge = judge_options_from(args);
+  o.command = "check";
+  o.report_path = args.value_or("report", "reports/latest.json");
+  o.golden = true;
+  o.golden_dir = args.value_or("golden", "golden");
+  const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), true);
+  return run_suite(scenarios, o) ? Outcome::success : Outcome::conformance_failure;
+}
+
+}  // namespace
+
+Command check_command() {
+  auto options = judge_option_specs();
+  for (auto& opt : options)
+    if (opt.name == "report") opt.help = "write the JSON report to FILE (default reports/latest.json)";
+  options.push_back({"golden", true, false, "golden folder (default golden)"});
+  return {{"check", "muoncheck check [SCENARIO...] [--report FILE] [--fault ID]...",
+           "The default conformance suite: every scenario in scenarios/ (or those given) through the\n"
+           "implementation, the oracle and the control, every invariant, and the golden comparison.\n"
+           "Prints the table, writes reports/latest.json. Exit 1 on any FAIL.",
+           options},
+          run};
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,54 @@
+// `muoncheck golden check|update [SCENARIO...]`: compares the oracle's float128
+// trajectories with golden/, or rewrites golden/ (the only writer of that folder).
+#include <cstdio>
+#include <filesystem>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "harness/commands.hpp"
+#include "harness/golden_check.hpp"
+#include "harness/scenario_selection.hpp"
+#include "oracle/oracle.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+Outcome run(const cli::Args& args) {
+  auto pos = args.positionals();
+  if (pos.empty() || (pos[0] != "check" && pos[0] != "update"))
+    throw Error(ErrorKind::Usage, "muoncheck golden: the first argument must be check or update");
+  const bool update = pos[0] == "update";
+  pos.erase(pos.begin());
+  const auto dir = args.value_or("golden", "golden");
+  const auto scenarios = select_scenarios(pos, args.value_or("scenarios", "scenarios"), true);
+  bool all_ok = true;
+  for (const auto& s : scenarios) {
+    if (update) {
+      const auto digest = golden::digest(s, oracle::run_oracle(s, oracle::Precision::float128), "float128");
+      write_file_atomically(golden::golden_path(dir, s), digest.dump(1) + "\n");
+      std::printf("updated %s\n", golden::golden_path(dir, s).c_str());
+      continue;
+    }
+    const auto c = check_against_golden(s, dir);
+    all_ok = all_ok && c.ok;
+    std::printf("%-24s %s  worst relative difference %.2e (tolerance %.0e)%s%s\n", s.name.c_str(), c.ok ? "PASS" : "FAIL",
+                c.worst_relative, golden::kRelativeTolerance, c.ok ? "" : "\n    ", c.message.c_str());
+    if (!c.ok) std::printf("    %s\n", golden::regenerate_hint(s).c_str());
+  }
+  return all_ok ? Outcome::success : Outcome::conformance_failure;
+}
+
+}  // namespace
+
+Command golden_command() {
+  return {{"golden", "muoncheck golden check|update [SCENARIO...] [--golden DIR]",
+           "check: recompute each scenario's float128 oracle trajectory and compare its digest with golden/.\n"
+           "update: rewrite golden/<scenario>.json from the oracle (the only command that writes golden/).\n"
+           "No scenario means every scenario in scenarios/.",
+           {{"golden", true, false, "golden folder (default golden)"},
+            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},
+          run};
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,59 @@
+#include "harness/console_table.hpp"
+
+#include <cmath>
+
+namespace muoncheck {
+
+namespace {
+
+std::string metric_text(const Verdict& v) {
+  if (v.status == Status::skipped || v.status == Status::unsupported) return "";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s %.3g", v.metric, v.status == Status::pass ? "<=" : "> ", v.threshold);
+  return buf;
+}
+
+}  // namespace
+
+void print_scenario_table(std::FILE* out, const ScenarioResult& r) {
+  std::fprintf(out, "%s  (%.1f s)%s\n", r.scenario.c_str(), r.wall_seconds,
+               r.faults.empty() ? "" : ("  faults: " + [&] {
+                 std::string f;
+                 for (const auto& x : r.faults) f += (f.empty() ? "" : ",") + x;
+                 return f;
+               }()).c_str());
+  for (const auto& v : r.verdicts)
+    std::fprintf(out, "  %-28s %-11s %-22s %s\n", v.invariant.c_str(), status_name(v.status).c_str(),
+                 metric_text(v).c_str(), v.message.c_str());
+  std::fflush(out);
+}
+
+void print_golden_line(std::FILE* out, const GoldenResult& g) {
+  std::fprintf(out, "  %-28s %-11s %-22s %s\n", ("golden:" + g.scenario).c_str(), g.ok ? "PASS" : "FAIL",
+               [&] {
+                 char buf[64];
+                 std::snprintf(buf, sizeof buf, "%.3g <= 1e-12", g.worst_relative);
+                 return std::string(g.ok ? buf : "");
+               }().c_str(),
+               g.message.c_str());
+}
+
+void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult>& results,
+                                const std::vector<GoldenResult>& golden, const std::string& extra_flags) {
+  std::vector<std::string> lines;
+  for (const auto& r : results)
+    for (const auto& v : r.verdicts)
+      if (v.status == Status::fail) lines.push_back(repro_line(r, v.invariant, extra_flags));
+  for (const auto& g : golden)
+    if (!g.ok) lines.push_back("muoncheck golden check " + g.scenario);
+  const auto s = summarize(results, golden);
+  if (!lines.empty()) {
+    std::fprintf(out, "\nFailing cases (%zu):\n", lines.size());
+    for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());
+  }
+  std::fprintf(out, "\n%zu scenarios: %d PASS, %d FAIL, %d UNSUPPORTED, %d SKIPPED; golden %zu checked, %d failed => %s\n",
+               results.size(), s.pass, s.fail, s.unsupported, s.skipped, golden.size(), s.golden_fail,
+               s.ok() ? "OK" : "FAILED");
+}
+
+}  // namespace muoncheck

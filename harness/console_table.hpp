@@ -1,0 +1,19 @@
+// The console view of a run: per scenario, one row per invariant with its status
+// and the metric beside its threshold; then a pasteable list of failing cases,
+// one repro line each. The same records feed the JSON report.
+#pragma once
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "harness/report.hpp"
+#include "harness/scenario_result.hpp"
+
+namespace muoncheck {
+
+void print_scenario_table(std::FILE* out, const ScenarioResult& r);
+void print_golden_line(std::FILE* out, const GoldenResult& g);
+void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult>& results,
+                                const std::vector<GoldenResult>& golden, const std::string& extra_flags);
+
+}  // namespace muoncheck

@@ -1,0 +1,139 @@
+#include "harness/judge_scenario.hpp"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+#include "core/error.hpp"
+#include "core/scenario_io.hpp"
+#include "impl/run_impl.hpp"
+#include "properties/event_invariants.hpp"
+#include "properties/numeric_invariants.hpp"
+#include "properties/relational_invariants.hpp"
+#include "properties/variants.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+struct Side {
+  impl::ImplResult impl;
+  Trajectory control;
+};
+
+// Runs a variant of the scenario through the implementation and the control.
+std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, std::string& why) {
+  try {
+    return Side{impl::run_impl(v, {o.faults, o.timeout}), oracle::run_control(v)};
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported) throw;
+    why = e.what();
+    return std::nullopt;
+  }
+}
+
+Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
+                   const Variant& variant, const JudgeOptions& o, const std::string& base_label,
+                   const std::function<std::string(const Scenario&)>& label) {
+  if (!variant.scenario) return Verdict::skip(id, variant.why_none);
+  std::string why;
+  auto other = run_side(*variant.scenario, o, why);
+  if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
+  return compare_runs(id, s, oracle, {base_label, &base.impl.trajectory, &base.control},
+                      {label(*variant.scenario), &other->impl.trajectory, &other->control});
+}
+
+std::string split_label(const Scenario& s) {
+  return "dp " + std::to_string(s.engine.dp) + " × gas " + std::to_string(s.engine.gas) + " × mb " +
+         std::to_string(s.engine.micro_batch);
+}
+
+void fill_steps(ScenarioResult& r, const RunBundle& b) {
+  const auto errors = per_step_errors(b);
+  std::map<int, std::map<std::string, long long>> bytes;
+  for (const auto& log : b.impl.collectives_by_rank)
+    for (const auto& c : log)
+      if (c.purpose != impl::Purpose::state_export) bytes[c.step][impl::collective_name(c.kind)] += c.bytes;
+  for (size_t t = 0; t < b.impl.trajectory.steps.size(); ++t) {
+    const auto& st = b.impl.trajectory.steps[t];
+    StepReport s;
+    s.step = static_cast<int>(t);
+    s.loss = st.loss;
+    s.skipped = st.skipped;
+    s.scale = st.scale;
+    s.ns_calls = static_cast<int>(st.ns_calls.size());
+    s.bytes_by_kind = bytes[static_cast<int>(t)];
+    if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
+    r.steps.push_back(s);
+  }
+}
+
+}  // namespace
+
+ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  ScenarioResult r;
+  r.scenario = s.name;
+  r.source = s.source;
+  r.scenario_hash = scenario_hash(s);
+  r.faults = o.faults;
+  auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
+  auto finish = [&] {
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  };
+
+  std::string why;
+  auto base = run_side(s, o, why);
+  if (!base) {
+    for (const auto& id : invariant_ids())
+      if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
+    return finish();
+  }
+  const Trajectory exact = oracle::run_oracle(s, o.precision);
+  const RunBundle b{s, base->impl, exact, base->control, o.precision};
+  fill_steps(r, b);
+
+  const bool trajectory_mode = o.mode != CheckMode::stepwise, stepwise_mode = o.mode != CheckMode::trajectory;
+  auto add = [&](const std::string& id, const std::function<Verdict()>& judge) {
+    if (wanted(id)) r.verdicts.push_back(judge());
+  };
+  add("trajectory-conforms", [&] { return trajectory_mode ? trajectory_conforms(b) : Verdict::skip("trajectory-conforms", "--mode stepwise"); });
+  add("step-conforms", [&] { return stepwise_mode ? step_conforms(b) : Verdict::skip("step-conforms", "--mode trajectory"); });
+  add("grad-plumbing-exact", [&] { return grad_plumbing_exact(b); });
+  add("ns-once-per-matrix-per-step", [&] { return ns_once_per_matrix_per_step(b); });
+  add("tagging-matches", [&] { return tagging_matches(b); });
+  add("gas-invariant", [&] {
+    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, split_label(s), split_label);
+  });
+  add("dp-invariant", [&] {
+    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, split_label(s), split_label);
+  });
+  add("stage-invariant", [&] {
+    Verdict worst = Verdict::skip("stage-invariant", "no other stage");
+    for (const auto& v : stage_variants(s)) {
+      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, "stage " + std::to_string(s.engine.stage),
+                                [](const Scenario& x) { return "stage " + std::to_string(x.engine.stage); });
+      if (worst.status == Status::skipped || (verdict.status != Status::skipped && !(verdict.metric <= worst.metric)))
+        worst = verdict;
+    }
+    return worst;
+  });
+  add("bucket-invariant", [&] {
+    auto label = [](const Scenario& x) { return "buckets " + std::to_string(x.engine.reduce_bucket_size) + "/" + std::to_string(x.engine.allgather_bucket_size); };
+    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, label(s), label);
+  });
+  add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
+  add("comm-dtype-respected", [&] { return comm_dtype_respected(b); });
+  add("gathers-once-per-step", [&] {
+    const auto v = gas1_resplit(s);
+    if (!v.scenario) return gathers_once_per_step(b, nullptr);
+    const auto gas1 = impl::run_impl(*v.scenario, {o.faults, o.timeout});
+    return gathers_once_per_step(b, &gas1);
+  });
+  add("ranks-agree", [&] { return ranks_agree(b); });
+  add("deterministic", [&] { return deterministic(b, impl::run_impl(s, {o.faults, o.timeout})); });
+  return finish();
+}
+
+}  // namespace muoncheck

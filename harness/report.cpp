@@ -1,0 +1,119 @@
+#include "harness/report.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "core/atomic_file.hpp"
+#include "harness/backend_info.hpp"
+#include "harness/commands.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf.data();
+}
+
+std::string command_output(const char* cmd) {
+  std::string out;
+  if (FILE* p = ::popen(cmd, "r")) {
+    std::array<char, 256> buf{};
+    while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
+    ::pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string host_name() {
+  std::array<char, 256> buf{};
+  return ::gethostname(buf.data(), buf.size()) == 0 ? std::string(buf.data()) : "unknown";
+}
+
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_flags) {
+  nlohmann::json inv = nlohmann::json::array(), steps = nlohmann::json::array(), repro = nlohmann::json::array();
+  for (const auto& v : r.verdicts) {
+    inv.push_back({{"id", v.invariant}, {"status", status_name(v.status)}, {"metric", number_or_null(v.metric)},
+                   {"threshold", number_or_null(v.threshold)}, {"message", v.message}});
+    if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
+  }
+  for (const auto& s : r.steps)
+    steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
+                     {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind},
+                     {"error_vs_oracle", number_or_null(s.error_vs_oracle)}, {"control_error", number_or_null(s.control_error)}});
+  return {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
+          {"wall_seconds", r.wall_seconds}, {"invariants", inv}, {"steps", steps}, {"repro", repro}};
+}
+
+}  // namespace
+
+std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags) {
+  std::string line = "muoncheck run " + r.source + " --invariant " + invariant;
+  for (const auto& f : r.faults) line += " --fault " + f;
+  if (!extra_flags.empty()) line += " " + extra_flags;
+  return line;
+}
+
+Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden) {
+  Summary s;
+  for (const auto& r : results)
+    for (const auto& v : r.verdicts) {
+      switch (v.status) {
+        case Status::pass: ++s.pass; break;
+        case Status::fail: ++s.fail; break;
+        case Status::unsupported: ++s.unsupported; break;
+        case Status::skipped: ++s.skipped; break;
+      }
+    }
+  for (const auto& g : golden) s.golden_fail += !g.ok;
+  return s;
+}
+
+nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
+                            const std::vector<GoldenResult>& golden) {
+  nlohmann::json scen = nlohmann::json::array(), gold = nlohmann::json::array(), repro = nlohmann::json::array();
+  for (const auto& r : results) {
+    scen.push_back(scenario_json(r, meta.extra_flags));
+    for (const auto& line : scen.back()["repro"]) repro.push_back(line);
+  }
+  for (const auto& g : golden) {
+    gold.push_back({{"scenario", g.scenario}, {"status", g.ok ? "PASS" : "FAIL"},
+                    {"worst_relative", number_or_null(g.worst_relative)}, {"message", g.message}});
+    if (!g.ok) repro.push_back("muoncheck golden check " + g.scenario);
+  }
+  const auto sum = summarize(results, golden);
+  return {{"schema", kReportSchema},
+          {"metadata",
+           {{"time", utc_now()},
+            {"command", meta.command},
+            {"argv", process_argv()},
+            {"git_commit", command_output("git rev-parse HEAD 2>/dev/null")},
+            {"muoncheck_version", MUONCHECK_VERSION},
+            {"backend", meta.backend},
+            {"compiler", compiler_description()},
+            {"gloo_version", gloo_version()},
+            {"host", host_name()}}},
+          {"scenarios", scen},
+          {"golden", gold},
+          {"repro", repro},
+          {"summary",
+           {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"unsupported", sum.unsupported},
+            {"skipped", sum.skipped}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()}}}};
+}
+
+void write_report(const std::string& path, const nlohmann::json& report) {
+  write_file_atomically(path, report.dump(2) + "\n");
+}
+
+}  // namespace muoncheck

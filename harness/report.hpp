@@ -1,0 +1,32 @@
+// The JSON conformance report (reports/schema.json, "muoncheck-report/1"):
+// run metadata, per-scenario verdicts and steps, golden results, repro lines and
+// a summary. Written atomically, so a crash never leaves half a report.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/scenario_result.hpp"
+
+namespace muoncheck {
+
+constexpr const char* kReportSchema = "muoncheck-report/1";
+
+struct RunMetadata {
+  std::string command;      // "check", "run", ...
+  std::string backend = "cpu";
+  std::string extra_flags;  // flags a repro line must repeat (faults, mode, precision)
+};
+
+nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
+                            const std::vector<GoldenResult>& golden);
+void write_report(const std::string& path, const nlohmann::json& report);
+
+// Counts of PASS/FAIL/UNSUPPORTED/SKIPPED over every verdict, plus golden failures.
+struct Summary {
+  int pass = 0, fail = 0, unsupported = 0, skipped = 0, golden_fail = 0;
+  bool ok() const { return fail == 0 && golden_fail == 0; }
+};
+Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden);
+
+}  // namespace muoncheck

@@ -1,0 +1,45 @@
+// What judging one scenario produced: verdicts per invariant, a per-step record
+// (loss, skip, scale, NS calls, traffic by collective kind, error against the
+// oracle beside the control's), and the repro line of every failure. The JSON
+// report and the console table are two views of these records.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "properties/verdict.hpp"
+
+namespace muoncheck {
+
+struct StepReport {
+  int step = 0;
+  double loss = 0.0;
+  bool skipped = false;
+  double scale = 1.0;
+  int ns_calls = 0;
+  std::map<std::string, long long> bytes_by_kind;   // training traffic, summed over ranks
+  double error_vs_oracle = 0.0;                     // worst relative error of impl weights
+  double control_error = 0.0;                       // the control's at the same place
+};
+
+struct ScenarioResult {
+  std::string scenario;
+  std::string source;
+  std::string scenario_hash;
+  std::vector<std::string> faults;
+  std::vector<Verdict> verdicts;
+  std::vector<StepReport> steps;
+  double wall_seconds = 0.0;
+};
+
+struct GoldenResult {
+  std::string scenario;
+  bool ok = false;
+  double worst_relative = 0.0;
+  std::string message;
+};
+
+// The one line that reproduces a failing (scenario, invariant).
+std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags);
+
+}  // namespace muoncheck

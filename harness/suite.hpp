@@ -1,0 +1,27 @@
+// Runs a list of scenarios through judge_scenario, printing each scenario's table
+// as it finishes, then the failing cases and the summary; writes the JSON report.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "harness/cli_args.hpp"
+#include "harness/judge_scenario.hpp"
+#include "harness/report.hpp"
+
+namespace muoncheck {
+
+struct SuiteOptions {
+  JudgeOptions judge;
+  std::string command;
+  std::string report_path;      // empty: no report
+  bool golden = false;          // also compare against golden/
+  std::string golden_dir = "golden";
+};
+
+JudgeOptions judge_options_from(const cli::Args& args);   // --fault, --mode, --oracle-precision, --invariant, --timeout-ms
+std::string repro_flags(const JudgeOptions& o);
+
+// Returns true when nothing failed.
+bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts);
+
+}  // namespace muoncheck

@@ -1,0 +1,66 @@
+#include "impl/run_impl.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.hpp"
+#include "impl/comm/rank_group.hpp"
+#include "impl/faults/faults.hpp"
+#include "impl/zero/rank_engine.hpp"
+
+namespace muoncheck::impl {
+
+void check_supported(const Scenario& s, const ImplOptions& opts) {
+  (void)FaultSet::from_ids(opts.faults);
+  if (s.model.params.empty()) throw Error(ErrorKind::Unsupported, s.name + ": the model has no parameters");
+  if (s.optimizer.ns_steps < 1)
+    throw Error(ErrorKind::Unsupported, s.name + ": ns_steps " + std::to_string(s.optimizer.ns_steps) + " < 1");
+  for (const auto& inj : s.overflow) {
+    const int p = param_index(s, inj.param);
+    if (p < 0) throw Error(ErrorKind::Unsupported, s.name + ": overflow injection names unknown param " + inj.param);
+    if (inj.index < 0 || inj.index >= element_count(s.model.params[static_cast<size_t>(p)].shape))
+      throw Error(ErrorKind::Unsupported, s.name + ": overflow index " + std::to_string(inj.index) +
+                                              " outside param " + inj.param);
+  }
+}
+
+ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
+  check_supported(s, opts);
+  const FaultSet faults = FaultSet::from_ids(opts.faults);
+  const int dp = s.engine.dp;
+  std::vector<RankResult> ranks(static_cast<size_t>(dp));
+  std::vector<std::vector<CollectiveRecord>> logs(static_cast<size_t>(dp));
+  ImplResult out;
+
+  const auto t0 = std::chrono::steady_clock::now();
+  run_ranks(dp, opts.timeout, [&](Communicator& comm) {
+    CountingCommunicator counting(comm);
+    RankEngine engine(s, faults, counting);
+    if (comm.rank() == 0) {
+      out.flat_elements = engine.layout().total();
+      out.partition_elements = engine.layout().partition_size();
+    }
+    engine.run();
+    ranks[static_cast<size_t>(comm.rank())] = engine.take_result();
+    logs[static_cast<size_t>(comm.rank())] = counting.log();
+  });
+  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  out.trajectory = std::move(ranks[0].trajectory);
+  for (auto& r : ranks) {
+    for (size_t t = 0; t < r.ns_calls.size() && t < out.trajectory.steps.size(); ++t) {
+      auto& calls = out.trajectory.steps[t].ns_calls;
+      calls.insert(calls.end(), r.ns_calls[t].begin(), r.ns_calls[t].end());
+    }
+    out.tags_by_rank.push_back(std::move(r.tags));
+    out.replicated_digest_by_rank.push_back(std::move(r.digests));
+  }
+  for (auto& step : out.trajectory.steps)
+    std::stable_sort(step.ns_calls.begin(), step.ns_calls.end(),
+                     [](const NsCall& a, const NsCall& b) { return a.param < b.param; });
+  out.collectives_by_rank = std::move(logs);
+  out.faults = opts.faults;
+  return out;
+}
+
+}  // namespace muoncheck::impl

@@ -1,0 +1,40 @@
+// The production implementation's public face: run a scenario on dp rank threads, each
+// with a Gloo-connected Communicator wrapped in the counting decorator, and return the
+// trajectory (producer "impl:cpu"), per-rank tags, the collective log, NS events and the
+// per-step digests of replicated state. Faults (impl/faults) are selected by id.
+// Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
+// Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+#include "core/trajectory.hpp"
+#include "impl/comm/counting_communicator.hpp"
+
+namespace muoncheck::impl {
+
+struct ImplOptions {
+  std::vector<std::string> faults;                 // fault ids of SPEC §7; empty: the correct engine
+  std::chrono::milliseconds timeout{30000};       // per collective (and rendezvous)
+};
+
+struct ImplResult {
+  Trajectory trajectory;                           // rank 0's gathered state; NS calls of all ranks
+  std::vector<std::vector<ParamTag>> tags_by_rank;
+  std::vector<std::vector<CollectiveRecord>> collectives_by_rank;
+  std::vector<std::vector<uint64_t>> replicated_digest_by_rank;   // [rank][step]
+  std::vector<std::string> faults;                 // the faults this run had switched on
+  int64_t flat_elements = 0;                       // N
+  int64_t partition_elements = 0;                  // padded N / dp
+  double wall_seconds = 0.0;
+};
+
+// Throws before any thread starts when the scenario or a fault cannot run here.
+void check_supported(const Scenario& s, const ImplOptions& opts);
+
+ImplResult run_impl(const Scenario& s, const ImplOptions& opts = {});
+
+}  // namespace muoncheck::impl

@@ -1,0 +1,90 @@
+// Newton–Schulz orthogonalization (SPEC §4): the standard quintic loop and
+// DeepSpeed's Gram variant, which agree in exact arithmetic and differ in
+// rounding. Generic over the arithmetic policy: every elementwise result passes
+// through ar.ns() and every product through ar.mm/mm_sym/xxt (identity for the oracle).
+#pragma once
+#include "core/scenario.hpp"
+#include "oracle/arith.hpp"
+
+namespace muoncheck::oracle {
+
+struct NsParams {
+  NsMethod method = NsMethod::gram;
+  int steps = 5;
+  double a = 3.4445, b = -4.7750, c = 2.0315;
+  static NsParams from(const OptimizerConfig& o) { return {o.ns_method, o.ns_steps, o.ns_a, o.ns_b, o.ns_c}; }
+};
+
+namespace detail {
+// alpha·P + beta·Q, each term and the sum rounded like a tensor op would.
+template <class Ar, class T = typename Ar::T>
+Mat<T> lin(const Ar& ar, double alpha, const Mat<T>& P, double beta, const Mat<T>& Q) {
+  Mat<T> R(P.rows, P.cols);
+  const T ta(alpha), tb(beta);
+  // Elementwise work is ~10% of an NS call: split it too (cost ≈ 4 ops per element).
+  parallel_rows(P.rows, [&](int64_t) { return 4.0 * P.cols; }, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo * P.cols; i < hi * P.cols; ++i) {
+      const T p = alpha == 1.0 ? P.a[i] : ar.ns(ta * P.a[i]);
+      const T q = beta == 1.0 ? Q.a[i] : ar.ns(tb * Q.a[i]);
+      R.a[i] = ar.ns(p + q);
+    }
+  });
+  return R;
+}
+
+// The standard loop on a wide (rows ≤ cols) matrix: A = XXᵀ; B = bA + cA²; X = aX + BX.
+template <class Ar, class T = typename Ar::T>
+Mat<T> standard_loop(const Ar& ar, Mat<T> X, const NsParams& p) {
+  for (int i = 0; i < p.steps; ++i) {
+    const Mat<T> A = ar.xxt(X);
+    const Mat<T> B = lin(ar, p.b, A, p.c, ar.mm_sym(A, A));
+    X = lin(ar, p.a, X, 1.0, ar.mm(B, X));
+  }
+  return X;
+}
+
+// The Gram loop on a wide, non-square matrix: iterate on R = XXᵀ and Q (the
+// accumulated polynomial), restarting from X = QX at i = 2; output QX.
+template <class Ar, class T = typename Ar::T>
+Mat<T> gram_loop(const Ar& ar, Mat<T> X, const NsParams& p) {
+  Mat<T> R = ar.xxt(X), Q;
+  bool have_q = false;
+  for (int i = 0; i < p.steps; ++i) {
+    if (i == 2) {
+      X = ar.mm(Q, X);
+      R = ar.xxt(X);
+      have_q = false;
+    }
+    const Mat<T> Z = lin(ar, p.b, R, p.c, ar.mm_sym(R, R));
+    if (!have_q) {
+      Q = Z;
+      for (int64_t d = 0; d < Q.rows; ++d) Q(d, d) = ar.ns(Q(d, d) + T(p.a));
+      have_q = true;
+    } else {
+      Q = lin(ar, p.a, Q, 1.0, ar.mm_sym(Z, Q));
+    }
+    if (i < p.steps - 1 && i + 1 != 2) {
+      const Mat<T> Tm = lin(ar, p.a, R, 1.0, ar.mm_sym(Z, R));
+      R = lin(ar, p.a, Tm, 1.0, ar.mm_sym(Z, Tm));
+    }
+  }
+  return have_q ? ar.mm(Q, X) : X;
+}
+}  // namespace detail
+
+// NS(U): normalize by ‖U‖_F + 1e-7, make wide, iterate, restore the orientation.
+template <class Ar, class T = typename Ar::T>
+Mat<T> newton_schulz(const Ar& ar, const Mat<T>& U, const NsParams& p) {
+  Mat<T> X(U.rows, U.cols);
+  for (size_t i = 0; i < X.a.size(); ++i) X.a[i] = ar.ns(U.a[i]);
+  const T denom = frobenius(X) + T(1e-7);
+  for (T& v : X.a) v = ar.ns(v / denom);
+  const bool tall = X.rows > X.cols;
+  if (tall) X = transpose(X);
+  const bool square = X.rows == X.cols;
+  X = (p.method == NsMethod::standard || square) ? detail::standard_loop(ar, std::move(X), p)
+                                                 : detail::gram_loop(ar, std::move(X), p);
+  return tall ? transpose(X) : X;
+}
+
+}  // namespace muoncheck::oracle

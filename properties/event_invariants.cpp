@@ -1,0 +1,200 @@
+#include "properties/event_invariants.hpp"
+
+#include <map>
+#include <string>
+
+#include "core/trajectory_json.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+using impl::CollectiveRecord;
+using impl::Phase;
+using impl::Purpose;
+
+std::string tag_text(const ParamTag& t) {
+  return std::string(t.use_muon ? "muon" : "adamw") + (t.num_heads ? "/" + std::to_string(t.num_heads) + " heads" : "");
+}
+
+// Muon gathers of each step, summed over ranks.
+std::map<int, int> muon_gathers_per_step(const impl::ImplResult& r) {
+  std::map<int, int> n;
+  for (const auto& log : r.collectives_by_rank)
+    for (const auto& c : log)
+      if (c.purpose == Purpose::muon_gather) ++n[c.step];
+  return n;
+}
+
+}  // namespace
+
+Verdict ns_once_per_matrix_per_step(const RunBundle& b) {
+  const auto& tags = b.oracle.tags;
+  double off = 0;
+  std::string first;
+  for (size_t t = 0; t < b.oracle.steps.size(); ++t) {
+    const bool skipped = b.oracle.steps[t].skipped;
+    std::map<int, int> calls;
+    if (t < b.impl.trajectory.steps.size())
+      for (const auto& c : b.impl.trajectory.steps[t].ns_calls) ++calls[c.param];
+    for (size_t p = 0; p < tags.size(); ++p) {
+      const int want = (tags[p].use_muon && !skipped) ? 1 : 0;
+      const int have = calls.count(static_cast<int>(p)) ? calls[static_cast<int>(p)] : 0;
+      if (have != want) {
+        off += std::abs(have - want);
+        if (first.empty())
+          first = "step " + std::to_string(t) + " " + tags[p].name + ": " + std::to_string(have) + " NS calls, expected " +
+                  std::to_string(want) + (skipped ? " (skipped step)" : "");
+      }
+    }
+  }
+  int total = 0;
+  for (const auto& st : b.impl.trajectory.steps) total += static_cast<int>(st.ns_calls.size());
+  return Verdict::judge("ns-once-per-matrix-per-step", off, 0,
+                        off == 0 ? std::to_string(total) + " NS calls over " + std::to_string(b.oracle.steps.size()) + " steps, one per Muon matrix per good step"
+                                 : first + "; " + std::to_string(total) + " NS calls in all");
+}
+
+Verdict tagging_matches(const RunBundle& b) {
+  double wrong = 0;
+  std::string first;
+  int muon = 0;
+  for (const auto& t : b.oracle.tags) muon += t.use_muon;
+  for (size_t r = 0; r < b.impl.tags_by_rank.size(); ++r) {
+    const auto& have = b.impl.tags_by_rank[r];
+    for (size_t p = 0; p < b.oracle.tags.size(); ++p) {
+      const auto& want = b.oracle.tags[p];
+      const bool same = p < have.size() && have[p].use_muon == want.use_muon && have[p].num_heads == want.num_heads;
+      if (!same) {
+        ++wrong;
+        if (first.empty())
+          first = "rank " + std::to_string(r) + " " + want.name + ": " + (p < have.size() ? tag_text(have[p]) : "missing") +
+                  ", expected " + tag_text(want);
+      }
+    }
+  }
+  int impl_muon = 0;
+  if (!b.impl.tags_by_rank.empty())
+    for (const auto& t : b.impl.tags_by_rank[0]) impl_muon += t.use_muon;
+  const std::string counts = "impl tags " + std::to_string(impl_muon) + " Muon params, oracle " + std::to_string(muon) +
+                             (b.scenario.engine.zero_init ? " (zero_init placeholders)" : "");
+  return Verdict::judge("tagging-matches", wrong, 0, wrong == 0 ? counts : first + "; " + counts);
+}
+
+Verdict overflow_skip_clean(const RunBundle& b) {
+  const auto& impl_steps = b.impl.trajectory.steps;
+  bool any = false;
+  for (const auto& s : b.oracle.steps) any = any || s.skipped;
+  for (const auto& s : impl_steps) any = any || s.skipped;
+  if (!any && b.scenario.overflow.empty())
+    return Verdict::skip("overflow-skip-clean", "no step overflows in this scenario");
+  double bad = 0;
+  std::string first;
+  auto note = [&](const std::string& m) {
+    ++bad;
+    if (first.empty()) first = m;
+  };
+  for (size_t t = 0; t < b.oracle.steps.size() && t < impl_steps.size(); ++t) {
+    const auto& want = b.oracle.steps[t];
+    const auto& have = impl_steps[t];
+    const std::string at = "step " + std::to_string(t) + ": ";
+    if (want.skipped != have.skipped) note(at + (have.skipped ? "skipped, the oracle did not" : "not skipped, the oracle skipped"));
+    if (have.scaler_after.scale != want.scaler_after.scale)
+      note(at + "loss scale after the step " + std::to_string(have.scaler_after.scale) + ", expected " + std::to_string(want.scaler_after.scale));
+    if (!have.skipped) continue;
+    if (!have.ns_calls.empty()) note(at + std::to_string(have.ns_calls.size()) + " NS calls on a skipped step");
+    const auto& before = t == 0 ? b.impl.trajectory.initial : impl_steps[t - 1].params;
+    for (size_t p = 0; p < have.params.size() && p < before.size(); ++p) {
+      const auto& x = have.params[p];
+      const auto& y = before[p];
+      const auto& name = b.scenario.model.params[p].name;
+      if (x.weight != y.weight) note(at + name + " weight changed on a skipped step");
+      if (!y.momentum.empty() && x.momentum != y.momentum) note(at + name + " momentum changed on a skipped step");
+      if (y.momentum.empty() && !x.momentum.empty() && t > 0) note(at + name + " momentum appeared on a skipped step");
+      if (!y.adam_m.empty() && (x.adam_m != y.adam_m || x.adam_v != y.adam_v)) note(at + name + " Adam moments changed on a skipped step");
+    }
+    const int good_before = t == 0 ? 0 : impl_steps[t - 1].good_steps_after;
+    if (have.good_steps_after != good_before) note(at + "the step count advanced on a skipped step");
+  }
+  return Verdict::judge("overflow-skip-clean", bad, 0, bad == 0 ? "skipped steps leave every state tensor bit-identical; scale follows the scaler rule" : first);
+}
+
+Verdict comm_dtype_respected(const RunBundle& b) {
+  const DType want = b.scenario.engine.comm_dtype;
+  double bad = 0;
+  std::string first;
+  int checked = 0;
+  for (const auto& log : b.impl.collectives_by_rank)
+    for (const auto& c : log) {
+      if (c.purpose != Purpose::grad_reduce && c.purpose != Purpose::muon_gather) continue;
+      ++checked;
+      if (c.dtype != want) {
+        ++bad;
+        if (first.empty()) first = impl::to_string(c) + " travelled in " + std::string(dtype_name(c.dtype));
+      }
+    }
+  if (checked == 0) return Verdict::skip("comm-dtype-respected", "no gradient or momentum collective ran");
+  return Verdict::judge("comm-dtype-respected", bad, 0,
+                        bad == 0 ? std::to_string(checked) + " gradient/momentum collectives, all in " + std::string(dtype_name(want))
+                                 : first + ", expected " + std::string(dtype_name(want)));
+}
+
+Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* resplit_gas1) {
+  double bad = 0;
+  std::string first;
+  for (const auto& log : b.impl.collectives_by_rank)
+    for (const auto& c : log)
+      if ((c.purpose == Purpose::muon_gather || c.purpose == Purpose::muon_exchange) && c.phase == Phase::micro_step) {
+        ++bad;
+        if (first.empty()) first = impl::to_string(c) + " ran inside a micro-step";
+      }
+  const auto mine = muon_gathers_per_step(b.impl);
+  std::string detail;
+  if (resplit_gas1) {
+    const auto ref = muon_gathers_per_step(*resplit_gas1);
+    for (const auto& [step, n] : mine) {
+      const int want = ref.count(step) ? ref.at(step) : 0;
+      if (n > want) {
+        bad += n - want;
+        if (first.empty())
+          first = "step " + std::to_string(step) + ": " + std::to_string(n) + " Muon gathers at gas " +
+                  std::to_string(b.scenario.engine.gas) + ", " + std::to_string(want) + " at gas 1";
+      }
+    }
+    detail = " (same count as the gas-1 re-split)";
+  }
+  int total = 0;
+  for (const auto& [step, n] : mine) total += n;
+  return Verdict::judge("gathers-once-per-step", bad, 0,
+                        bad == 0 ? std::to_string(total) + " Muon gathers over all steps, all at the boundary" + detail : first);
+}
+
+Verdict ranks_agree(const RunBundle& b) {
+  const auto& d = b.impl.replicated_digest_by_rank;
+  if (d.size() < 2) return Verdict::skip("ranks-agree", "one rank: nothing is replicated");
+  double bad = 0;
+  std::string first;
+  for (size_t r = 1; r < d.size(); ++r)
+    for (size_t t = 0; t < d[0].size(); ++t)
+      if (t >= d[r].size() || d[r][t] != d[0][t]) {
+        ++bad;
+        if (first.empty()) first = "rank " + std::to_string(r) + " differs from rank 0 after step " + std::to_string(t);
+      }
+  return Verdict::judge("ranks-agree", bad, 0, bad == 0 ? "replicated tensors bit-identical on all " + std::to_string(d.size()) + " ranks" : first);
+}
+
+Verdict deterministic(const RunBundle& b, const impl::ImplResult& second) {
+  double bad = 0;
+  std::string first;
+  auto note = [&](const std::string& m) {
+    ++bad;
+    if (first.empty()) first = m;
+  };
+  if (trajectory_to_json(b.impl.trajectory) != trajectory_to_json(second.trajectory))
+    note("trajectories (state, NS events, losses) differ between two runs");
+  if (b.impl.collectives_by_rank != second.collectives_by_rank) note("collective logs differ between two runs");
+  if (b.impl.replicated_digest_by_rank != second.replicated_digest_by_rank) note("replicated-state digests differ between two runs");
+  return Verdict::judge("deterministic", bad, 0, bad == 0 ? "two runs bit-identical, events included" : first);
+}
+
+}  // namespace muoncheck

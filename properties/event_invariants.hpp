@@ -1,0 +1,19 @@
+// Exact invariants over what the implementation did, not what it computed: NS
+// call counts, tags, skipped steps, collective dtypes and counts, replicated
+// state across ranks, and run-to-run determinism. Thresholds are counts (0).
+#pragma once
+#include "properties/run_bundle.hpp"
+#include "properties/verdict.hpp"
+
+namespace muoncheck {
+
+Verdict ns_once_per_matrix_per_step(const RunBundle& b);
+Verdict tagging_matches(const RunBundle& b);
+Verdict overflow_skip_clean(const RunBundle& b);
+Verdict comm_dtype_respected(const RunBundle& b);
+// `resplit_gas1` is the same scenario re-split to gas 1 (null when gas is already 1).
+Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* resplit_gas1);
+Verdict ranks_agree(const RunBundle& b);
+Verdict deterministic(const RunBundle& b, const impl::ImplResult& second_run);
+
+}  // namespace muoncheck

@@ -1,0 +1,20 @@
+// Tolerance invariants: the implementation's state against the exact oracle,
+// within the control's band (free-running and stepwise), and the exact plumbing
+// tier (step-0 gradient bit-equal where every sum is exact).
+#pragma once
+#include "properties/run_bundle.hpp"
+#include "properties/verdict.hpp"
+
+namespace muoncheck {
+
+Verdict trajectory_conforms(const RunBundle& b);
+Verdict step_conforms(const RunBundle& b);
+Verdict grad_plumbing_exact(const RunBundle& b);
+
+// Worst impl and control error per step (for the report's per-step records).
+struct StepError {
+  double impl = 0.0, control = 0.0;
+};
+std::vector<StepError> per_step_errors(const RunBundle& b);
+
+}  // namespace muoncheck

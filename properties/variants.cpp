@@ -1,0 +1,94 @@
+#include "properties/variants.hpp"
+
+#include <algorithm>
+
+namespace muoncheck {
+
+namespace {
+
+Scenario renamed(Scenario s, const std::string& suffix) {
+  s.name += "~" + suffix;
+  s.source = "<variant of " + s.source + ">";
+  return s;
+}
+
+// Injections name a rank and micro-step, which a re-split moves: no faithful variant.
+bool pinned_by_injections(const Scenario& s) { return !s.overflow.empty(); }
+
+}  // namespace
+
+Variant gas_variant(const Scenario& s) {
+  if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a rank and micro-step"};
+  Scenario v = s;
+  auto& e = v.engine;
+  if (e.gas > 1) {
+    e.micro_batch *= e.gas;
+    e.gas = 1;
+  } else if (e.micro_batch > 1) {
+    e.gas = e.micro_batch;
+    e.micro_batch = 1;
+  } else {
+    return {std::nullopt, "gas 1 × micro_batch 1: the batch cannot be re-split across micro-steps"};
+  }
+  return {renamed(v, "gas" + std::to_string(e.gas)), ""};
+}
+
+Variant gas1_resplit(const Scenario& s) {
+  if (s.engine.gas == 1) return {std::nullopt, "already gas 1"};
+  if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a micro-step"};
+  Scenario v = s;
+  v.engine.micro_batch *= v.engine.gas;
+  v.engine.gas = 1;
+  return {renamed(v, "gas1"), ""};
+}
+
+Variant dp_variant(const Scenario& s) {
+  if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a rank"};
+  Scenario v = s;
+  auto& e = v.engine;
+  if (e.dp > 1) {            // fold the ranks into the micro-batch
+    e.micro_batch *= e.dp;
+    e.dp = 1;
+  } else if (e.micro_batch % 2 == 0) {
+    e.micro_batch /= 2;
+    e.dp = 2;
+  } else if (e.gas % 2 == 0) {
+    e.gas /= 2;
+    e.dp = 2;
+  } else if (e.micro_batch > 1) {
+    e.dp = e.micro_batch;
+    e.micro_batch = 1;
+  } else if (e.gas > 1) {
+    e.dp = e.gas;
+    e.gas = 1;
+  } else {
+    return {std::nullopt, "a global batch of 1 cannot be spread over ranks"};
+  }
+  return {renamed(v, "dp" + std::to_string(e.dp)), ""};
+}
+
+std::vector<Scenario> stage_variants(const Scenario& s) {
+  std::vector<Scenario> out;
+  for (int stage = 0; stage <= 3; ++stage) {
+    if (stage == s.engine.stage) continue;
+    Scenario v = s;
+    v.engine.stage = stage;
+    v.engine.zero_init = false;   // placeholders exist only at stage 3
+    out.push_back(renamed(v, "z" + std::to_string(stage)));
+  }
+  return out;
+}
+
+Variant bucket_variant(const Scenario& s) {
+  int64_t largest = 1;
+  for (const auto& p : s.model.params) largest = std::max(largest, element_count(p.shape));
+  const int64_t small = std::max<int64_t>(1, largest / 3 + 1);
+  if (s.engine.reduce_bucket_size <= small && s.engine.allgather_bucket_size <= small)
+    return {std::nullopt, "buckets are already smaller than a third of the largest param"};
+  Scenario v = s;
+  v.engine.reduce_bucket_size = std::min(s.engine.reduce_bucket_size, small);
+  v.engine.allgather_bucket_size = std::min(s.engine.allgather_bucket_size, small);
+  return {renamed(v, "bucket" + std::to_string(small)), ""};
+}
+
+}  // namespace muoncheck

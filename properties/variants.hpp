@@ -1,0 +1,24 @@
+// Variants of a scenario that must follow the same exact trajectory (SPEC §1):
+// the same global batch re-split (gas, dp), the other ZeRO stages, and smaller
+// buckets. Each returns nothing (with the reason) when no such variant exists.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+
+namespace muoncheck {
+
+struct Variant {
+  std::optional<Scenario> scenario;
+  std::string why_none;
+};
+
+Variant gas_variant(const Scenario& s);      // gas > 1 → gas 1; gas 1 → gas = micro_batch (or 2·)
+Variant gas1_resplit(const Scenario& s);     // the same batch at gas 1 (for gathers-once-per-step)
+Variant dp_variant(const Scenario& s);       // another dp at the same global batch
+std::vector<Scenario> stage_variants(const Scenario& s);   // every other stage 0–3
+Variant bucket_variant(const Scenario& s);   // reduce/allgather buckets a few times smaller than the largest param
+
+}  // namespace muoncheck

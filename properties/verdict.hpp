@@ -1,0 +1,29 @@
+// The outcome of judging one invariant on one scenario: a status, the metric
+// beside its threshold (pass when metric ≤ threshold), and a message that
+// locates the worst case. Exact invariants use counts (threshold 0).
+#pragma once
+#include <string>
+#include <vector>
+
+namespace muoncheck {
+
+enum class Status { pass, fail, unsupported, skipped };
+std::string status_name(Status s);   // PASS, FAIL, UNSUPPORTED, SKIPPED
+
+struct Verdict {
+  std::string invariant;    // SPEC id, e.g. "ns-once-per-matrix-per-step"
+  Status status = Status::skipped;
+  double metric = 0.0;
+  double threshold = 0.0;
+  std::string message;
+
+  static Verdict judge(std::string invariant, double metric, double threshold, std::string message);
+  static Verdict skip(std::string invariant, std::string why);
+  static Verdict unsupported(std::string invariant, std::string why);
+};
+
+// Every invariant id, in the order reports list them.
+const std::vector<std::string>& invariant_ids();
+bool is_invariant_id(const std::string& id);
+
+}  // namespace muoncheck

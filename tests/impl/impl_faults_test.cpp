@@ -1,0 +1,144 @@
+// Each catalogued fault is a real deviation on its own path: switched on in a scenario
+// that reaches that path, it changes what the engine does; unknown ids are usage errors.
+#include <gtest/gtest.h>
+
+#include "core/error.hpp"
+#include "impl/faults/faults.hpp"
+#include "impl/run_impl.hpp"
+#include "impl_scenarios.hpp"
+
+namespace muoncheck::impl {
+namespace {
+
+using testing::small_llama;
+using testing::two_layer;
+
+size_t ns_calls(const ImplResult& r) {
+  size_t n = 0;
+  for (const auto& st : r.trajectory.steps) n += st.ns_calls.size();
+  return n;
+}
+
+bool same_weights(const ImplResult& a, const ImplResult& b) {
+  for (size_t t = 0; t < a.trajectory.steps.size(); ++t)
+    for (size_t p = 0; p < a.trajectory.steps[t].params.size(); ++p)
+      if (a.trajectory.steps[t].params[p].weight != b.trajectory.steps[t].params[p].weight) return false;
+  return true;
+}
+
+TEST(Faults, CatalogueHoldsTheThirteenIdsAndRejectsUnknownOnes) {
+  EXPECT_EQ(fault_catalogue().size(), 13u);
+  for (const auto& f : fault_catalogue()) EXPECT_EQ(parse_fault(f.id), f.fault);
+  try {
+    FaultSet::from_ids({"no-such-fault"});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+  }
+}
+
+TEST(Faults, Zero3MuonPerMicrobatchRunsNsOnEveryMicroStep) {
+  Scenario s = two_layer(3, 2, 4, 1, 2);
+  s.model.params.erase(s.model.params.begin() + 1);    // two Muon params only
+  EXPECT_EQ(ns_calls(run_impl(s)), 4u);                // 2 params × 2 steps
+  const ImplResult bad = run_impl(s, {{"zero3-muon-per-microbatch"}});
+  EXPECT_EQ(ns_calls(bad), 16u);                       // × gas 4
+  EXPECT_FALSE(same_weights(bad, run_impl(s)));
+}
+
+TEST(Faults, TagPlaceholderShapeTagsNothingUnderZeroInit) {
+  Scenario s = small_llama(3, 2, 1);
+  s.engine.zero_init = true;
+  const ImplResult bad = run_impl(s, {{"tag-placeholder-shape"}});
+  for (const auto& t : bad.trajectory.tags) EXPECT_FALSE(t.use_muon) << t.name;
+  EXPECT_EQ(ns_calls(bad), 0u);
+  s.engine.zero_init = false;                          // materialized params hide the bug
+  const ImplResult hidden = run_impl(s, {{"tag-placeholder-shape"}});
+  EXPECT_EQ(ns_calls(hidden), 14u);
+}
+
+// A scenario that reaches each remaining fault's path; the fault must change the run.
+struct Case {
+  std::string fault;
+  Scenario scenario;
+};
+
+std::vector<Case> reaching_cases() {
+  std::vector<Case> c;
+  {
+    Scenario s = small_llama(1, 2, 2);
+    s.engine.comm_dtype = DType::bf16;
+    c.push_back({"gather-in-partition-dtype", s});
+  }
+  {
+    Scenario s = small_llama(2, 2, 3);
+    s.loss_scaler.type = ScalerType::dynamic;
+    s.overflow.push_back({1, 0, 0, "model.layers.0.self_attn.q_proj.weight", 3, OverflowValue::inf});
+    c.push_back({"momentum-on-overflow", s});
+  }
+  {
+    Scenario s = small_llama(0, 2, 2);
+    c.push_back({"stage0-no-newton-schulz", s});
+  }
+  {
+    Scenario s = small_llama(1, 2, 2);
+    s.optimizer.clip.max_norm = 0.05;
+    c.push_back({"clip-muon-update", s});
+  }
+  {
+    Scenario s = small_llama(2, 2, 2);
+    s.loss_scaler.type = ScalerType::static_scale;
+    s.loss_scaler.initial_scale_power = 8;
+    c.push_back({"muon-on-scaled-grads", s});
+  }
+  {
+    Scenario s = small_llama(2, 2, 2);
+    s.engine.reduce_bucket_size = 500;
+    c.push_back({"skip-muon-large-param", s});
+  }
+  {
+    Scenario s = small_llama(1, 2, 2);
+    s.optimizer.groups.push_back({"mlp", 0.5, 0.1});
+    c.push_back({"drop-param-groups", s});
+  }
+  {
+    Scenario s = two_layer(1, 4, 2, 1, 2);            // layers.0 straddles ranks 0 and 1
+    c.push_back({"straddle-partial-reduce", s});
+  }
+  {
+    Scenario s = small_llama(2, 2, 2);
+    s.optimizer.per_head = true;
+    c.push_back({"per-head-dropped-call-site", s});
+  }
+  {
+    Scenario s = small_llama(3, 2, 2);
+    s.optimizer.per_head = true;
+    c.push_back({"per-head-stale-binding", s});
+  }
+  {
+    Scenario s = small_llama(3, 2, 2);
+    c.push_back({"mixed-shape-window-gather", s});
+  }
+  return c;
+}
+
+TEST(Faults, EveryFaultChangesARunThatReachesItsPath) {
+  for (const Case& c : reaching_cases()) {
+    SCOPED_TRACE(c.fault);
+    const ImplResult good = run_impl(c.scenario);
+    const ImplResult bad = run_impl(c.scenario, {{c.fault}});
+    EXPECT_TRUE(!same_weights(good, bad) || ns_calls(good) != ns_calls(bad));
+  }
+}
+
+TEST(Faults, AFaultLeavesRunsOffItsPathUnchanged) {
+  Scenario s = small_llama(1, 2, 2);                   // stage 1, no groups, no scaler, no per-head
+  const ImplResult good = run_impl(s);
+  for (const char* f : {"stage0-no-newton-schulz", "drop-param-groups", "per-head-dropped-call-site",
+                        "zero3-muon-per-microbatch"}) {
+    EXPECT_TRUE(same_weights(good, run_impl(s, {{f}}))) << f;
+  }
+}
+
+}  // namespace
+}  // namespace muoncheck::impl
