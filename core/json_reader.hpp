@@ -35,6 +35,9 @@ class JsonObjectReader {
   void object(const std::string& key, const std::function<void(JsonObjectReader&)>& read);
   void array(const std::string& key, const std::function<void(const nlohmann::json&, const std::string& path)>& read);
 
+  // A free-form value (null when absent), marked as read; its contents are not checked.
+  const nlohmann::json* raw(const std::string& key) { return get(key); }
+
   // Throws bad_input naming the first key that no getter consumed.
   void finish() const;
 

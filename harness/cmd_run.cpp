@@ -24,6 +24,9 @@ std::vector<cli::OptionSpec> judge_option_specs() {
           {"oracle-precision", true, false, "double | float128 (default) | bin50"},
           {"invariant", true, true, "judge only this invariant (its id)"},
           {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 60000)"},
+          {"backend", true, false, "cpu (default) | cuda: where the implementation's NS and optimizer math run"},
+          {"comm", true, false, "gloo (default, host TCP; cuda ranks share the GPUs) | nccl (one GPU per rank)"},
+          {"dp", true, false, "re-split each scenario's global batch over N ranks (same trajectory)"},
           {"report", true, false, "write the JSON report to FILE"},
           {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}};
 }

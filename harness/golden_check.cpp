@@ -7,7 +7,8 @@
 
 namespace muoncheck {
 
-golden::Comparison check_against_golden(const Scenario& s, const std::string& golden_dir) {
+golden::Comparison check_against_golden(const Scenario& s, const std::string& golden_dir,
+                                        const Trajectory* float128_oracle) {
   const auto path = golden::golden_path(golden_dir, s);
   golden::Comparison c;
   if (!std::filesystem::exists(path)) {
@@ -22,7 +23,8 @@ golden::Comparison check_against_golden(const Scenario& s, const std::string& go
     c.message = path + ": not valid JSON (" + std::string(e.what()) + ")";
     return c;
   }
-  const auto actual = golden::digest(s, oracle::run_oracle(s, oracle::Precision::float128), "float128");
+  const auto actual = golden::digest(s, float128_oracle ? *float128_oracle : oracle::run_oracle(s, oracle::Precision::float128),
+                                    "float128");
   try {
     return golden::compare(expected, actual);
   } catch (const nlohmann::json::exception& e) {

@@ -4,10 +4,13 @@
 #include <string>
 
 #include "core/scenario.hpp"
+#include "core/trajectory.hpp"
 #include "harness/golden.hpp"
 
 namespace muoncheck {
 
-golden::Comparison check_against_golden(const Scenario& s, const std::string& golden_dir);
+// `float128_oracle`: an already computed float128 trajectory of `s` (null: compute it).
+golden::Comparison check_against_golden(const Scenario& s, const std::string& golden_dir,
+                                        const Trajectory* float128_oracle = nullptr);
 
 }  // namespace muoncheck

@@ -24,7 +24,7 @@ struct Side {
 // Runs a variant of the scenario through the implementation and the control.
 std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, std::string& why) {
   try {
-    return Side{impl::run_impl(v, {o.faults, o.timeout}), oracle::run_control(v)};
+    return Side{impl::run_impl(v, impl_options(o)), oracle::run_control(v)};
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     why = e.what();
@@ -70,7 +70,31 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
 
 }  // namespace
 
-ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o) {
+impl::ImplOptions impl_options(const JudgeOptions& o) {
+  impl::ImplOptions io;
+  io.faults = o.faults;
+  io.timeout = o.timeout;
+  io.backend = o.backend;
+  io.comm = o.comm;
+  return io;
+}
+
+ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajectory* exact_out) {
+  if (o.dp > 0 && o.dp != s.engine.dp) {   // --dp: the same global batch over o.dp ranks
+    JudgeOptions as_written = o;
+    as_written.dp = 0;
+    const Variant v = dp_resplit(s, o.dp);
+    if (v.scenario) return judge_scenario(*v.scenario, as_written, exact_out);
+    ScenarioResult r;
+    r.scenario = s.name;
+    r.source = s.source;
+    r.scenario_hash = scenario_hash(s);
+    r.faults = o.faults;
+    for (const auto& id : invariant_ids())
+      if (o.only.empty() || o.only.count(id) > 0)
+        r.verdicts.push_back(Verdict::unsupported(id, "--dp " + std::to_string(o.dp) + ": " + v.why_none));
+    return r;
+  }
   const auto start = std::chrono::steady_clock::now();
   ScenarioResult r;
   r.scenario = s.name;
@@ -91,6 +115,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o) {
     return finish();
   }
   const Trajectory exact = oracle::run_oracle(s, o.precision);
+  if (exact_out) *exact_out = exact;
   const RunBundle b{s, base->impl, exact, base->control, o.precision};
   fill_steps(r, b);
 
@@ -128,11 +153,11 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o) {
   add("gathers-once-per-step", [&] {
     const auto v = gas1_resplit(s);
     if (!v.scenario) return gathers_once_per_step(b, nullptr);
-    const auto gas1 = impl::run_impl(*v.scenario, {o.faults, o.timeout});
+    const auto gas1 = impl::run_impl(*v.scenario, impl_options(o));
     return gathers_once_per_step(b, &gas1);
   });
   add("ranks-agree", [&] { return ranks_agree(b); });
-  add("deterministic", [&] { return deterministic(b, impl::run_impl(s, {o.faults, o.timeout})); });
+  add("deterministic", [&] { return deterministic(b, impl::run_impl(s, impl_options(o))); });
   return finish();
 }
 

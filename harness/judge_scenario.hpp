@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/scenario.hpp"
+#include "impl/run_impl.hpp"
 #include "harness/scenario_result.hpp"
 #include "oracle/oracle.hpp"
 
@@ -21,8 +22,15 @@ struct JudgeOptions {
   oracle::Precision precision = oracle::Precision::float128;
   std::set<std::string> only;          // empty: every invariant
   std::chrono::milliseconds timeout{60000};
+  impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // --backend: where impl's math runs
+  impl::CommBackend comm = impl::CommBackend::gloo;           // --comm: impl's collectives
+  int dp = 0;    // --dp: re-split each scenario's global batch over this many ranks (0: as written)
 };
 
-ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& opts);
+impl::ImplOptions impl_options(const JudgeOptions& o);
+
+// `exact_out`, when given, receives the oracle trajectory the verdicts were judged
+// against (so the golden check can reuse a float128 run instead of repeating it).
+ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& opts, Trajectory* exact_out = nullptr);
 
 }  // namespace muoncheck

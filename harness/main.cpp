@@ -7,12 +7,13 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/cmd_sweep.hpp"
 
 namespace {
 
 std::vector<muoncheck::Command> commands() {
   return {muoncheck::check_command(), muoncheck::run_command(), muoncheck::oracle_command(),
-          muoncheck::certify_command(), muoncheck::golden_command()};
+          muoncheck::certify_command(), muoncheck::golden_command(), muoncheck::sweep_command()};
 }
 
 void print_usage(std::ostream& out) {

@@ -25,6 +25,14 @@ JudgeOptions judge_options_from(const cli::Args& args) {
     o.only.insert(id);
   }
   o.timeout = std::chrono::milliseconds(args.int_value_or("timeout-ms", 60000));
+  const auto backend = args.value_or("backend", "cpu");
+  if (!impl::parse_compute_backend(backend, o.backend))
+    throw Error(ErrorKind::Usage, "--backend expects cpu|cuda, got \"" + backend + "\"");
+  const auto comm = args.value_or("comm", "gloo");
+  if (!impl::parse_comm_backend(comm, o.comm))
+    throw Error(ErrorKind::Usage, "--comm expects gloo|nccl, got \"" + comm + "\"");
+  o.dp = args.int_value_or("dp", 0);
+  if (o.dp < 0 || o.dp > 64) throw Error(ErrorKind::Usage, "--dp expects an integer in [1, 64]");
   return o;
 }
 
@@ -33,6 +41,9 @@ std::string repro_flags(const JudgeOptions& o) {
   if (o.mode != CheckMode::both) f += o.mode == CheckMode::trajectory ? "--mode trajectory" : "--mode stepwise";
   if (o.precision != oracle::Precision::float128)
     f += (f.empty() ? "" : " ") + std::string("--oracle-precision ") + oracle::precision_name(o.precision);
+  if (o.backend != impl::ComputeBackend::cpu) f += (f.empty() ? "" : " ") + std::string("--backend ") + impl::compute_backend_name(o.backend);
+  if (o.comm != impl::CommBackend::gloo) f += (f.empty() ? "" : " ") + std::string("--comm ") + impl::comm_backend_name(o.comm);
+  if (o.dp > 0) f += (f.empty() ? "" : " ") + std::string("--dp ") + std::to_string(o.dp);
   return f;
 }
 
@@ -40,9 +51,11 @@ bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts)
   std::vector<ScenarioResult> results;
   std::vector<GoldenResult> golden;
   for (const auto& s : scenarios) {
-    results.push_back(judge_scenario(s, opts.judge));
+    Trajectory exact;
+    results.push_back(judge_scenario(s, opts.judge, &exact));
     if (opts.golden) {
-      const auto c = check_against_golden(s, opts.golden_dir);
+      const bool reusable = opts.judge.precision == oracle::Precision::float128 && !exact.steps.empty();
+      const auto c = check_against_golden(s, opts.golden_dir, reusable ? &exact : nullptr);
       golden.push_back({s.name, c.ok, c.worst_relative,
                         c.ok ? "" : c.message + "; " + golden::regenerate_hint(s)});
       print_scenario_table(stdout, results.back());
@@ -54,7 +67,7 @@ bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts)
   const auto flags = repro_flags(opts.judge);
   print_failures_and_summary(stdout, results, golden, flags);
   if (!opts.report_path.empty()) {
-    RunMetadata meta{opts.command, "cpu", flags};
+    RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), flags};
     write_report(opts.report_path, build_report(meta, results, golden));
     std::printf("report: %s\n", opts.report_path.c_str());
   }

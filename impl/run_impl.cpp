@@ -2,13 +2,61 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 
 #include "core/error.hpp"
 #include "impl/comm/rank_group.hpp"
+#ifdef MUONCHECK_HAVE_CUDA
+#include "impl/comm/nccl_communicator.hpp"
+#include "impl/math/cuda/device_info.hpp"
+#endif
 #include "impl/faults/faults.hpp"
 #include "impl/zero/rank_engine.hpp"
 
 namespace muoncheck::impl {
+
+std::string comm_backend_name(CommBackend c) { return c == CommBackend::nccl ? "nccl" : "gloo"; }
+
+bool parse_comm_backend(const std::string& s, CommBackend& out) {
+  if (s == "gloo") out = CommBackend::gloo;
+  else if (s == "nccl") out = CommBackend::nccl;
+  else return false;
+  return true;
+}
+
+std::string backend_label(const ImplOptions& o) {
+  return compute_backend_name(o.backend) + "+" + comm_backend_name(o.comm);
+}
+
+std::string backend_description(const ImplOptions& o) {
+  std::string d = backend_label(o);
+#ifdef MUONCHECK_HAVE_CUDA
+  if (o.backend == ComputeBackend::cuda || o.comm == CommBackend::nccl) {
+    d += " on " + cuda::environment();
+    if (o.comm == CommBackend::nccl) d += ", NCCL " + nccl_version();
+  }
+#endif
+  return d;
+}
+
+namespace {
+
+// Calls body(comm, device) on dp rank threads over the chosen collectives. Under Gloo a
+// cuda rank uses GPU rank mod #GPUs (so dp > #GPUs shares them); under NCCL GPU rank.
+void run_on_ranks(int dp, const ImplOptions& opts, const std::function<void(Communicator&, int)>& body) {
+  if (opts.comm == CommBackend::nccl) {
+#ifdef MUONCHECK_HAVE_CUDA
+    run_ranks_nccl(dp, opts.timeout, body);
+    return;
+#else
+    throw Error(ErrorKind::Unsupported, "comm nccl: this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");
+#endif
+  }
+  const int gpus = opts.backend == ComputeBackend::cuda ? std::max(1, cuda_device_count()) : 1;
+  run_ranks(dp, opts.timeout, [&](Communicator& comm) { body(comm, comm.rank() % gpus); });
+}
+
+}  // namespace
 
 void check_supported(const Scenario& s, const ImplOptions& opts) {
   (void)FaultSet::from_ids(opts.faults);
@@ -33,9 +81,10 @@ ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
   ImplResult out;
 
   const auto t0 = std::chrono::steady_clock::now();
-  run_ranks(dp, opts.timeout, [&](Communicator& comm) {
+  run_on_ranks(dp, opts, [&](Communicator& comm, int device) {
     CountingCommunicator counting(comm);
-    RankEngine engine(s, faults, counting);
+    const auto math = make_compute(opts.backend, device);
+    RankEngine engine(s, faults, counting, *math);
     if (comm.rank() == 0) {
       out.flat_elements = engine.layout().total();
       out.partition_elements = engine.layout().partition_size();

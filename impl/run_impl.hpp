@@ -1,7 +1,9 @@
 // The production implementation's public face: run a scenario on dp rank threads, each
-// with a Gloo-connected Communicator wrapped in the counting decorator, and return the
-// trajectory (producer "impl:cpu"), per-rank tags, the collective log, NS events and the
-// per-step digests of replicated state. Faults (impl/faults) are selected by id.
+// with a Communicator (Gloo, or NCCL with one GPU per rank) wrapped in the counting
+// decorator and a Compute (cpu, or cuda: ranks share the visible GPUs round-robin under
+// Gloo), and return the trajectory (producer "impl:cpu" / "impl:cuda"), per-rank tags,
+// the collective log, NS events and the per-step digests of replicated state. Faults
+// (impl/faults) are selected by id.
 // Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
 // Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
 #pragma once
@@ -13,13 +15,25 @@
 #include "core/scenario.hpp"
 #include "core/trajectory.hpp"
 #include "impl/comm/counting_communicator.hpp"
+#include "impl/math/compute.hpp"
 
 namespace muoncheck::impl {
+
+enum class CommBackend { gloo, nccl };
+std::string comm_backend_name(CommBackend c);
+bool parse_comm_backend(const std::string& s, CommBackend& out);
 
 struct ImplOptions {
   std::vector<std::string> faults;                 // fault ids of SPEC §7; empty: the correct engine
   std::chrono::milliseconds timeout{30000};       // per collective (and rendezvous)
+  ComputeBackend backend = ComputeBackend::cpu;    // where NS and the optimizer kernels run
+  CommBackend comm = CommBackend::gloo;            // nccl: one GPU per rank, needs dp GPUs
 };
+
+// "cpu+gloo", "cuda+nccl", ...: what a report records as the backend.
+std::string backend_label(const ImplOptions& o);
+// The label plus the GPU, driver, CUDA, cuBLAS and NCCL versions when CUDA is in use.
+std::string backend_description(const ImplOptions& o);
 
 struct ImplResult {
   Trajectory trajectory;                           // rank 0's gathered state; NS calls of all ranks

@@ -28,15 +28,24 @@ std::map<int, int> muon_gathers_per_step(const impl::ImplResult& r) {
 
 }  // namespace
 
-Verdict ns_once_per_matrix_per_step(const RunBundle& b) {
-  const auto& tags = b.oracle.tags;
+Verdict ns_once_per_matrix_per_step(const RunBundle& b) { return ns_once_per_matrix_per_step(b.oracle, b.impl.trajectory); }
+
+Verdict ns_once_per_matrix_per_step(const Trajectory& oracle, const Trajectory& impl) {
+  const auto& tags = oracle.tags;
   double off = 0;
   std::string first;
-  for (size_t t = 0; t < b.oracle.steps.size(); ++t) {
-    const bool skipped = b.oracle.steps[t].skipped;
+  for (size_t t = 0; t < oracle.steps.size(); ++t) {
+    const bool skipped = oracle.steps[t].skipped;
     std::map<int, int> calls;
-    if (t < b.impl.trajectory.steps.size())
-      for (const auto& c : b.impl.trajectory.steps[t].ns_calls) ++calls[c.param];
+    if (t < impl.steps.size())
+      for (const auto& c : impl.steps[t].ns_calls) ++calls[c.param];
+    // A call tied to no param of the model (an implementation that cannot say whose matrix
+    // it orthogonalized) is never one of the expected calls.
+    for (const auto& [param, n] : calls)
+      if (param < 0 || param >= static_cast<int>(tags.size())) {
+        off += n;
+        if (first.empty()) first = "step " + std::to_string(t) + ": " + std::to_string(n) + " NS calls tied to no param";
+      }
     for (size_t p = 0; p < tags.size(); ++p) {
       const int want = (tags[p].use_muon && !skipped) ? 1 : 0;
       const int have = calls.count(static_cast<int>(p)) ? calls[static_cast<int>(p)] : 0;
@@ -49,21 +58,26 @@ Verdict ns_once_per_matrix_per_step(const RunBundle& b) {
     }
   }
   int total = 0;
-  for (const auto& st : b.impl.trajectory.steps) total += static_cast<int>(st.ns_calls.size());
+  for (const auto& st : impl.steps) total += static_cast<int>(st.ns_calls.size());
   return Verdict::judge("ns-once-per-matrix-per-step", off, 0,
-                        off == 0 ? std::to_string(total) + " NS calls over " + std::to_string(b.oracle.steps.size()) + " steps, one per Muon matrix per good step"
+                        off == 0 ? std::to_string(total) + " NS calls over " + std::to_string(oracle.steps.size()) + " steps, one per Muon matrix per good step"
                                  : first + "; " + std::to_string(total) + " NS calls in all");
 }
 
 Verdict tagging_matches(const RunBundle& b) {
+  return tagging_matches(b.oracle.tags, b.impl.tags_by_rank, b.scenario.engine.zero_init);
+}
+
+Verdict tagging_matches(const std::vector<ParamTag>& expected, const std::vector<std::vector<ParamTag>>& tags_by_rank,
+                        bool zero_init) {
   double wrong = 0;
   std::string first;
   int muon = 0;
-  for (const auto& t : b.oracle.tags) muon += t.use_muon;
-  for (size_t r = 0; r < b.impl.tags_by_rank.size(); ++r) {
-    const auto& have = b.impl.tags_by_rank[r];
-    for (size_t p = 0; p < b.oracle.tags.size(); ++p) {
-      const auto& want = b.oracle.tags[p];
+  for (const auto& t : expected) muon += t.use_muon;
+  for (size_t r = 0; r < tags_by_rank.size(); ++r) {
+    const auto& have = tags_by_rank[r];
+    for (size_t p = 0; p < expected.size(); ++p) {
+      const auto& want = expected[p];
       const bool same = p < have.size() && have[p].use_muon == want.use_muon && have[p].num_heads == want.num_heads;
       if (!same) {
         ++wrong;
@@ -74,19 +88,21 @@ Verdict tagging_matches(const RunBundle& b) {
     }
   }
   int impl_muon = 0;
-  if (!b.impl.tags_by_rank.empty())
-    for (const auto& t : b.impl.tags_by_rank[0]) impl_muon += t.use_muon;
+  if (!tags_by_rank.empty())
+    for (const auto& t : tags_by_rank[0]) impl_muon += t.use_muon;
   const std::string counts = "impl tags " + std::to_string(impl_muon) + " Muon params, oracle " + std::to_string(muon) +
-                             (b.scenario.engine.zero_init ? " (zero_init placeholders)" : "");
+                             (zero_init ? " (zero_init placeholders)" : "");
   return Verdict::judge("tagging-matches", wrong, 0, wrong == 0 ? counts : first + "; " + counts);
 }
 
-Verdict overflow_skip_clean(const RunBundle& b) {
-  const auto& impl_steps = b.impl.trajectory.steps;
+Verdict overflow_skip_clean(const RunBundle& b) { return overflow_skip_clean(b.scenario, b.oracle, b.impl.trajectory); }
+
+Verdict overflow_skip_clean(const Scenario& scenario, const Trajectory& oracle, const Trajectory& impl) {
+  const auto& impl_steps = impl.steps;
   bool any = false;
-  for (const auto& s : b.oracle.steps) any = any || s.skipped;
+  for (const auto& s : oracle.steps) any = any || s.skipped;
   for (const auto& s : impl_steps) any = any || s.skipped;
-  if (!any && b.scenario.overflow.empty())
+  if (!any && scenario.overflow.empty())
     return Verdict::skip("overflow-skip-clean", "no step overflows in this scenario");
   double bad = 0;
   std::string first;
@@ -94,8 +110,8 @@ Verdict overflow_skip_clean(const RunBundle& b) {
     ++bad;
     if (first.empty()) first = m;
   };
-  for (size_t t = 0; t < b.oracle.steps.size() && t < impl_steps.size(); ++t) {
-    const auto& want = b.oracle.steps[t];
+  for (size_t t = 0; t < oracle.steps.size() && t < impl_steps.size(); ++t) {
+    const auto& want = oracle.steps[t];
     const auto& have = impl_steps[t];
     const std::string at = "step " + std::to_string(t) + ": ";
     if (want.skipped != have.skipped) note(at + (have.skipped ? "skipped, the oracle did not" : "not skipped, the oracle skipped"));
@@ -103,11 +119,11 @@ Verdict overflow_skip_clean(const RunBundle& b) {
       note(at + "loss scale after the step " + std::to_string(have.scaler_after.scale) + ", expected " + std::to_string(want.scaler_after.scale));
     if (!have.skipped) continue;
     if (!have.ns_calls.empty()) note(at + std::to_string(have.ns_calls.size()) + " NS calls on a skipped step");
-    const auto& before = t == 0 ? b.impl.trajectory.initial : impl_steps[t - 1].params;
+    const auto& before = t == 0 ? impl.initial : impl_steps[t - 1].params;
     for (size_t p = 0; p < have.params.size() && p < before.size(); ++p) {
       const auto& x = have.params[p];
       const auto& y = before[p];
-      const auto& name = b.scenario.model.params[p].name;
+      const auto& name = scenario.model.params[p].name;
       if (x.weight != y.weight) note(at + name + " weight changed on a skipped step");
       if (!y.momentum.empty() && x.momentum != y.momentum) note(at + name + " momentum changed on a skipped step");
       if (y.momentum.empty() && !x.momentum.empty() && t > 0) note(at + name + " momentum appeared on a skipped step");

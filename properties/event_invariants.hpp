@@ -16,4 +16,11 @@ Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* respli
 Verdict ranks_agree(const RunBundle& b);
 Verdict deterministic(const RunBundle& b, const impl::ImplResult& second_run);
 
+// The same judgements over the plain pieces they read, for results that come without an
+// ImplResult (an implementation's trace, judged by `muoncheck verify`).
+Verdict ns_once_per_matrix_per_step(const Trajectory& oracle, const Trajectory& impl);
+Verdict tagging_matches(const std::vector<ParamTag>& expected, const std::vector<std::vector<ParamTag>>& tags_by_rank,
+                        bool zero_init);
+Verdict overflow_skip_clean(const Scenario& s, const Trajectory& oracle, const Trajectory& impl);
+
 }  // namespace muoncheck

@@ -20,14 +20,15 @@ bool is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 }  // namespace
 
-Verdict trajectory_conforms(const RunBundle& b) {
-  const auto& s = b.scenario;
-  if (b.impl.trajectory.steps.size() != b.oracle.steps.size())
+Verdict trajectory_conforms(const RunBundle& b) { return trajectory_conforms(b.scenario, b.impl.trajectory, b.oracle, b.control); }
+
+Verdict trajectory_conforms(const Scenario& s, const Trajectory& impl, const Trajectory& oracle, const Trajectory& control) {
+  if (impl.steps.size() != oracle.steps.size())
     return Verdict::judge("trajectory-conforms", INFINITY, 1.0, "the implementation ran a different number of steps");
   BandCheck worst;
   int worst_step = 0;
-  for (size_t t = 0; t < b.oracle.steps.size(); ++t) {
-    const auto c = check_band(s, b.impl.trajectory.steps[t].params, b.oracle.steps[t].params, b.control.steps[t].params);
+  for (size_t t = 0; t < oracle.steps.size(); ++t) {
+    const auto c = check_band(s, impl.steps[t].params, oracle.steps[t].params, control.steps[t].params);
     if (!(c.worst_ratio <= worst.worst_ratio)) worst = c, worst_step = static_cast<int>(t);
   }
   return Verdict::judge("trajectory-conforms", worst.worst_ratio, 1.0,
@@ -107,14 +108,16 @@ Verdict grad_plumbing_exact(const RunBundle& b) {
                         mismatched == 0 ? "step-0 gradient bit-equal to the oracle's" : std::to_string(static_cast<long>(mismatched)) + " elements differ; first " + first);
 }
 
-std::vector<StepError> per_step_errors(const RunBundle& b) {
+std::vector<StepError> per_step_errors(const RunBundle& b) { return per_step_errors(b.impl.trajectory, b.oracle, b.control); }
+
+std::vector<StepError> per_step_errors(const Trajectory& impl, const Trajectory& oracle, const Trajectory& control) {
   std::vector<StepError> out;
-  for (size_t t = 0; t < b.oracle.steps.size() && t < b.impl.trajectory.steps.size(); ++t) {
+  for (size_t t = 0; t < oracle.steps.size() && t < impl.steps.size(); ++t) {
     StepError e;
-    for (size_t p = 0; p < b.oracle.steps[t].params.size(); ++p) {
-      const auto& exact = b.oracle.steps[t].params[p].weight;
-      e.impl = std::max(e.impl, relative_error(b.impl.trajectory.steps[t].params[p].weight, exact));
-      e.control = std::max(e.control, relative_error(b.control.steps[t].params[p].weight, exact));
+    for (size_t p = 0; p < oracle.steps[t].params.size() && p < impl.steps[t].params.size(); ++p) {
+      const auto& exact = oracle.steps[t].params[p].weight;
+      e.impl = std::max(e.impl, relative_error(impl.steps[t].params[p].weight, exact));
+      e.control = std::max(e.control, relative_error(control.steps[t].params[p].weight, exact));
     }
     out.push_back(e);
   }

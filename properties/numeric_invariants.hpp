@@ -17,4 +17,8 @@ struct StepError {
 };
 std::vector<StepError> per_step_errors(const RunBundle& b);
 
+// Over plain trajectories (an implementation's trace judged by `muoncheck verify`).
+Verdict trajectory_conforms(const Scenario& s, const Trajectory& impl, const Trajectory& oracle, const Trajectory& control);
+std::vector<StepError> per_step_errors(const Trajectory& impl, const Trajectory& oracle, const Trajectory& control);
+
 }  // namespace muoncheck

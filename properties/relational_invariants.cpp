@@ -46,6 +46,10 @@ Verdict compare_runs(const std::string& invariant, const Scenario& s, const Traj
       }
     }
   char buf[200];
+  if (where.empty()) {
+    std::snprintf(buf, sizeof buf, "%s vs %s: weights bit-identical at every step", a.label.c_str(), b.label.c_str());
+    return Verdict::judge(invariant, 0.0, 1.0, buf);
+  }
   std::snprintf(buf, sizeof buf, "%s vs %s: worst relative weight difference %.3g (band %.3g) at ", a.label.c_str(),
                 b.label.c_str(), worst_gap, worst_band);
   return Verdict::judge(invariant, worst, 1.0, buf + where);

@@ -91,4 +91,26 @@ Variant bucket_variant(const Scenario& s) {
   return {renamed(v, "bucket" + std::to_string(small)), ""};
 }
 
+Variant dp_resplit(const Scenario& s, int dp) {
+  if (dp == s.engine.dp) return {s, ""};
+  if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a rank and micro-step"};
+  const int global = s.engine.global_batch();
+  if (dp < 1 || global % dp != 0)
+    return {std::nullopt, "global batch " + std::to_string(global) + " is not divisible by dp " + std::to_string(dp)};
+  Scenario v = s;
+  auto& e = v.engine;
+  const int per_rank = global / dp;
+  e.dp = dp;
+  if (per_rank % e.gas == 0) {
+    e.micro_batch = per_rank / e.gas;
+  } else if (per_rank % e.micro_batch == 0) {
+    e.gas = per_rank / e.micro_batch;
+  } else {
+    e.gas = 1;
+    e.micro_batch = per_rank;
+  }
+  v.source = s.source + " (re-split to dp " + std::to_string(dp) + ")";
+  return {v, ""};
+}
+
 }  // namespace muoncheck

@@ -19,6 +19,10 @@ Variant gas_variant(const Scenario& s);      // gas > 1 → gas 1; gas 1 → gas
 Variant gas1_resplit(const Scenario& s);     // the same batch at gas 1 (for gathers-once-per-step)
 Variant dp_variant(const Scenario& s);       // another dp at the same global batch
 std::vector<Scenario> stage_variants(const Scenario& s);   // every other stage 0–3
-Variant bucket_variant(const Scenario& s);   // reduce/allgather buckets a few times smaller than the largest param
+Variant bucket_variant(const Scenario& s);
+// The scenario itself with its global batch spread over `dp` ranks (name kept, since it
+// is the same trajectory): gas kept when it divides, else micro_batch kept, else gas 1.
+// None when dp does not divide the global batch or injections pin a rank.
+Variant dp_resplit(const Scenario& s, int dp);   // reduce/allgather buckets a few times smaller than the largest param
 
 }  // namespace muoncheck

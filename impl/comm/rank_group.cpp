@@ -1,71 +1,16 @@
 #include "impl/comm/rank_group.hpp"
 
-#include <atomic>
-#include <exception>
 #include <latch>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include <gloo/rendezvous/hash_store.h>
 
 #include "impl/comm/gloo_communicator.hpp"
+#include "impl/comm/rank_failures.hpp"
 
 namespace muoncheck::impl {
-namespace {
-
-// Every failure of a run, in the order recorded. The root cause is the first one that is
-// not an echo of a peer going away; the abort flag is raised on the first of any kind.
-struct Failures {
-  struct Entry {
-    int rank;
-    std::exception_ptr error;
-    bool echo;
-  };
-  std::mutex mutex;
-  std::vector<Entry> entries;
-  std::atomic<bool> abort{false};
-
-  void record(int rank, std::exception_ptr e) {
-    bool echo = false;
-    try {
-      std::rethrow_exception(e);
-    } catch (const CommError& c) {
-      echo = c.peer_failure();
-    } catch (...) {
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      entries.push_back({rank, std::move(e), echo});
-    }
-    abort.store(true);  // only after recording: every abort a peer sees comes later
-  }
-
-  const Entry* root_cause() const {
-    for (const auto& e : entries) {
-      if (!e.echo) return &e;
-    }
-    return entries.empty() ? nullptr : &entries.front();
-  }
-};
-
-[[noreturn]] void rethrow_as_one_error(int rank, const std::exception_ptr& error) {
-  const std::string who = "rank " + std::to_string(rank) + " threw: ";
-  try {
-    std::rethrow_exception(error);
-  } catch (const CommError&) {
-    throw;  // already names its rank and collective
-  } catch (const Error& e) {
-    throw Error(e.kind(), who + e.what());
-  } catch (const std::exception& e) {
-    throw Error(ErrorKind::Internal, who + e.what());
-  } catch (...) {
-    throw Error(ErrorKind::Internal, who + "an exception that is not a std::exception");
-  }
-}
-
-}  // namespace
 
 void run_ranks(int dp, std::chrono::milliseconds timeout, const std::function<void(Communicator&)>& body) {
   if (dp < 1 || timeout.count() <= 0) {
@@ -73,7 +18,7 @@ void run_ranks(int dp, std::chrono::milliseconds timeout, const std::function<vo
                                          ", timeout " + std::to_string(timeout.count()) + " ms");
   }
   gloo::rendezvous::HashStore store;  // in-process rendezvous, private to this run
-  Failures failures;
+  RankFailures failures;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(dp));
   std::latch all_done(dp);

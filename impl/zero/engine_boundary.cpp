@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "impl/math/lowp.hpp"
-#include "impl/math/optim.hpp"
 #include "impl/zero/buckets.hpp"
 #include "impl/zero/collectives.hpp"
 #include "impl/zero/rank_engine.hpp"
@@ -13,7 +12,7 @@
 namespace muoncheck::impl {
 
 void RankEngine::run() {
-  result_.trajectory.producer = "impl:cpu";
+  result_.trajectory.producer = math_.name() == "cpu" ? "impl:cpu" : "impl:cuda";
   result_.trajectory.tags = tags_;
   export_state(nullptr);
   for (int t = 0; t < s_.steps; ++t) {
@@ -56,8 +55,8 @@ void RankEngine::optimizer_step(int step) {
   // Overflow flag, loss and the squared norm travel together; nothing has moved yet.
   const Range nr = norm_range_;
   const float* g_norm = grad_.data() + (nr.begin - owned_.begin);
-  std::vector<float> scalars = {all_finite(g_norm, nr.size()) ? 0.0f : 1.0f, static_cast<float>(loss_local_),
-                                static_cast<float>(sum_squares(g_norm, nr.size()))};
+  std::vector<float> scalars = {math_.all_finite(g_norm, nr.size()) ? 0.0f : 1.0f, static_cast<float>(loss_local_),
+                                static_cast<float>(math_.sum_squares(g_norm, nr.size()))};
   context(Purpose::scalar, Phase::boundary, step);
   all_reduce_scalars(comm_, scalars);
   loss_local_ = 0.0;
@@ -65,13 +64,13 @@ void RankEngine::optimizer_step(int step) {
   rec.loss = scalars[1] / static_cast<double>(s_.engine.global_batch());
   rec.grad_norm = std::sqrt(static_cast<double>(scalars[2])) * inv_s;
 
-  scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), inv_s);   // Muon/AdamW see G/S
+  math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), inv_s);   // Muon/AdamW see G/S
   grad_record_ = grad_;
   if (faults_.has(Fault::muon_on_scaled_grads)) {
     // fp16 ZeRO: the Muon path kept reading the loss-scaled buffer.
     for (int p : placement_.muon_params()) {
       const Range x = intersect(layout_.param(p), owned_);
-      scale_inplace(grad_.data() + at(x.begin), x.size(), rec.scale);
+      math_.scale_inplace(grad_.data() + at(x.begin), x.size(), rec.scale);
     }
   }
 
@@ -81,7 +80,7 @@ void RankEngine::optimizer_step(int step) {
   } else {
     const bool clip_on_update = opt.clip.mode == ClipMode::update || faults_.has(Fault::clip_muon_update);
     if (opt.clip.max_norm > 0 && !clip_on_update && rec.grad_norm > opt.clip.max_norm)
-      scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), opt.clip.max_norm / (rec.grad_norm + 1e-6));
+      math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), opt.clip.max_norm / (rec.grad_norm + 1e-6));
     ++good_steps_;
     std::vector<float> update(grad_.size(), 0.0f);
     if (!muon_per_micro) update = muon_step(step, grad_.data(), !momentum_done, Phase::boundary);
@@ -91,7 +90,7 @@ void RankEngine::optimizer_step(int step) {
       for (int p = 0; p < layout_.num_params(); ++p) {
         const Range x = intersect(layout_.param(p), nr);
         const auto& src = placement_.is_muon(p) ? update : grad_;
-        ss += sum_squares(src.data() + at(x.begin), x.size());
+        ss += math_.sum_squares(src.data() + at(x.begin), x.size());
       }
       std::vector<float> total = {static_cast<float>(ss)};
       context(Purpose::scalar, Phase::boundary, step);
@@ -99,8 +98,8 @@ void RankEngine::optimizer_step(int step) {
       const double norm = std::sqrt(static_cast<double>(total[0]));
       if (norm > opt.clip.max_norm) {
         const double f = opt.clip.max_norm / (norm + 1e-6);
-        scale_inplace(update.data(), static_cast<int64_t>(update.size()), f);
-        scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), f);
+        math_.scale_inplace(update.data(), static_cast<int64_t>(update.size()), f);
+        math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), f);
       }
     }
     if (!muon_per_micro) apply_muon(update);
@@ -118,7 +117,7 @@ void RankEngine::apply_muon(const std::vector<float>& update_owned) {
   for (int p : placement_.muon_params()) {
     const Range x = intersect(layout_.param(p), owned_);
     if (x.empty()) continue;
-    muon_apply(master_.data() + at(x.begin), update_owned.data() + at(x.begin), x.size(), lr_muon(p),
+    math_.muon_apply(master_.data() + at(x.begin), update_owned.data() + at(x.begin), x.size(), lr_muon(p),
                weight_decay(p));
   }
 }
@@ -129,7 +128,7 @@ void RankEngine::apply_adamw() {
     const Range x = intersect(layout_.param(p), owned_);
     if (x.empty()) continue;
     const int64_t i = at(x.begin);
-    adamw_update(master_.data() + i, adam_m_.data() + i, adam_v_.data() + i, grad_.data() + i, x.size(),
+    math_.adamw_update(master_.data() + i, adam_m_.data() + i, adam_v_.data() + i, grad_.data() + i, x.size(),
                  s_.optimizer.adam, good_steps_, lr_adam(p), weight_decay(p));
   }
 }

@@ -26,10 +26,11 @@ float initial_value(const Scenario& s, const ParamHandle& p, int64_t f) {
 
 }  // namespace
 
-RankEngine::RankEngine(const Scenario& s, const FaultSet& faults, Communicator& comm)
+RankEngine::RankEngine(const Scenario& s, const FaultSet& faults, Communicator& comm, Compute& math)
     : s_(s),
       faults_(faults),
       comm_(comm),
+      math_(math),
       rank_(comm.rank()),
       dp_(comm.size()),
       stage_(s.engine.stage),

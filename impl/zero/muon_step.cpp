@@ -7,7 +7,6 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "impl/math/optim.hpp"
 #include "impl/zero/buckets.hpp"
 #include "impl/zero/collectives.hpp"
 #include "impl/zero/rank_engine.hpp"
@@ -21,8 +20,8 @@ void RankEngine::advance_momentum(const float* grad_owned, double grad_factor) {
     const Range x = intersect(layout_.param(p), owned_);
     if (x.empty()) continue;
     g.assign(grad_owned + at(x.begin), grad_owned + at(x.end));
-    if (grad_factor != 1.0) scale_inplace(g.data(), x.size(), grad_factor);
-    momentum_update(momentum_.data() + at(x.begin), g.data(), x.size(), opt.momentum, opt.momentum_form);
+    if (grad_factor != 1.0) math_.scale_inplace(g.data(), x.size(), grad_factor);
+    math_.momentum_update(momentum_.data() + at(x.begin), g.data(), x.size(), opt.momentum, opt.momentum_form);
   }
 }
 
@@ -89,7 +88,7 @@ std::vector<float> RankEngine::muon_step(int step, const float* grad_owned, bool
               // #7807: the straddling matrix's foreign slice was taken from this rank's
               // own, not yet reduced, gradient.
               std::vector<float> local(local_unreduced_.begin() + piece.begin, local_unreduced_.begin() + piece.end);
-              scale_inplace(local.data(), piece.size(), 1.0 / scaler_.scale());
+              math_.scale_inplace(local.data(), piece.size(), 1.0 / scaler_.scale());
               deposit(g_full, piece, local.data());
               return;
             }
@@ -110,7 +109,7 @@ std::vector<float> RankEngine::muon_step(int step, const float* grad_owned, bool
     const auto& tag = tags_[static_cast<size_t>(p)];
     const MatrixView mv = matrix_view(params_[p].ds_shape);
     Mat u(mv.rows, mv.cols);
-    muon_input(u.v.data(), g.data(), m_full[p].data(), static_cast<int64_t>(g.size()), opt.momentum,
+    math_.muon_input(u.v.data(), g.data(), m_full[p].data(), static_cast<int64_t>(g.size()), opt.momentum,
                opt.momentum_form, opt.nesterov);
     int heads = tag.num_heads;
     if (faults_.has(Fault::per_head_stale_binding)) {
@@ -127,10 +126,10 @@ std::vector<float> RankEngine::muon_step(int step, const float* grad_owned, bool
     if (skip_ns) {
       o = u.v;
     } else {
-      o = orthogonalize_scaled(u, heads, ns_, opt.scale_rule).v;
+      o = math_.orthogonalize_scaled(u, heads, ns_, opt.scale_rule).v;
       result_.ns_calls[static_cast<size_t>(step)].push_back(NsCall{step, p, rank_, heads > 0 ? heads : 0});
     }
-    if (muon_scale != 1.0) scale_inplace(o.data(), static_cast<int64_t>(o.size()), 1.0 / muon_scale);
+    if (muon_scale != 1.0) math_.scale_inplace(o.data(), static_cast<int64_t>(o.size()), 1.0 / muon_scale);
   }
 
   // Exchange: each NS rank sends its results; every rank keeps its owned slices.

@@ -13,6 +13,7 @@
 #include "core/trajectory.hpp"
 #include "impl/comm/communicator.hpp"
 #include "impl/faults/faults.hpp"
+#include "impl/math/compute.hpp"
 #include "impl/math/newton_schulz.hpp"
 #include "impl/zero/flat_layout.hpp"
 #include "impl/zero/loss_scaler.hpp"
@@ -31,7 +32,7 @@ struct RankResult {
 
 class RankEngine {
  public:
-  RankEngine(const Scenario& s, const FaultSet& faults, Communicator& comm);
+  RankEngine(const Scenario& s, const FaultSet& faults, Communicator& comm, Compute& math);
   void run();                                    // every step, with state export
   RankResult take_result() { return std::move(result_); }
 
@@ -66,6 +67,7 @@ class RankEngine {
   const Scenario& s_;
   FaultSet faults_;
   Communicator& comm_;
+  Compute& math_;
   int rank_, dp_, stage_;
   FlatLayout layout_;
   NsConfig ns_;

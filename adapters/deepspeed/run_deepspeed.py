@@ -1,0 +1,360 @@
+"""Runs muoncheck scenarios through DeepSpeed's own Muon under ZeRO and writes one trace each.
+
+    python3 adapters/deepspeed/run_deepspeed.py --out DIR SCENARIO.json...
+
+The model is a tree of nn.Modules whose parameters carry the scenario's names and layer shapes
+(`model.layers.0.self_attn.q_proj.weight` is the `weight` of module model.layers.0.self_attn.q_proj),
+so DeepSpeed's tagging reads real names; under `engine.zero_init` it is built inside
+`deepspeed.zero.Init`. Each leaf computes the SPEC loss of its parameters with torch ops on the
+SPEC data, so DeepSpeed's backward makes the gradients. The engine is configured from the scenario;
+NS calls are counted by wrapping DeepSpeed's Newton–Schulz functions (ns_counter.py). After every
+step the fp32 master weights (and the Muon momentum where DeepSpeed exposes it) are read back.
+dp 1 only: one process, one GPU. Trace format: docs/trace-format.md.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+import types
+
+os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")   # see ns_counter.py
+for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
+                   ("MASTER_PORT", "29533")):
+    os.environ.setdefault(key, value)
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+import muoncheck_data as data  # noqa: E402
+import muoncheck_scenario  # noqa: E402
+from ns_counter import NsCounter  # noqa: E402
+
+TRACE_FORMAT = "muoncheck-trace/1"
+_TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+_DTYPE_NAME = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+
+
+class Unsupported(Exception):
+    """A valid scenario this adapter (or this DeepSpeed version) cannot run as written."""
+
+
+# ---------------------------------------------------------------- model
+
+class Node(torch.nn.Module):
+    """One module of the tree; `terms` are the loss terms of the parameters it owns."""
+
+    def __init__(self):
+        super().__init__()
+        self.terms = []   # (local name, param index, rank, rows, cols)
+
+    def forward(self, batch):
+        total = None
+        for local, index, rank, rows, cols in self.terms:
+            w = getattr(self, local)
+            x, y = batch[index]
+            if rank == 1:   # 1/(2n)·‖w ⊙ x − y‖²
+                r = w * x - y
+                term = (r * r).sum(-1) / (2 * cols)
+            else:           # 1/(2m)·‖W x − y‖², W viewed as (rows, cols)
+                r = x @ w.reshape(rows, -1).t() - y
+                term = (r * r).sum(-1) / (2 * rows)
+            term = term.mean()   # mean over this micro-batch
+            total = term if total is None else total + term
+        return total
+
+
+class ScenarioModel(Node):
+    def __init__(self, scenario):
+        super().__init__()
+        owners = []
+        for p in scenario.params:
+            *path, local = p.name.split(".")
+            node = self
+            for part in path:
+                if part not in node._modules:
+                    node.add_module(part, Node())
+                node = node._modules[part]
+            init = torch.from_numpy(data.initial_weight(scenario.seed, p).astype(np.float32))
+            node.register_parameter(local, torch.nn.Parameter(init))
+            node.terms.append((local, p.index, len(p.shape), p.rows, p.cols))
+            if all(node is not o for o in owners):
+                owners.append(node)
+        object.__setattr__(self, "_owners", owners)   # a plain list: not registered twice
+
+    def forward(self, batch):
+        total = None
+        for node in self._owners:
+            term = Node.forward(node, batch) if node is self else node(batch)
+            total = term if total is None else total + term
+        return total
+
+
+def head_config(scenario):
+    """The HF-style config DeepSpeed's per-head tagging reads (num heads, kv heads, head dim)."""
+    if scenario.preset:
+        pre = scenario.preset
+        return types.SimpleNamespace(num_attention_heads=pre["heads"], num_key_value_heads=pre["kv_heads"],
+                                     hidden_size=pre["hidden"], head_dim=pre["hidden"] // pre["heads"])
+    q = [p for p in scenario.params if p.name.split(".")[-2] in ("q_proj", "query", "wq") and p.num_heads]
+    kv = [p for p in scenario.params if p.name.split(".")[-2] in ("k_proj", "v_proj", "key", "value", "wk", "wv")
+          and p.num_heads]
+    if not q:
+        raise Unsupported("per_head: DeepSpeed derives head counts from a model config; this scenario names no "
+                          "query projection with num_heads")
+    head_dim = q[0].rows // q[0].num_heads
+    return types.SimpleNamespace(num_attention_heads=q[0].num_heads,
+                                 num_key_value_heads=kv[0].num_heads if kv else q[0].num_heads,
+                                 hidden_size=q[0].cols, head_dim=head_dim)
+
+
+# ---------------------------------------------------------------- configuration
+
+def check_runnable(s, deepspeed):
+    if s.dp != 1:
+        raise Unsupported(f"engine.dp {s.dp}: the adapter runs one process on one GPU (dp 1)")
+    if s.momentum_form != "ema" or not s.nesterov:
+        raise Unsupported("DeepSpeed's Muon is EMA momentum with Nesterov only")
+    if s.ns_steps != 5 or [round(c, 4) for c in s.ns_coefficients] != [3.4445, -4.775, 2.0315]:
+        raise Unsupported("DeepSpeed's Muon has fixed NS steps (5) and coefficients")
+    if s.scale_rule != "deepspeed":
+        raise Unsupported(f"scale_rule {s.scale_rule}: DeepSpeed scales by sqrt(max(1, rows/cols))")
+    if s.groups:
+        raise Unsupported("optimizer.groups: not mapped onto DeepSpeed param groups by this adapter")
+    if s.clip["max_norm"] > 0 and s.clip["mode"] != "raw_grad":
+        raise Unsupported("clip mode update is DeepSpeed's own behaviour, not a setting")
+    if s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype:
+        raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype are not mapped")
+    if s.per_head and not hasattr(deepspeed, "resolve_per_head_muon_after_sharding"):
+        raise Unsupported(f"optimizer.per_head: DeepSpeed {deepspeed.__version__} has no per-head Muon")
+    if s.param_dtype == "fp16" and s.loss_scaler["type"] == "none":
+        raise Unsupported("fp16 without a loss scaler: DeepSpeed's fp16 always scales")
+    if s.loss_scaler["type"] != "none" and s.param_dtype != "fp16":
+        raise Unsupported("a loss scaler needs fp16 params in DeepSpeed")
+
+
+def ds_config(s):
+    ls = s.loss_scaler
+    zero = {"stage": s.stage, "reduce_bucket_size": s.reduce_bucket_size,
+            "allgather_bucket_size": s.allgather_bucket_size, "contiguous_gradients": s.contiguous_gradients,
+            "overlap_comm": False}
+    if s.stage == 3:
+        zero.update({"stage3_param_persistence_threshold": 0, "stage3_prefetch_bucket_size": s.allgather_bucket_size})
+        del zero["allgather_bucket_size"]
+    params = {"lr": s.lr, "momentum": s.momentum, "weight_decay": s.weight_decay, "ns_method": s.ns_method,
+              "adam_lr": s.adam["lr"], "betas": list(s.adam["betas"]), "eps": s.adam["eps"],
+              "torch_adam": True}   # torch's AdamW for the aux group: no JIT-built kernel
+    if s.per_head:
+        params["per_head_muon"] = True
+    cfg = {"train_micro_batch_size_per_gpu": s.micro_batch, "gradient_accumulation_steps": s.gas,
+           "train_batch_size": s.global_batch, "gradient_clipping": float(s.clip["max_norm"]),
+           "steps_per_print": 1 << 30, "zero_optimization": zero,
+           "optimizer": {"type": "Muon", "params": params}}
+    if s.param_dtype == "fp16":
+        cfg["fp16"] = {"enabled": True, "initial_scale_power": ls["initial_scale_power"],
+                       "loss_scale_window": ls["scale_window"], "hysteresis": ls["hysteresis"],
+                       "min_loss_scale": ls["min_scale"],
+                       "loss_scale": 0 if ls["type"] == "dynamic" else float(2 ** ls["initial_scale_power"])}
+    elif s.param_dtype == "bf16":
+        cfg["bf16"] = {"enabled": True}
+    return cfg
+
+
+# ---------------------------------------------------------------- reading state back
+
+def loss_scale(engine):
+    opt = engine.optimizer
+    for attr in ("cur_scale", "loss_scale"):
+        value = getattr(opt, attr, None)
+        if isinstance(value, (int, float)) or torch.is_tensor(value):
+            return float(value)
+    scaler = getattr(opt, "loss_scaler", None)
+    return float(getattr(scaler, "cur_scale", 1.0)) if scaler is not None else 1.0
+
+
+def _flat_momentum_12(engine, param):
+    """ZeRO-1/2 keep Muon momentum as one flat buffer per group, laid out like the group's params."""
+    opt = engine.optimizer
+    groups = getattr(opt, "params_in_partition", None) or getattr(opt, "bit16_groups", None)
+    for gi, group in enumerate(groups or []):
+        offset = 0
+        for q in group:
+            if q is param:
+                flat = opt.optimizer.param_groups[gi]["params"][0]
+                buf = opt.optimizer.state.get(flat, {}).get("momentum_buffer")
+                if buf is None:
+                    return None
+                return buf.narrow(0, offset, q.numel()).view(param.shape)
+            offset += q.numel()
+    return None
+
+
+def read_state(engine, named, tags):
+    from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
+    out = []
+    for (name, p), tag in zip(named, tags):
+        weight = safe_get_full_fp32_param(p)
+        entry = {"weight": _values(weight if weight is not None else p)}   # stage 0: the param itself
+        keys = ["momentum_buffer"] if tag["use_muon"] else ["exp_avg", "exp_avg_sq"]
+        for key, field in zip(keys, ["momentum"] if tag["use_muon"] else ["adam_m", "adam_v"]):
+            value = None
+            try:
+                value = safe_get_full_optimizer_state(p, key)
+            except Exception:   # not every DeepSpeed path maps Muon's state; fall back below
+                value = None
+            if value is None and key == "momentum_buffer" and engine.zero_optimization_stage() in (1, 2):
+                value = _flat_momentum_12(engine, p)
+            if value is None and engine.zero_optimization_stage() == 0:
+                value = engine.optimizer.state.get(p, {}).get(key) if hasattr(engine.optimizer, "state") else None
+            if value is not None:
+                entry[field] = _values(value)
+        out.append(entry)
+    return out
+
+
+def _values(t):
+    flat = t.detach().float().cpu().reshape(-1).numpy().astype(np.float64)
+    return [float(v) if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) for v in flat]
+
+
+# ---------------------------------------------------------------- one scenario
+
+def make_batch(s, step, micro_step, device, dtype):
+    samples = [s.global_sample(micro_step, 0, i) for i in range(s.micro_batch)]
+    batch = {}
+    for p in s.params:
+        x = torch.from_numpy(data.inputs(s.seed, p, step, samples)).to(device=device, dtype=dtype)
+        y = torch.from_numpy(data.targets(s.seed, p, step, samples)).to(device=device, dtype=dtype)
+        batch[p.index] = (x, y)
+    return batch
+
+
+def install_injections(s, named, clock):
+    """Overflow injections as gradient hooks: element `index` of the param's gradient becomes inf/nan."""
+    handles = []
+    for inj in s.overflow:
+        if inj.get("rank", 0) != 0:
+            raise Unsupported("overflow injection on a rank other than 0 at dp 1")
+        index = [i for i, (n, _) in enumerate(named) if n == inj["param"]][0]
+        value = float("inf") if inj.get("value", "inf") == "inf" else float("nan")
+
+        def hook(grad, inj=inj, value=value):
+            if (clock["step"], clock["micro_step"]) != (inj.get("step", 0), inj.get("micro_step", 0)):
+                return grad
+            grad = grad.clone()
+            grad.view(-1)[int(inj.get("index", 0))] = value
+            return grad
+
+        handles.append(named[index][1].register_hook(hook))
+    return handles
+
+
+def run_scenario(s, deepspeed):
+    check_runnable(s, deepspeed)
+    cfg = ds_config(s)
+    dtype = _TORCH_DTYPE[s.param_dtype]
+    device = torch.device("cuda", 0)
+    with deepspeed.zero.Init(config_dict_or_path=cfg, enabled=s.stage == 3 and s.zero_init):
+        model = ScenarioModel(s)
+    if s.per_head:
+        model.config = head_config(s)
+    engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
+    named = list(engine.module.named_parameters())
+    order = [n for n, _ in named]
+    want = [p.name for p in s.params]
+    if order != want:
+        raise RuntimeError(f"parameter order {order} differs from the scenario's {want}")
+    tags = [{"name": n, "use_muon": bool(getattr(p, "use_muon", False)),
+             "num_heads": int(getattr(p, "muon_num_heads", None) or 0)} for n, p in named]
+    counter = NsCounter(named)
+    counter.install()
+    clock = {"step": 0, "micro_step": 0}
+    hooks = install_injections(s, named, clock)
+    initial = read_state(engine, named, tags)
+    steps = []
+    try:
+        for t in range(s.steps):
+            clock["step"] = t
+            counter.reset_step()
+            scale = loss_scale(engine)
+            skipped_before = int(getattr(engine, "skipped_steps", 0))
+            losses = []
+            for k in range(s.gas):
+                clock["micro_step"] = k
+                loss = engine(make_batch(s, t, k, device, dtype))
+                losses.append(float(loss.detach().float()))
+                engine.backward(loss)
+                engine.step()
+            skipped = int(getattr(engine, "skipped_steps", 0)) > skipped_before
+            steps.append({"step": t, "skipped": skipped, "loss": sum(losses) / len(losses), "loss_scale": scale,
+                          "loss_scale_after": loss_scale(engine),
+                          "ns_calls": [counter.calls.get(i, 0) for i in range(len(named))],
+                          "ns_unattributed": counter.unattributed,
+                          "params": read_state(engine, named, tags)})
+    finally:
+        counter.uninstall()
+        for h in hooks:
+            h.remove()
+    ns_dtype = sorted(counter.dtypes)
+    dtypes = {"param": s.param_dtype, "grad_accum": s.grad_accum_dtype, "comm": s.comm_dtype, "master": "fp32",
+              "ns": _DTYPE_NAME.get(ns_dtype[0], ns_dtype[0]) if len(ns_dtype) == 1 else
+              ("fp16" if s.ns_method == "gram" else "bf16")}
+    for i, tag in enumerate(tags):
+        heads = counter.heads.get(i)
+        if heads is not None:
+            tag["ns_heads_seen"] = heads
+    del engine
+    return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps}
+
+
+def trace_for(s, deepspeed, body=None, unsupported=None, error=None):
+    trace = {"format": TRACE_FORMAT,
+             "implementation": {"name": "deepspeed", "version": deepspeed.__version__,
+                                "details": {"torch": torch.__version__,
+                                            "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+                                            "adapter": "adapters/deepspeed/run_deepspeed.py",
+                                            "torch_compile": "disabled (TORCH_COMPILE_DISABLE=1)"}},
+             "scenario": {"name": s.name, "json": s.raw}}
+    if unsupported:
+        trace["unsupported"] = unsupported
+    if error:
+        trace["error"] = error
+    if body:
+        trace.update(body)
+    return trace
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("scenarios", nargs="+")
+    ap.add_argument("--out", required=True, help="folder the traces go to (<scenario>.trace.json)")
+    args = ap.parse_args(argv)
+    import deepspeed
+    deepspeed.init_distributed(dist_backend="nccl")
+    os.makedirs(args.out, exist_ok=True)
+    failures = 0
+    for path in args.scenarios:
+        s = muoncheck_scenario.load(path)
+        start = time.time()
+        try:
+            trace = trace_for(s, deepspeed, body=run_scenario(s, deepspeed))
+            status = "ran"
+        except Unsupported as e:
+            trace, status = trace_for(s, deepspeed, unsupported=str(e)), "UNSUPPORTED: " + str(e)
+        except Exception as e:   # one scenario's crash must not lose the others' traces
+            import traceback
+            traceback.print_exc()
+            trace, status = trace_for(s, deepspeed, error=f"{type(e).__name__}: {e}"), f"ERROR: {e}"
+            failures += 1
+        trace.setdefault("implementation", {}).setdefault("details", {})["wall_seconds"] = round(time.time() - start, 2)
+        out = os.path.join(args.out, f"{s.name}.trace.json")
+        with open(out, "w") as f:
+            json.dump(trace, f)
+        print(f"{s.name}: {status} in {time.time() - start:.1f} s -> {out}", flush=True)
+        torch.cuda.empty_cache()
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

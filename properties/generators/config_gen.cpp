@@ -1,0 +1,114 @@
+#include "properties/generators/config_gen.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "properties/generators/choice.hpp"
+#include "properties/generators/model_gen.hpp"
+
+namespace muoncheck::generators {
+
+namespace {
+
+// The options of `all` that are at least `min` (keeping their weights).
+std::vector<std::pair<int, int>> at_least(std::vector<std::pair<int, int>> all, int min) {
+  std::erase_if(all, [min](const auto& o) { return o.second < min; });
+  return all;
+}
+
+std::vector<std::pair<int, DType>> dtype_options(DType same, int same_w, int fp32_w, int bf16_w, int fp16_w) {
+  return {{same_w, same}, {fp32_w, DType::fp32}, {bf16_w, DType::bf16}, {fp16_w, DType::fp16}};
+}
+
+// A group matches a dotted component of one param's name ("mlp", "l1", "q_proj", ...).
+ParamGroup pick_group(const ModelSpec& m) {
+  const ParamSpec& p = *rc::gen::elementOf(m.params);
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t dot; (dot = p.name.find('.', start)) != std::string::npos; start = dot + 1)
+    parts.push_back(p.name.substr(start, dot - start));
+  parts.push_back(p.name.substr(start));
+  std::erase_if(parts, [](const std::string& s) { return s == "weight" || s == "model" || s.empty(); });
+  ParamGroup g;
+  g.match = parts.empty() ? p.name : *rc::gen::elementOf(parts);
+  g.lr_scale = *weighted<double>({{40, 0.5}, {30, 2.0}, {20, 0.1}, {10, 0.0}});
+  g.weight_decay = *weighted<std::optional<double>>({{50, std::nullopt}, {25, 0.0}, {25, 0.1}});
+  return g;
+}
+
+}  // namespace
+
+rc::Gen<int64_t> bucket_size(const ModelSpec& m, bool below_largest_muon) {
+  int64_t largest = 1, largest_muon = 1;
+  for (const auto& p : m.params) {
+    largest = std::max(largest, element_count(p.shape));
+    if (is_muon_param(p)) largest_muon = std::max(largest_muon, element_count(p.shape));
+  }
+  const int64_t total = total_elements(m);
+  if (below_largest_muon)
+    return weighted_gen<int64_t>({{80, range(1, std::max<int64_t>(1, largest_muon - 1))}, {20, rc::gen::just<int64_t>(1)}});
+  return weighted_gen<int64_t>({
+      {40, rc::gen::just<int64_t>(500000000)},
+      {15, range(total, total + 64)},                        // one bucket holds the model
+      {5, rc::gen::just<int64_t>(1)},                        // one element
+      {25, range(1, largest)},                               // a param spans buckets
+      {15, range(largest / 2 + 1, 2 * largest)},             // around the largest param
+  });
+}
+
+rc::Gen<EngineConfig> engine(const ModelSpec& m, const Focus& f, bool fp16_params) {
+  return rc::gen::exec([m, f, fp16_params] {
+    EngineConfig e;
+    e.stage = *int_range(f.min_stage, f.max_stage);
+    e.dp = *weighted<int>(at_least({{30, 1}, {35, 2}, {10, 3}, {15, 4}, {2, 5}, {2, 6}, {6, 8}}, f.min_dp));
+    e.gas = *weighted<int>(at_least({{35, 1}, {30, 2}, {10, 3}, {15, 4}, {10, 8}}, f.min_gas));
+    e.micro_batch = *weighted<int>({{60, 1}, {30, 2}, {10, 3}});
+    e.zero_init = e.stage == 3 && (f.zero_init || *chance(50));
+    e.reduce_bucket_size = *bucket_size(m, f.small_buckets);
+    e.allgather_bucket_size = *bucket_size(m, false);
+    e.contiguous_gradients = !*chance(20);
+    e.param_dtype = fp16_params ? DType::fp16 : *weighted<DType>({{50, DType::fp32}, {30, DType::bf16}, {20, DType::fp16}});
+    e.grad_accum_dtype = *weighted<DType>(dtype_options(e.param_dtype, 60, 30, 5, 5));
+    e.comm_dtype = f.low_precision_comm ? *weighted<DType>({{60, DType::bf16}, {40, DType::fp16}})
+                                        : *weighted<DType>(dtype_options(e.param_dtype, 50, 25, 15, 10));
+    return e;
+  });
+}
+
+rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f) {
+  return rc::gen::exec([m, f] {
+    OptimizerConfig o;
+    o.lr = *weighted<double>({{60, 0.02}, {15, 0.01}, {15, 0.05}, {10, 0.1}});
+    o.momentum = *weighted<double>({{60, 0.95}, {20, 0.9}, {10, 0.5}, {10, 0.0}});
+    o.nesterov = !*chance(30);
+    o.momentum_form = *weighted<MomentumForm>({{70, MomentumForm::ema}, {30, MomentumForm::sum}});
+    o.ns_method = *weighted<NsMethod>({{55, NsMethod::gram}, {45, NsMethod::standard}});
+    o.ns_steps = *weighted<int>({{70, 5}, {10, 1}, {10, 3}, {10, 8}});
+    if (*chance(15)) o.ns_a = 1.5, o.ns_b = -0.5, o.ns_c = 0.0;   // the cubic iteration
+    const DType ns_default = o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16;
+    o.ns_dtype = *weighted<DType>(dtype_options(ns_default, 60, 20, 10, 10));
+    o.scale_rule = *weighted<ScaleRule>({{50, ScaleRule::deepspeed}, {25, ScaleRule::moonlight}, {25, ScaleRule::spectral}});
+    o.weight_decay = *weighted<double>({{60, 0.0}, {20, 0.01}, {20, 0.1}});
+    o.per_head = f.per_head || *chance(25);
+    if (*chance(30)) {
+      o.adam.lr = *weighted<double>({{50, 3e-4}, {30, 1e-3}, {20, 1e-2}});
+      const auto betas = *weighted<std::pair<double, double>>({{50, {0.9, 0.95}}, {30, {0.9, 0.999}}, {20, {0.8, 0.9}}});
+      o.adam.beta1 = betas.first, o.adam.beta2 = betas.second;
+      o.adam.eps = *weighted<double>({{50, 1e-10}, {50, 1e-8}});
+    }
+    const int groups = f.groups ? *int_range(1, 2) : *weighted<int>({{65, 0}, {25, 1}, {10, 2}});
+    for (int i = 0; i < groups; ++i) o.groups.push_back(pick_group(m));
+    if (f.groups && o.groups.front().lr_scale == 1.0) o.groups.front().lr_scale = 0.5;
+    if (f.clip) {
+      o.clip = {*weighted<double>({{40, 1e-3}, {30, 1e-2}, {30, 0.1}}), ClipMode::raw_grad};
+    } else {
+      const int mode = *weighted<int>({{60, 0}, {30, 1}, {10, 2}});   // none, raw_grad, update
+      if (mode > 0)
+        o.clip = {*weighted<double>({{30, 1e-2}, {20, 1e-3}, {20, 0.1}, {20, 1.0}, {10, 10.0}}),
+                  mode == 1 ? ClipMode::raw_grad : ClipMode::update};
+    }
+    return o;
+  });
+}
+
+}  // namespace muoncheck::generators
