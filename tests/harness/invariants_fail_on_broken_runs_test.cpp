@@ -1,0 +1,184 @@
+// Every invariant passes on a clean run and fails on a deliberately broken copy
+// of it: a check that cannot fail is a defect. The runs are real (impl on Gloo,
+// oracle in double, control); the breakage is applied to the recorded results.
+#include <gtest/gtest.h>
+
+#include "core/scenario_io.hpp"
+#include "impl/run_impl.hpp"
+#include "oracle/oracle.hpp"
+#include "properties/event_invariants.hpp"
+#include "properties/numeric_invariants.hpp"
+#include "properties/relational_invariants.hpp"
+
+namespace muoncheck {
+namespace {
+
+Scenario small_scenario(bool with_overflow) {
+  auto j = nlohmann::json::parse(R"({
+    "name": "small", "seed": 11, "steps": 3,
+    "model": {"params": [{"name": "a.weight", "shape": [16, 16]}, {"name": "b.weight", "shape": [8, 16]},
+                         {"name": "norm.weight", "shape": [16]}]},
+    "engine": {"stage": 3, "dp": 2, "gas": 2, "micro_batch": 2},
+    "optimizer": {"ns_dtype": "fp32"},
+    "loss_scaler": {"type": "dynamic", "initial_scale_power": 4}})");
+  if (with_overflow)
+    j["overflow"] = nlohmann::json::array({{{"step", 1}, {"micro_step", 1}, {"rank", 0}, {"param", "a.weight"}, {"index", 3}}});
+  return parse_scenario(j, "<small>");
+}
+
+struct Fixture {
+  Scenario s;
+  impl::ImplResult impl;
+  Trajectory exact, control;
+  explicit Fixture(bool overflow)
+      : s(small_scenario(overflow)),
+        impl(impl::run_impl(s, {})),
+        exact(oracle::run_oracle(s, oracle::Precision::float64)),
+        control(oracle::run_control(s)) {}
+  RunBundle bundle(const impl::ImplResult& r) const { return {s, r, exact, control, oracle::Precision::float64}; }
+};
+
+const Fixture& clean() {
+  static const Fixture f(false);
+  return f;
+}
+const Fixture& with_overflow() {
+  static const Fixture f(true);
+  return f;
+}
+
+void expect_pass(const Verdict& v) { EXPECT_EQ(v.status, Status::pass) << v.invariant << ": " << v.message; }
+void expect_fail(const Verdict& v) { EXPECT_EQ(v.status, Status::fail) << v.invariant << ": " << v.message; }
+
+TEST(BrokenRuns, CleanRunPassesEverySingleScenarioInvariant) {
+  const auto& f = clean();
+  const auto b = f.bundle(f.impl);
+  expect_pass(trajectory_conforms(b));
+  expect_pass(step_conforms(b));
+  expect_pass(grad_plumbing_exact(b));
+  expect_pass(ns_once_per_matrix_per_step(b));
+  expect_pass(tagging_matches(b));
+  expect_pass(comm_dtype_respected(b));
+  expect_pass(gathers_once_per_step(b, nullptr));
+  expect_pass(ranks_agree(b));
+  expect_pass(deterministic(b, f.impl));
+}
+
+TEST(BrokenRuns, PerturbedWeightFailsTrajectoryAndStepConformance) {
+  const auto& f = clean();
+  auto broken = f.impl;
+  for (auto& w : broken.trajectory.steps[1].params[0].weight) w *= 1.0 + 1e-3;
+  const auto b = f.bundle(broken);
+  expect_fail(trajectory_conforms(b));
+  const auto v = step_conforms(b);
+  expect_fail(v);
+  EXPECT_NE(v.message.find("step 1"), std::string::npos) << v.message;   // located where it first appears
+}
+
+TEST(BrokenRuns, OneUlpInTheStepZeroGradientFailsPlumbing) {
+  const auto& f = clean();
+  auto broken = f.impl;
+  auto& g = broken.trajectory.steps[0].params[1].grad[5];
+  g = std::nextafter(static_cast<float>(g), 1.0f);
+  expect_fail(grad_plumbing_exact(f.bundle(broken)));
+}
+
+TEST(BrokenRuns, ExtraNewtonSchulzCallFails) {
+  const auto& f = clean();
+  auto broken = f.impl;
+  broken.trajectory.steps[2].ns_calls.push_back({2, 0, 1, 0});
+  expect_fail(ns_once_per_matrix_per_step(f.bundle(broken)));
+}
+
+TEST(BrokenRuns, WrongTagOnOneRankFails) {
+  const auto& f = clean();
+  auto broken = f.impl;
+  broken.tags_by_rank.back()[1].use_muon = false;
+  expect_fail(tagging_matches(f.bundle(broken)));
+}
+
+TEST(BrokenRuns, GradientCollectiveInTheWrongDtypeFails) {
+  const auto& f = clean();
+  auto broken = f.impl;
+  for (auto& c : broken.collectives_by_rank[0])
+    if (c.purpose == impl::Purpose::muon_gather) {
+      c.dtype = DType::bf16;
+      break;
+    }
+  expect_fail(comm_dtype_respected(f.bundle(broken)));
+}
+
+TEST(BrokenRuns, MuonGatherInsideAMicroStepFails) {
+  const auto& f = clean();
+  auto broken = f.impl;
+  for (auto& c : broken.collectives_by_rank[1])
+    if (c.purpose == impl::Purpose::muon_gather) {
+      c.phase = impl::Phase::micro_step;
+      break;
+    }
+  expect_fail(gathers_once_per_step(f.bundle(broken), nullptr));
+}
+
+TEST(BrokenRuns, MoreGathersThanTheGasOneResplitFails) {
+  const auto& f = clean();
+  auto more = f.impl;
+  auto extra = more.collectives_by_rank[0];
+  for (auto& c : extra)
+    if (c.purpose == impl::Purpose::muon_gather) more.collectives_by_rank[0].push_back(c);
+  expect_fail(gathers_once_per_step(f.bundle(more), &f.impl));
+}
+
+TEST(BrokenRuns, DivergentReplicaFailsRanksAgree) {
+  const auto& f = clean();
+  auto broken = f.impl;
+  broken.replicated_digest_by_rank[1][1] ^= 1;
+  expect_fail(ranks_agree(f.bundle(broken)));
+}
+
+TEST(BrokenRuns, DifferentSecondRunFailsDeterminism) {
+  const auto& f = clean();
+  auto second = f.impl;
+  second.trajectory.steps[2].params[2].weight[0] += 1e-7;
+  expect_fail(deterministic(f.bundle(f.impl), second));
+}
+
+TEST(BrokenRuns, RelationalComparisonFailsOnADifferentTrajectory) {
+  const auto& f = clean();
+  auto other = f.impl.trajectory;
+  for (auto& w : other.steps[2].params[1].weight) w *= 1.001;
+  expect_pass(compare_runs("gas-invariant", f.s, f.exact, {"a", &f.impl.trajectory, &f.control}, {"b", &f.impl.trajectory, &f.control}));
+  expect_fail(compare_runs("gas-invariant", f.s, f.exact, {"a", &f.impl.trajectory, &f.control}, {"b", &other, &f.control}));
+}
+
+TEST(BrokenRuns, SkippedStepThatMovesStateFailsOverflowSkipClean) {
+  const auto& f = with_overflow();
+  ASSERT_TRUE(f.exact.steps[1].skipped);
+  expect_pass(overflow_skip_clean(f.bundle(f.impl)));
+  expect_pass(ns_once_per_matrix_per_step(f.bundle(f.impl)));
+
+  auto momentum_moved = f.impl;
+  momentum_moved.trajectory.steps[1].params[0].momentum[0] += 1e-3;
+  expect_fail(overflow_skip_clean(f.bundle(momentum_moved)));
+
+  auto not_skipped = f.impl;
+  not_skipped.trajectory.steps[1].skipped = false;
+  expect_fail(overflow_skip_clean(f.bundle(not_skipped)));
+
+  auto wrong_scale = f.impl;
+  wrong_scale.trajectory.steps[1].scaler_after.scale *= 2;
+  expect_fail(overflow_skip_clean(f.bundle(wrong_scale)));
+}
+
+TEST(BrokenRuns, OverflowSkipCleanIsSkippedWithoutOverflow) {
+  const auto& f = clean();
+  EXPECT_EQ(overflow_skip_clean(f.bundle(f.impl)).status, Status::skipped);
+}
+
+TEST(Verdicts, NanMetricFails) {
+  EXPECT_EQ(Verdict::judge("x", std::nan(""), 1.0, "").status, Status::fail);
+  EXPECT_EQ(Verdict::judge("x", 1.0, 1.0, "").status, Status::pass);
+  EXPECT_EQ(Verdict::judge("x", 1.0000001, 1.0, "").status, Status::fail);
+}
+
+}  // namespace
+}  // namespace muoncheck

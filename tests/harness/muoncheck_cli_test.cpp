@@ -1,0 +1,78 @@
+// The `muoncheck` binary end to end: exit codes (0 ok, 1 conformance failure,
+// 2 bad input/usage), one-line errors that name the file and field, repro lines.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string output;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(MUONCHECK_BIN) + " " + args + " 2>&1";
+  Result r{-1, ""};
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+  const auto dir = std::filesystem::temp_directory_path() / "muoncheck_cli_test";
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(MuoncheckCli, HelpForEveryCommand) {
+  for (const char* c : {"check", "run", "oracle", "certify", "golden"}) {
+    const auto r = run(std::string(c) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << c;
+    EXPECT_NE(r.output.find("usage: muoncheck"), std::string::npos) << c;
+  }
+}
+
+TEST(MuoncheckCli, BadScenarioIsExit2WithFileAndPath) {
+  const auto path = write_temp("bad.json", R"({"name": "bad", "model": {"params": [{"name": "w", "shape": [4, 4]}]}, "engine": {"dp": 0}})");
+  const auto r = run("run " + path);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("bad.json: at /engine/dp: expected an integer in [1, 64], got number 0"), std::string::npos) << r.output;
+}
+
+TEST(MuoncheckCli, UnknownOptionAndFaultAreUsageErrors) {
+  EXPECT_EQ(run("run two-layer-gas1-z2 --no-such-flag").exit_code, 2);
+  const auto r = run("run two-layer-gas1-z2 --fault no-such-fault --invariant tagging-matches");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no-such-fault"), std::string::npos) << r.output;
+}
+
+TEST(MuoncheckCli, CleanRunExits0AndFaultRunExits1WithAReproLine) {
+  const std::string cheap = " --oracle-precision double --invariant ns-once-per-matrix-per-step --invariant tagging-matches";
+  EXPECT_EQ(run("run scenarios/two-layer-gas4-z3.json" + cheap).exit_code, 0);
+  const auto r = run("run scenarios/two-layer-gas4-z3.json --fault zero3-muon-per-microbatch" + cheap);
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("muoncheck run scenarios/two-layer-gas4-z3.json --invariant ns-once-per-matrix-per-step "
+                          "--fault zero3-muon-per-microbatch --oracle-precision double"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(MuoncheckCli, OracleShowsTagsAndSteps) {
+  const auto r = run("oracle llama2-zero3-init --precision double");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("14 tagged for Muon"), std::string::npos) << r.output;
+}
+
+}  // namespace
