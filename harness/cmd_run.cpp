@@ -1,7 +1,11 @@
 // `muoncheck run SCENARIO...`: judges the implementation on the given scenarios.
+#include <filesystem>
+
+#include "core/error.hpp"
 #include "harness/commands.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
+#include "harness/trace_io.hpp"
 
 namespace muoncheck {
 
@@ -13,6 +17,14 @@ Outcome run(const cli::Args& args) {
   o.command = "run";
   o.report_path = args.value_or("report", "");
   const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), false);
+  if (const auto path = args.value("trace")) {   // docs/trace-format.md
+    const bool folder = std::filesystem::is_directory(*path);
+    if (!folder && scenarios.size() != 1)
+      throw Error(ErrorKind::Usage, "--trace FILE takes one scenario; give an existing folder for several");
+    o.judge.on_impl_result = [p = *path, folder](const Scenario& s, const impl::ImplResult& r) {
+      save_trace(trace_from_impl(s, r), folder ? p + "/" + s.name + ".trace.json" : p);
+    };
+  }
   return run_suite(scenarios, o) ? Outcome::success : Outcome::conformance_failure;
 }
 
@@ -35,7 +47,13 @@ Command run_command() {
   return {{"run", "muoncheck run SCENARIO... [--fault ID]... [--mode trajectory|stepwise|both] [--report FILE] [--oracle-precision P]",
            "Runs the production implementation (ZeRO on Gloo, CPU), the exact oracle and the control on each\n"
            "SCENARIO and judges every applicable invariant. Exit 1 on any FAIL.",
-           judge_option_specs()},
+           [] {
+             auto options = judge_option_specs();
+             options.push_back({"trace", true, false,
+                                "also write the implementation's run as a trace (docs/trace-format.md) to FILE, "
+                                "or FOLDER/<scenario>.trace.json when FILE is a folder"});
+             return options;
+           }()},
           run};
 }
 

@@ -22,6 +22,8 @@ Command certify_command();
 Command golden_command();
 Command check_command();
 Command run_command();
+Command mutants_command();
+Command verify_command();
 
 // The full command line of this process, for reports and repro lines.
 const std::vector<std::string>& process_argv();

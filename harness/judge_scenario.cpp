@@ -114,6 +114,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
       if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
     return finish();
   }
+  if (o.on_impl_result) o.on_impl_result(s, base->impl);
   const Trajectory exact = oracle::run_oracle(s, o.precision);
   if (exact_out) *exact_out = exact;
   const RunBundle b{s, base->impl, exact, base->control, o.precision};

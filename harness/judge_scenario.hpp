@@ -3,6 +3,7 @@
 // invariant. Flags choose which invariants run; they never change the math.
 #pragma once
 #include <chrono>
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct JudgeOptions {
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // --backend: where impl's math runs
   impl::CommBackend comm = impl::CommBackend::gloo;           // --comm: impl's collectives
   int dp = 0;    // --dp: re-split each scenario's global batch over this many ranks (0: as written)
+  // Called with the implementation's own run of the scenario (not its variants), e.g. to
+  // write it as a trace (`run --trace`).
+  std::function<void(const Scenario&, const impl::ImplResult&)> on_impl_result;
 };
 
 impl::ImplOptions impl_options(const JudgeOptions& o);

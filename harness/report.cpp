@@ -59,7 +59,7 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
 }  // namespace
 
 std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags) {
-  std::string line = "muoncheck run " + r.source + " --invariant " + invariant;
+  std::string line = (r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command) + " --invariant " + invariant;
   for (const auto& f : r.faults) line += " --fault " + f;
   if (!extra_flags.empty()) line += " " + extra_flags;
   return line;

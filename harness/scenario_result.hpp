@@ -30,6 +30,7 @@ struct ScenarioResult {
   std::vector<Verdict> verdicts;
   std::vector<StepReport> steps;
   double wall_seconds = 0.0;
+  std::string repro_command;   // empty: "muoncheck run SOURCE"; `verify` sets its own
 };
 
 struct GoldenResult {

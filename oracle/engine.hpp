@@ -44,8 +44,9 @@ class Engine {
   TrainingState training_state() const;
 
  private:
-  // The reduced, scaled G of §4.1–2 (sum over ranks of each rank's accumulated
-  // micro-step gradients); adds the samples' losses to `loss`, sets `overflow`.
+  // The reduced, scaled G of §4.1–2, summed in the order the stage reduces (stage
+  // 0/1: ranks' accumulated gradients at the boundary; 2/3: every micro-step, then
+  // accumulated); adds the samples' losses to `loss`, sets `overflow`.
   std::vector<Mat<T>> reduced_gradient(int t, T& loss, bool& overflow) const;
   std::vector<ParamState> param_states(const std::vector<Mat<T>>* grad) const;
   bool muon(size_t p) const { return tags_[p].use_muon; }
@@ -107,41 +108,69 @@ std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bo
   const T limit(std::min({max_finite(e.param_dtype), max_finite(e.grad_accum_dtype), max_finite(e.comm_dtype)}));
   auto bad = [&](const T& x) { return !real_isfinite(x) || real_abs(x) > limit; };
 
-  std::vector<Mat<T>> Wf(st_.weight.size()), G;
+  std::vector<Mat<T>> Wf(st_.weight.size());
   for (size_t p = 0; p < Wf.size(); ++p) {
     Wf[p] = st_.weight[p];
     for (T& v : Wf[p].a) v = ar_.param(v);  // the model copy the forward/backward reads
-    G.emplace_back(layout_[p].rows, layout_[p].cols);
   }
-  for (int r = 0; r < e.dp; ++r) {
-    std::vector<Mat<T>> acc;
-    for (const auto& L : layout_) acc.emplace_back(L.rows, L.cols);
-    for (int k = 0; k < e.gas; ++k) {
-      std::vector<Mat<T>> g = micro_step_gradients(s_, t, r, k, Wf, loss);
-      for (size_t p = 0; p < g.size(); ++p)
-        for (T& v : g[p].a) v = ar_.param(v * factor);
-      for (const OverflowInjection& inj : s_.overflow) {
-        if (inj.step != t || inj.micro_step != k || inj.rank != r) continue;
-        const int p = param_index(s_, inj.param);
-        if (p < 0 || inj.index < 0 || inj.index >= g[p].size())
-          throw Error(ErrorKind::BadInput, s_.name + ": overflow injection names " + inj.param + "[" +
-                                               std::to_string(inj.index) + "], which does not exist");
-        g[p].a[inj.index] = inj.value == OverflowValue::inf ? T(std::numeric_limits<double>::infinity())
-                                                            : T(std::numeric_limits<double>::quiet_NaN());
-      }
-      for (size_t p = 0; p < g.size(); ++p)
-        for (size_t i = 0; i < g[p].a.size(); ++i) {
-          overflow = overflow || bad(g[p].a[i]);
-          acc[p].a[i] = ar_.accum(acc[p].a[i] + g[p].a[i]);
-          overflow = overflow || bad(acc[p].a[i]);
-        }
+  auto zeros = [&] {
+    std::vector<Mat<T>> z;
+    for (const auto& L : layout_) z.emplace_back(L.rows, L.cols);
+    return z;
+  };
+  // Rank r's scaled gradient of micro-step k, as autograd hands it over (param_dtype).
+  auto micro = [&](int r, int k) {
+    std::vector<Mat<T>> g = micro_step_gradients(s_, t, r, k, Wf, loss);
+    for (size_t p = 0; p < g.size(); ++p)
+      for (T& v : g[p].a) v = ar_.param(v * factor);
+    for (const OverflowInjection& inj : s_.overflow) {
+      if (inj.step != t || inj.micro_step != k || inj.rank != r) continue;
+      const int p = param_index(s_, inj.param);
+      if (p < 0 || inj.index < 0 || inj.index >= g[p].size())
+        throw Error(ErrorKind::BadInput, s_.name + ": overflow injection names " + inj.param + "[" +
+                                             std::to_string(inj.index) + "], which does not exist");
+      g[p].a[inj.index] = inj.value == OverflowValue::inf ? T(std::numeric_limits<double>::infinity())
+                                                          : T(std::numeric_limits<double>::quiet_NaN());
     }
-    for (size_t p = 0; p < G.size(); ++p)  // rank-ordered sum; operands and partial sums in comm_dtype
-      for (size_t i = 0; i < G[p].a.size(); ++i) {
-        const T c = ar_.comm(acc[p].a[i]);
-        G[p].a[i] = r == 0 ? c : ar_.comm(G[p].a[i] + c);
-        overflow = overflow || bad(G[p].a[i]);
+    for (const auto& m : g)
+      for (const T& v : m.a) overflow = overflow || bad(v);
+    return g;
+  };
+  // acc += x, rounded after each add (grad_accum_dtype).
+  auto accumulate = [&](std::vector<Mat<T>>& acc, const std::vector<Mat<T>>& x) {
+    for (size_t p = 0; p < acc.size(); ++p)
+      for (size_t i = 0; i < acc[p].a.size(); ++i) {
+        acc[p].a[i] = ar_.accum(acc[p].a[i] + x[p].a[i]);
+        overflow = overflow || bad(acc[p].a[i]);
       }
+  };
+  // The cross-rank sum in rank order; operands and partial sums in comm_dtype.
+  auto reduce_into = [&](std::vector<Mat<T>>& sum, const std::vector<Mat<T>>& x, bool first) {
+    for (size_t p = 0; p < sum.size(); ++p)
+      for (size_t i = 0; i < sum[p].a.size(); ++i) {
+        const T c = ar_.comm(x[p].a[i]);
+        sum[p].a[i] = first ? c : ar_.comm(sum[p].a[i] + c);
+        overflow = overflow || bad(sum[p].a[i]);
+      }
+  };
+
+  std::vector<Mat<T>> G = zeros();
+  if (e.stage <= 1) {
+    // Stage 0/1 reduce once, at the boundary: each rank accumulates its micro-steps,
+    // then the ranks' accumulated gradients are reduced.
+    for (int r = 0; r < e.dp; ++r) {
+      std::vector<Mat<T>> acc = zeros();
+      for (int k = 0; k < e.gas; ++k) accumulate(acc, micro(r, k));
+      reduce_into(G, acc, r == 0);
+    }
+  } else {
+    // Stage 2/3 reduce every micro-step (the gradient is partitioned): the ranks'
+    // micro-step gradients are reduced, and the reduced sums accumulated.
+    for (int k = 0; k < e.gas; ++k) {
+      std::vector<Mat<T>> reduced = zeros();
+      for (int r = 0; r < e.dp; ++r) reduce_into(reduced, micro(r, k), r == 0);
+      accumulate(G, reduced);
+    }
   }
   return G;
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/trajectory_json.hpp"
+#include "properties/bitwise.hpp"
 
 namespace muoncheck {
 
@@ -65,7 +66,21 @@ Verdict ns_once_per_matrix_per_step(const Trajectory& oracle, const Trajectory& 
 }
 
 Verdict tagging_matches(const RunBundle& b) {
-  return tagging_matches(b.oracle.tags, b.impl.tags_by_rank, b.scenario.engine.zero_init);
+  Verdict v = tagging_matches(b.oracle.tags, b.impl.tags_by_rank, b.scenario.engine.zero_init);
+  // The tag as applied: every NS call must use the head count its param was tagged with.
+  double wrong = 0;
+  std::string first;
+  for (const auto& st : b.impl.trajectory.steps)
+    for (const auto& c : st.ns_calls) {
+      if (c.param < 0 || static_cast<size_t>(c.param) >= b.oracle.tags.size()) continue;
+      const auto& want = b.oracle.tags[static_cast<size_t>(c.param)];
+      if (c.heads == want.num_heads) continue;
+      if (wrong++ == 0)
+        first = "step " + std::to_string(c.step) + " rank " + std::to_string(c.rank) + " " + want.name + ": NS applied " +
+                std::to_string(c.heads) + " heads, tagged " + std::to_string(want.num_heads);
+    }
+  if (wrong == 0) return v;
+  return Verdict::judge("tagging-matches", v.metric + wrong, 0, first + (v.status == Status::fail ? "; " + v.message : ""));
 }
 
 Verdict tagging_matches(const std::vector<ParamTag>& expected, const std::vector<std::vector<ParamTag>>& tags_by_rank,
@@ -206,8 +221,9 @@ Verdict deterministic(const RunBundle& b, const impl::ImplResult& second) {
     ++bad;
     if (first.empty()) first = m;
   };
-  if (trajectory_to_json(b.impl.trajectory) != trajectory_to_json(second.trajectory))
-    note("trajectories (state, NS events, losses) differ between two runs");
+  // Bit patterns, not ==: a skipped step's recorded gradient may hold the same NaN twice.
+  if (const auto where = first_bitwise_difference(b.impl.trajectory, second.trajectory); !where.empty())
+    note("trajectories (state, NS events, losses) differ between two runs, first at " + where);
   if (b.impl.collectives_by_rank != second.collectives_by_rank) note("collective logs differ between two runs");
   if (b.impl.replicated_digest_by_rank != second.replicated_digest_by_rank) note("replicated-state digests differ between two runs");
   return Verdict::judge("deterministic", bad, 0, bad == 0 ? "two runs bit-identical, events included" : first);

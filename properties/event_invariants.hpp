@@ -8,6 +8,7 @@
 namespace muoncheck {
 
 Verdict ns_once_per_matrix_per_step(const RunBundle& b);
+// Tags as decided on every rank, and as applied: each NS call's head count.
 Verdict tagging_matches(const RunBundle& b);
 Verdict overflow_skip_clean(const RunBundle& b);
 Verdict comm_dtype_respected(const RunBundle& b);

@@ -12,6 +12,7 @@ packages=(
   libgtest-dev libgmock-dev # unit and conformance tests
   libgloo-dev               # CPU collectives (ranks as threads over loopback TCP)
   libbenchmark-dev          # micro-benchmarks
+  python3-numpy             # tests/trace: the DeepSpeed adapter's data generator vs ours
 )
 
 missing=()

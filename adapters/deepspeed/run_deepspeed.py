@@ -19,6 +19,10 @@ import time
 import types
 
 os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")   # see ns_counter.py
+# MUONCHECK_DEVICE=cpu runs DeepSpeed's CPU accelerator over gloo (a smoke test without a GPU).
+DEVICE = os.environ.get("MUONCHECK_DEVICE", "cuda")
+if DEVICE == "cpu":
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")
 for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
                    ("MASTER_PORT", "29533")):
     os.environ.setdefault(key, value)
@@ -138,7 +142,7 @@ def ds_config(s):
     ls = s.loss_scaler
     zero = {"stage": s.stage, "reduce_bucket_size": s.reduce_bucket_size,
             "allgather_bucket_size": s.allgather_bucket_size, "contiguous_gradients": s.contiguous_gradients,
-            "overlap_comm": False}
+            "overlap_comm": False, "reduce_scatter": False}   # DeepSpeed refuses Muon with reduce-scatter
     if s.stage == 3:
         zero.update({"stage3_param_persistence_threshold": 0, "stage3_prefetch_bucket_size": s.allgather_bucket_size})
         del zero["allgather_bucket_size"]
@@ -254,7 +258,7 @@ def run_scenario(s, deepspeed):
     check_runnable(s, deepspeed)
     cfg = ds_config(s)
     dtype = _TORCH_DTYPE[s.param_dtype]
-    device = torch.device("cuda", 0)
+    device = torch.device("cuda", 0) if DEVICE == "cuda" else torch.device("cpu")
     with deepspeed.zero.Init(config_dict_or_path=cfg, enabled=s.stage == 3 and s.zero_init):
         model = ScenarioModel(s)
     if s.per_head:
@@ -312,7 +316,7 @@ def trace_for(s, deepspeed, body=None, unsupported=None, error=None):
     trace = {"format": TRACE_FORMAT,
              "implementation": {"name": "deepspeed", "version": deepspeed.__version__,
                                 "details": {"torch": torch.__version__,
-                                            "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
+                                            "device": torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu",
                                             "adapter": "adapters/deepspeed/run_deepspeed.py",
                                             "torch_compile": "disabled (TORCH_COMPILE_DISABLE=1)"}},
              "scenario": {"name": s.name, "json": s.raw}}
@@ -331,7 +335,7 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="folder the traces go to (<scenario>.trace.json)")
     args = ap.parse_args(argv)
     import deepspeed
-    deepspeed.init_distributed(dist_backend="nccl")
+    deepspeed.init_distributed(dist_backend="nccl" if DEVICE == "cuda" else "gloo")
     os.makedirs(args.out, exist_ok=True)
     failures = 0
     for path in args.scenarios:

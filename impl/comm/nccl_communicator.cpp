@@ -293,6 +293,8 @@ std::unique_ptr<Communicator> nccl_connect(const std::string& unique_id_hex, int
 void run_ranks_nccl(int dp, std::chrono::milliseconds timeout,
                     const std::function<void(Communicator&, int device)>& body) {
   const int devices = cuda::device_count();
+  if (devices == 0)
+    throw Error(ErrorKind::Infrastructure, "comm nccl: no CUDA device (cudaGetDeviceCount failed or returned 0)");
   if (dp > devices)
     throw Error(ErrorKind::Unsupported, "comm nccl: dp " + std::to_string(dp) + " needs " + std::to_string(dp) +
                                             " GPUs (one rank per GPU), " + std::to_string(devices) +

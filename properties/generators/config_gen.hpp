@@ -15,8 +15,9 @@ namespace muoncheck::generators {
 rc::Gen<EngineConfig> engine(const ModelSpec& m, const Focus& f, bool fp16_params);
 rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f);
 
-// An element count for a bucket: one element, below / around / above the largest
-// param, beyond the whole model, or the 5e8 default.
+// An element count for a bucket: one element (on small models), below / around /
+// above the largest param, beyond the whole model, or the 5e8 default; never so
+// small that the model needs more than 48 buckets.
 rc::Gen<int64_t> bucket_size(const ModelSpec& m, bool below_largest_muon);
 
 }  // namespace muoncheck::generators

@@ -110,8 +110,8 @@ class CudaCompute final : public Compute {
     void* x = b1_.reserve(static_cast<size_t>(dtype_bytes(cfg.dtype)) * total);
     upload(f, src, total);
     cuda::to_dtype(cfg.dtype, f, x, total, stream_);
-    ns_->run(x, h, rows, cols, cfg);
-    cuda::from_dtype_scaled(cfg.dtype, x, f, total, static_cast<float>(scale_factor(rule, hd, n)), stream_);
+    const void* o = ns_->run(x, h, rows, cols, cfg);
+    cuda::from_dtype_scaled(cfg.dtype, o, f, total, static_cast<float>(scale_factor(rule, hd, n)), stream_);
     Mat out(u.rows, u.cols);
     if (!tall) {
       download(out.v.data(), f, total);

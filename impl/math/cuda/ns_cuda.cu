@@ -3,6 +3,7 @@
 #include "impl/math/cuda/ns_cuda.hpp"
 
 #include <algorithm>
+#include <type_traits>
 #include <utility>
 
 #include <cublas_v2.h>
@@ -47,18 +48,34 @@ int blocks_for(int64_t n, int threads) {
 
 constexpr int kThreads = 256;
 
-// Partial Σx² of chunk blockIdx.x of matrix blockIdx.y, in double. The partition depends
-// only on the shape, so the sum (finished in a fixed order) is deterministic.
+// Eight 16-bit or four 32-bit values: one 16-byte load or store.
 template <class T>
-__global__ void sum_squares_partial(const T* x, int64_t count, int parts, double* partial) {
+struct alignas(16) Vec {
+  static constexpr int n = 16 / sizeof(T);
+  T v[n];
+};
+
+// Partial Σx² of chunk blockIdx.x of matrix blockIdx.y, in double. The partition depends
+// only on the shape, so the sum (finished in a fixed order) is deterministic. V: elements
+// per load (16-byte loads when every matrix starts 16-byte aligned, else 1).
+template <class T, int V>
+__global__ void sum_squares_partial(const T* x, int64_t count, int64_t chunk, int parts, double* partial) {
   __shared__ double red[kThreads];
   const T* m = x + static_cast<int64_t>(blockIdx.y) * count;
-  const int64_t chunk = (count + parts - 1) / parts;
   const int64_t begin = blockIdx.x * chunk, end = min(count, begin + chunk);
   double s = 0.0;
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const double v = ld(m[i]);
-    s += v * v;
+  for (int64_t i = begin + static_cast<int64_t>(threadIdx.x) * V; i < end; i += static_cast<int64_t>(blockDim.x) * V) {
+    if constexpr (V > 1) {
+      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(m + i);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const double v = ld(w.v[k]);
+        s += v * v;
+      }
+    } else {
+      const double v = ld(m[i]);
+      s += v * v;
+    }
   }
   red[threadIdx.x] = s;
   __syncthreads();
@@ -69,16 +86,42 @@ __global__ void sum_squares_partial(const T* x, int64_t count, int parts, double
   if (threadIdx.x == 0) partial[blockIdx.y * parts + blockIdx.x] = red[0];
 }
 
-// X ← round(X / (round(√Σx²) + 1e-7)) for matrix blockIdx.y (SPEC §4 NS normalization).
+// denom[b] = round(√Σx²) + 1e-7 (SPEC §4 NS normalization), partials summed in order.
 template <class T>
-__global__ void normalize_by(T* x, int64_t count, int parts, const double* partial) {
+__global__ void norm_denominators(const double* partial, int parts, int batch, float* denom) {
+  const int b = blockIdx.x * blockDim.x + threadIdx.x;
+  if (b >= batch) return;
   double ss = 0.0;
-  for (int p = 0; p < parts; ++p) ss += partial[blockIdx.y * parts + p];
-  const float denom = ld(st<T>(sqrtf(static_cast<float>(ss)))) + 1e-7f;
-  T* m = x + static_cast<int64_t>(blockIdx.y) * count;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    m[i] = st<T>(ld(m[i]) / denom);
+  for (int p = 0; p < parts; ++p) ss += partial[b * parts + p];
+  denom[b] = ld(st<T>(sqrtf(static_cast<float>(ss)))) + 1e-7f;
+}
+
+// X ← round(X / denom[matrix]) over the whole batch, V elements at a time (V divides count).
+template <class T, int V>
+__global__ void normalize_by(T* x, int64_t count, int64_t total, const float* denom) {
+  for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x * V) {
+    const float d = denom[i / count];
+    if constexpr (V > 1) {
+      Vec<T> w = *reinterpret_cast<const Vec<T>*>(x + i);
+#pragma unroll
+      for (int k = 0; k < V; ++k) w.v[k] = st<T>(ld(w.v[k]) / d);
+      *reinterpret_cast<Vec<T>*>(x + i) = w;
+    } else {
+      x[i] = st<T>(ld(x[i]) / d);
+    }
+  }
+}
+
+// B = b·A + a·I (rounded once): the C operand of B ← c·A·A + B, so the standard step's
+// (aI + bA + cA²) takes one small kernel and one GEMM.
+template <class T>
+__global__ void scaled_plus_identity(const T* a, T* out, int64_t m, int64_t total, float alpha, float diag) {
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
+       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = k % (m * m);
+    out[k] = st<T>(alpha * ld(a[k]) + (e / m == e % m ? diag : 0.0f));
+  }
 }
 
 template <class T>
@@ -150,19 +193,41 @@ void NsDevice::add_diagonal(void* z, int batch, int64_t m, float a) {
 }
 
 void NsDevice::normalize(void* x, int batch, int64_t count) {
+  const int64_t total = count * batch;
   const int parts = static_cast<int>(std::clamp<int64_t>(count / 65536, 1, 128));
-  auto* partial = static_cast<double*>(partial_.reserve(sizeof(double) * parts * batch));
-  const int fill = static_cast<int>(std::min<int64_t>((count + kThreads - 1) / kThreads, 1024));
+  auto* partial = static_cast<double*>(partial_.reserve(sizeof(double) * parts * batch + sizeof(float) * batch));
+  auto* denom = reinterpret_cast<float*>(partial + parts * batch);
   with_type(dtype_, [&](auto tag) {
     using T = decltype(tag);
-    sum_squares_partial<T><<<dim3(parts, batch), kThreads, 0, stream_>>>(static_cast<T*>(x), count, parts, partial);
-    check_launch("sum_squares_partial");
-    normalize_by<T><<<dim3(fill, batch), kThreads, 0, stream_>>>(static_cast<T*>(x), count, parts, partial);
-    check_launch("normalize_by");
+    constexpr int V = Vec<T>::n;
+    auto launch = [&](auto v) {
+      constexpr int W = decltype(v)::value;
+      const int64_t chunk = ((count + parts - 1) / parts + W - 1) / W * W;
+      sum_squares_partial<T, W><<<dim3(parts, batch), kThreads, 0, stream_>>>(static_cast<T*>(x), count, chunk,
+                                                                               parts, partial);
+      check_launch("sum_squares_partial");
+      norm_denominators<T><<<(batch + 127) / 128, 128, 0, stream_>>>(partial, parts, batch, denom);
+      check_launch("norm_denominators");
+      normalize_by<T, W><<<blocks_for(total / W, kThreads), kThreads, 0, stream_>>>(static_cast<T*>(x), count, total,
+                                                                                    denom);
+      check_launch("normalize_by");
+    };
+    if (count % V == 0) launch(std::integral_constant<int, V>{});   // every matrix 16-byte aligned
+    else launch(std::integral_constant<int, 1>{});
   });
 }
 
-// X (m×n, m ≤ n): A = XXᵀ; B = bA + cA²; X ← (aI + B)·X.
+void NsDevice::scaled_identity(const void* a, void* out, int batch, int64_t m, float alpha, float diag) {
+  const int64_t total = batch * m * m;
+  with_type(dtype_, [&](auto tag) {
+    using T = decltype(tag);
+    scaled_plus_identity<T><<<blocks_for(total, kThreads), kThreads, 0, stream_>>>(
+        static_cast<const T*>(a), static_cast<T*>(out), m, total, alpha, diag);
+  });
+  check_launch("scaled_plus_identity");
+}
+
+// X (m×n, m ≤ n): A = XXᵀ; B = aI + bA + cA²; X ← B·X (= aX + (bA + cA²)X).
 void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   const int64_t eb = dtype_bytes(dtype_), mm = m * m, mn = m * n;
   void* a = a_.reserve(eb * mm * batch);
@@ -171,9 +236,8 @@ void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfi
   void* nxt = x2_.reserve(eb * mn * batch);
   for (int i = 0; i < cfg.steps; ++i) {
     gemm(false, true, m, m, n, 1.0f, cur, n, mn, cur, n, mn, 0.0f, a, m, mm, batch);
-    copy(b, a, mm * batch);
-    gemm(false, false, m, m, m, cfg.c, a, m, mm, a, m, mm, cfg.b, b, m, mm, batch);
-    add_diagonal(b, batch, m, cfg.a);
+    scaled_identity(a, b, batch, m, cfg.b, cfg.a);                                    // B = bA + aI
+    gemm(false, false, m, m, m, cfg.c, a, m, mm, a, m, mm, 1.0f, b, m, mm, batch);      // B += cA²
     gemm(false, false, m, n, m, 1.0f, b, m, mm, cur, n, mn, 0.0f, nxt, n, mn, batch);
     std::swap(cur, nxt);
   }
@@ -224,15 +288,14 @@ void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& c
   return nxt;
 }
 
-void NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
-  if (batch < 1 || m < 1) return;
+  if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
   check(cublasSetStream(handle_, stream_), "cublasSetStream");
   normalize(x, batch, m * n);
   const bool use_gram = cfg.method == NsMethod::gram && m != n;
-  void* out = use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
-  if (out != x) copy(x, out, m * n * batch);
+  return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
 }
 
 double NsDevice::gemm_flops(int batch, int64_t m, int64_t n, const NsConfig& cfg) {

@@ -5,7 +5,8 @@
 // `αC + βAB` combinations ride in the GEMM epilogue. The batch is the per-head split
 // (one call over all heads), so small matrices are not launch-bound.
 // Rounding differs from the CPU reference only in order: X ← aX + BX is evaluated as
-// (aI + B)·X, and an epilogue rounds αC + β·AB once where the CPU rounds AB first.
+// (aI + B)·X with aI + bA rounded once before the cA² GEMM adds to it, and an epilogue
+// rounds αC + β·AB once where the CPU rounds AB first.
 #pragma once
 #include <cstdint>
 
@@ -21,9 +22,10 @@ class NsDevice {
  public:
   NsDevice(cublasHandle_t handle, cudaStream_t stream) : handle_(handle), stream_(stream) {}
 
-  // x: batch × m × n elements of cfg.dtype, m ≤ n. Normalizes each matrix
-  // (X/(‖X‖_F + 1e-7)) and overwrites it with NS(X). Asynchronous on the stream.
-  void run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
+  // x: batch × m × n elements of cfg.dtype, m ≤ n. Normalizes each matrix in place
+  // (X/(‖X‖_F + 1e-7)) and returns where NS(X) lies: x itself or a workspace buffer of
+  // this NsDevice, valid until its next run (no copy back). Asynchronous on the stream.
+  void* run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
   // Floating-point operations of the GEMMs one run() issues (2·M·N·K each).
   static double gemm_flops(int batch, int64_t m, int64_t n, const NsConfig& cfg);
@@ -37,6 +39,7 @@ class NsDevice {
   void* gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void copy(void* dst, const void* src, int64_t elems);
   void add_diagonal(void* z, int batch, int64_t m, float a);
+  void scaled_identity(const void* a, void* out, int batch, int64_t m, float alpha, float diag);
 
   cublasHandle_t handle_;
   cudaStream_t stream_;

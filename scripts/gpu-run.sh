@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The one-line route to a GPU conformance run.
+#
+#   here (no GPU needed):   scripts/gpu-run.sh build
+#       configures build-cuda/ with -DMUONCHECK_CUDA=ON for sm_90, builds it, and packs
+#       build-cuda/bundle/ (bin/: muoncheck, the gpu tests, bench_ns_cuda; lib/: the
+#       shared libraries the GPU machine lacks: Gloo and its deps, Google Benchmark,
+#       libquadmath). RapidCheck and GoogleTest are static, so nothing else travels.
+#   on the GPU machine, from the repository root, with build-cuda/bundle carried:
+#       scripts/gpu-run.sh device [OUTDIR]        (OUTDIR defaults to $OUT, else gpu-out/)
+#       runs the gpu-labelled tests, the NS benchmark, compute-sanitizer memcheck on one
+#       scenario, then side by side `muoncheck check --backend cuda --comm nccl --dp 1`
+#       (one GPU: every scenario re-split to one rank) and `--comm gloo` at dp 2 and 4
+#       (rank threads share the GPU); eight files (logs, JSON reports) land in OUTDIR.
+#
+# With the device tool: run(command="bash scripts/gpu-run.sh device", carry=["build-cuda/bundle"]).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-}
+
+build() {
+  set -e
+  cmake -S . -B build-cuda -G Ninja -DMUONCHECK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release
+  cmake --build build-cuda -j"${JOBS:-2}" --target muoncheck bench_ns_cuda \
+      cuda_compute_test nccl_comm_test impl_cuda_engine_test
+  local b=build-cuda/bundle
+  rm -rf "$b" && mkdir -p "$b/bin" "$b/lib"
+  cp build-cuda/harness/muoncheck build-cuda/bench/impl/bench_ns_cuda "$b/bin/"
+  cp build-cuda/tests/impl/{cuda_compute_test,nccl_comm_test,impl_cuda_engine_test} "$b/bin/"
+  # Copy each missing library under its SONAME (links do not travel as files).
+  for lib in /usr/lib/libgloo.so.0 libhiredis.so.0.14 libibverbs.so.1 libnl-3.so.200 libnl-route-3.so.200 \
+             libbenchmark.so.1debian libquadmath.so.0; do
+    local path=$lib
+    [[ $lib == /* ]] || path=$(ldconfig -p | awk -v l="$lib" '!f && $1 == l && /x86-64/ {print $NF; f = 1}')
+    cp -L "$path" "$b/lib/$(basename "$lib")"
+  done
+  strip --strip-unneeded "$b"/bin/* 2>/dev/null || true
+  du -sh "$b"
+}
+
+# Adds the folder of a library to LD_LIBRARY_PATH when the loader cannot find it.
+find_lib() {
+  if ldd build-cuda/bundle/bin/muoncheck | grep -q "$1 => not found"; then
+    local p
+    p=$(find / -xdev -name "$1" -not -path '*/proc/*' 2>/dev/null | head -1)
+    [ -n "$p" ] && export LD_LIBRARY_PATH="$(dirname "$p"):$LD_LIBRARY_PATH"
+  fi
+}
+
+device() {
+  local out=${1:-${OUT:-gpu-out}}
+  mkdir -p "$out"
+  local bin=build-cuda/bundle/bin log="$out/summary.log"
+  export LD_LIBRARY_PATH="$PWD/build-cuda/bundle/lib:${LD_LIBRARY_PATH:-}"
+  export NCCL_NVLS_ENABLE=0                 # never NVLink multicast on shared hosts
+  for l in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do find_lib "$l"; done
+  local t0=$SECONDS t
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+    ldd $bin/muoncheck | grep -E "not found|cublas|nccl|gloo" || true
+  } 2>&1 | tee "$log"
+  for t in cuda_compute_test nccl_comm_test impl_cuda_engine_test; do
+    $bin/$t --gtest_brief=1 2>&1
+  done > "$out/gpu-tests.log" 2>&1
+  grep -E "FAILED|PASSED|SKIPPED|tests from" "$out/gpu-tests.log" | tee -a "$log"
+  echo "gpu tests: $((SECONDS - t0)) s" | tee -a "$log"
+
+  t=$SECONDS
+  $bin/bench_ns_cuda --benchmark_out="$out/bench-ns.json" --benchmark_out_format=json 2>&1 | tee -a "$log" | tail -7
+  echo "bench: $((SECONDS - t)) s" | tee -a "$log"
+
+  t=$SECONDS
+  local cs
+  cs=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  "$cs" --tool memcheck --leak-check full --error-exitcode 9 \
+      $bin/muoncheck run stage0-basic --backend cuda --invariant trajectory-conforms > "$out/memcheck.log" 2>&1
+  echo "memcheck exit $?: $((SECONDS - t)) s" | tee -a "$log"
+  tail -3 "$out/memcheck.log" | tee -a "$log"
+
+  # The suites share the GPU and spend CPU time on the oracle: run them side by side.
+  t=$SECONDS
+  local runs=("nccl 1" "gloo 2" "gloo 4") pids=() r
+  for r in "${runs[@]}"; do
+    set -- $r
+    timeout "${CHECK_TIMEOUT:-330}" $bin/muoncheck check --backend cuda --comm "$1" --dp "$2" \
+        --report "$out/check-$1-dp$2.json" > "$out/check-$1-dp$2.txt" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!runs[@]}"; do
+    wait "${pids[$i]}"
+    echo "check cuda+${runs[$i]/ /, dp }: exit $?" | tee -a "$log"
+  done
+  echo "checks: $((SECONDS - t)) s" | tee -a "$log"
+  for r in "${runs[@]}"; do
+    set -- $r
+    { echo "=== check cuda+$1 dp $2"; cat "$out/check-$1-dp$2.txt"; } >> "$out/checks.log"
+    rm -f "$out/check-$1-dp$2.txt"
+  done
+  grep -E "^=== |scenarios:.*=>|^muoncheck (run|check)|FAIL " "$out/checks.log" | head -60 | tee -a "$log"
+  echo "total $((SECONDS - t0)) s" | tee -a "$log"
+}
+
+case $mode in
+  build) build ;;
+  device) shift; device "$@" ;;
+  *) echo "usage: scripts/gpu-run.sh build | device [OUTDIR]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,19 @@
+#!/bin/sh
+# `muoncheck run --trace` writes a trace that `muoncheck verify` passes (exit 0), and a
+# trace with one NS call too many fails verify (exit 1) with its repro line.
+set -eu
+bin="$1"
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$bin" run two-layer-gas4-z2 --mode trajectory --invariant trajectory-conforms --trace "$dir/t.json" >/dev/null
+"$bin" verify two-layer-gas4-z2 --trace "$dir/t.json" --oracle-precision double --report "$dir/r.json"
+grep -q '"command": "verify"' "$dir/r.json"
+sed 's/"ns_calls":\[1,1\]/"ns_calls":[2,1]/' "$dir/t.json" > "$dir/broken.json"
+set +e
+"$bin" verify two-layer-gas4-z2 --trace "$dir/broken.json" --oracle-precision double > "$dir/out.txt"
+rc=$?
+set -e
+cat "$dir/out.txt"
+[ "$rc" -eq 1 ] || { echo "expected exit 1 for a broken trace, got $rc"; exit 1; }
+grep -q "muoncheck verify scenarios/two-layer-gas4-z2.json --trace $dir/broken.json --invariant ns-once-per-matrix-per-step" "$dir/out.txt"
+echo "cli round trip: ok"
