@@ -50,10 +50,14 @@ std::string split_label(const Scenario& s) {
 
 void fill_steps(ScenarioResult& r, const RunBundle& b) {
   const auto errors = per_step_errors(b);
-  std::map<int, std::map<std::string, long long>> bytes;
-  for (const auto& log : b.impl.collectives_by_rank)
-    for (const auto& c : log)
-      if (c.purpose != impl::Purpose::state_export) bytes[c.step][impl::collective_name(c.kind)] += c.bytes;
+  // Every rank logs the same collectives with their logical size; count each once (rank 0's log).
+  std::map<int, std::map<std::string, long long>> by_kind, by_purpose;
+  if (!b.impl.collectives_by_rank.empty())
+    for (const auto& c : b.impl.collectives_by_rank.front())
+      if (c.purpose != impl::Purpose::state_export) {
+        by_kind[c.step][impl::collective_name(c.kind)] += c.bytes;
+        by_purpose[c.step][impl::purpose_name(c.purpose)] += c.bytes;
+      }
   for (size_t t = 0; t < b.impl.trajectory.steps.size(); ++t) {
     const auto& st = b.impl.trajectory.steps[t];
     StepReport s;
@@ -62,7 +66,8 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
     s.skipped = st.skipped;
     s.scale = st.scale;
     s.ns_calls = static_cast<int>(st.ns_calls.size());
-    s.bytes_by_kind = bytes[static_cast<int>(t)];
+    s.bytes_by_kind = by_kind[static_cast<int>(t)];
+    s.bytes_by_purpose = by_purpose[static_cast<int>(t)];
     if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
     r.steps.push_back(s);
   }

@@ -50,7 +50,7 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
   }
   for (const auto& s : r.steps)
     steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
-                     {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind},
+                     {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind}, {"bytes_by_purpose", s.bytes_by_purpose},
                      {"error_vs_oracle", number_or_null(s.error_vs_oracle)}, {"control_error", number_or_null(s.control_error)}});
   return {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
           {"wall_seconds", r.wall_seconds}, {"invariants", inv}, {"steps", steps}, {"repro", repro}};

@@ -17,7 +17,10 @@ struct StepReport {
   bool skipped = false;
   double scale = 1.0;
   int ns_calls = 0;
-  std::map<std::string, long long> bytes_by_kind;   // training traffic, summed over ranks
+  // Training traffic of the step (state export for checks excluded): the logical size of each
+  // collective (nccl-tests' "size"), counted once per collective, by kind and by purpose.
+  std::map<std::string, long long> bytes_by_kind;
+  std::map<std::string, long long> bytes_by_purpose;
   double error_vs_oracle = 0.0;                     // worst relative error of impl weights
   double control_error = 0.0;                       // the control's at the same place
 };

@@ -41,7 +41,7 @@ ScenarioResult failing_result() {
   r.faults = {"zero3-muon-per-microbatch"};
   r.verdicts = {Verdict::judge("gas-invariant", 9.0, 1.0, "too far"), Verdict::judge("ranks-agree", 0, 0, "ok"),
                 Verdict::skip("overflow-skip-clean", "no overflow")};
-  r.steps = {StepReport{0, 1.5, false, 1.0, 2, {{"all_gather_v", 4096}}, 1e-7, 2e-7}};
+  r.steps = {StepReport{0, 1.5, false, 1.0, 2, {{"all_gather_v", 4096}}, {{"param_gather", 4096}}, 1e-7, 2e-7}};
   return r;
 }
 
