@@ -21,8 +21,7 @@ Outcome run(const cli::Args& args) {
   if (!o.faults.empty()) o.faults.clear();   // --fault selects which mutants run, below
   if (!args.value("oracle-precision")) o.precision = oracle::Precision::float64;
   std::vector<std::string> faults = args.values("fault");
-  if (faults.empty())
-    for (const auto& p : mutation_plan()) faults.push_back(p.fault);
+  if (faults.empty()) faults = all_fault_ids();
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto control = select_scenarios({}, dir, true);
   const auto result = run_mutants(control, faults, dir, o);
@@ -30,7 +29,7 @@ Outcome run(const cli::Args& args) {
   if (auto path = args.value("json")) {
     std::vector<ScenarioResult> all = result.control;
     for (const auto& f : result.faults) all.insert(all.end(), f.results.begin(), f.results.end());
-    auto report = build_report({"mutants", "cpu", repro_flags(o)}, all, {});
+    auto report = build_report({"mutants", impl::backend_description(impl_options(o)), repro_flags(o)}, all, {});
     report["mutants"] = mutants_json(result);
     write_report(*path, report);
     std::printf("report: %s\n", path->c_str());
@@ -50,6 +49,9 @@ Command mutants_command() {
             {"oracle-precision", true, false, "double (default here) | float128 | bin50"},
             {"mode", true, false, "trajectory | stepwise | both (default both)"},
             {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 60000)"},
+            {"backend", true, false, "cpu (default) | cuda"},
+            {"comm", true, false, "gloo (default) | nccl"},
+            {"dp", true, false, "re-split each scenario's global batch over N ranks"},
             {"scenarios", true, false, "scenarios folder (default scenarios)"}}},
           run};
 }

@@ -41,15 +41,31 @@ int MutationRun::killed() const {
 
 bool MutationRun::ok() const { return control_clean && killed() == static_cast<int>(faults.size()); }
 
+std::vector<std::string> all_fault_ids() {
+  std::vector<std::string> ids;
+  for (const auto& p : mutation_plan()) ids.push_back(p.fault);
+  return ids;
+}
+
 MutationRun run_mutants(const std::vector<Scenario>& control_scenarios, const std::vector<std::string>& faults,
                         const std::string& scenario_dir, const JudgeOptions& base) {
   const auto start = std::chrono::steady_clock::now();
-  MutationRun run;
+  std::vector<ScenarioResult> control;
   std::fprintf(stdout, "control: %zu scenarios, no fault\n", control_scenarios.size());
   for (const auto& s : control_scenarios) {
-    run.control.push_back(judge_scenario(s, base));
-    print_scenario_table(stdout, run.control.back());
+    control.push_back(judge_scenario(s, base));
+    print_scenario_table(stdout, control.back());
   }
+  auto run = run_mutants_after(std::move(control), faults, scenario_dir, base);
+  run.seconds = seconds_since(start);
+  return run;
+}
+
+MutationRun run_mutants_after(std::vector<ScenarioResult> control, const std::vector<std::string>& faults,
+                              const std::string& scenario_dir, const JudgeOptions& base) {
+  const auto start = std::chrono::steady_clock::now();
+  MutationRun run;
+  run.control = std::move(control);
   run.control_clean = !any_fail(run.control);
   for (const auto& id : faults) {
     const FaultPlan* plan = plan_for(id);

@@ -40,6 +40,10 @@ struct MutationRun {
 // `control_scenarios`: the default suite; the faults' scenarios are looked up in `scenario_dir`.
 MutationRun run_mutants(const std::vector<Scenario>& control_scenarios, const std::vector<std::string>& faults,
                         const std::string& scenario_dir, const JudgeOptions& base);
+// The same with a control already judged (the nightly run reuses its suite results).
+MutationRun run_mutants_after(std::vector<ScenarioResult> control, const std::vector<std::string>& faults,
+                              const std::string& scenario_dir, const JudgeOptions& base);
+std::vector<std::string> all_fault_ids();
 
 void print_kill_table(std::FILE* out, const MutationRun& run);
 nlohmann::json mutants_json(const MutationRun& run);

@@ -18,7 +18,7 @@ struct SuiteOptions {
   std::string golden_dir = "golden";
 };
 
-JudgeOptions judge_options_from(const cli::Args& args);   // --fault, --mode, --oracle-precision, --invariant, --timeout-ms
+JudgeOptions judge_options_from(const cli::Args& args);   // --fault, --mode, --oracle-precision, --invariant, --timeout-ms, --backend, --comm, --dp
 std::string repro_flags(const JudgeOptions& o);
 
 // Returns true when nothing failed.

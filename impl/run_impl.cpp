@@ -60,6 +60,10 @@ void run_on_ranks(int dp, const ImplOptions& opts, const std::function<void(Comm
 
 void check_supported(const Scenario& s, const ImplOptions& opts) {
   (void)FaultSet::from_ids(opts.faults);
+#ifndef MUONCHECK_HAVE_CUDA
+  if (opts.backend == ComputeBackend::cuda || opts.comm == CommBackend::nccl)
+    throw Error(ErrorKind::Unsupported, backend_label(opts) + ": this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");
+#endif
   if (s.model.params.empty()) throw Error(ErrorKind::Unsupported, s.name + ": the model has no parameters");
   if (s.optimizer.ns_steps < 1)
     throw Error(ErrorKind::Unsupported, s.name + ": ns_steps " + std::to_string(s.optimizer.ns_steps) + " < 1");

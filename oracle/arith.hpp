@@ -17,6 +17,7 @@ struct ExactArith {
   T comm(const T& x) const { return x; }   // cross-rank reduction operands and partial sums
   T fp32(const T& x) const { return x; }   // master weights, momentum, Adam moments, unscaled G
   T ns(const T& x) const { return x; }     // Newton–Schulz operands and results
+  double scalar(double x) const { return x; }  // a constant used as a tensor op's scalar operand
   Mat<T> mm(const Mat<T>& A, const Mat<T>& B) const { return matmul(A, B); }
   // A·B known to be symmetric in exact arithmetic (polynomials in one Gram matrix).
   Mat<T> mm_sym(const Mat<T>& A, const Mat<T>& B) const { return matmul_symmetric(A, B); }
@@ -47,6 +48,9 @@ struct ControlArith {
   double comm(double x) const { return round_to(comm_t, x); }
   double fp32(double x) const { return round_to(DType::fp32, x); }
   double ns(double x) const { return round_to(ns_t, x); }
+  // Tensor ops take a Python/C++ scalar in their fp32 "opmath" type (PyTorch does for
+  // fp32, bf16 and fp16 tensors), so e.g. the NS coefficients enter as fp32 values.
+  double scalar(double x) const { return round_to(DType::fp32, x); }
   Mat<double> mm(const Mat<double>& A, const Mat<double>& B) const { return matmul(A, B, ControlDot{ns_t}); }
   // A rounded product is not symmetric: the control forms it in full, as a GPU would.
   Mat<double> mm_sym(const Mat<double>& A, const Mat<double>& B) const { return mm(A, B); }

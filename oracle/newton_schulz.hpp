@@ -16,7 +16,11 @@ struct NsParams {
 };
 
 namespace detail {
-// alpha·P + beta·Q, each term and the sum rounded like a tensor op would.
+// alpha·P + beta·Q as one fused elementwise kernel: fp32 arithmetic, one rounding
+// to the NS dtype, as the implementation's axpby does. (Rounding each term to the NS
+// dtype first is an equally valid kernel, but Gram NS in 16 bits amplifies the
+// difference between two rounding sequences up to ~30×, so the control follows the
+// implementation's — found by `muoncheck sweep`: gram, bf16, a 3×1 matrix.)
 template <class Ar, class T = typename Ar::T>
 Mat<T> lin(const Ar& ar, double alpha, const Mat<T>& P, double beta, const Mat<T>& Q) {
   Mat<T> R(P.rows, P.cols);
@@ -24,9 +28,9 @@ Mat<T> lin(const Ar& ar, double alpha, const Mat<T>& P, double beta, const Mat<T
   // Elementwise work is ~10% of an NS call: split it too (cost ≈ 4 ops per element).
   parallel_rows(P.rows, [&](int64_t) { return 4.0 * P.cols; }, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo * P.cols; i < hi * P.cols; ++i) {
-      const T p = alpha == 1.0 ? P.a[i] : ar.ns(ta * P.a[i]);
-      const T q = beta == 1.0 ? Q.a[i] : ar.ns(tb * Q.a[i]);
-      R.a[i] = ar.ns(p + q);
+      const T p = alpha == 1.0 ? P.a[i] : ar.fp32(ta * P.a[i]);
+      const T q = beta == 1.0 ? Q.a[i] : ar.fp32(tb * Q.a[i]);
+      R.a[i] = ar.ns(ar.fp32(p + q));
     }
   });
   return R;
@@ -74,10 +78,16 @@ Mat<T> gram_loop(const Ar& ar, Mat<T> X, const NsParams& p) {
 
 // NS(U): normalize by ‖U‖_F + 1e-7, make wide, iterate, restore the orientation.
 template <class Ar, class T = typename Ar::T>
-Mat<T> newton_schulz(const Ar& ar, const Mat<T>& U, const NsParams& p) {
+Mat<T> newton_schulz(const Ar& ar, const Mat<T>& U, const NsParams& given) {
+  // The coefficients as the arithmetic sees them (the control: fp32 scalars). a+b+c
+  // ≈ 0.70 cancels, so a coefficient rounded to fp32 moves NS(U) by ~1e-6 relative —
+  // more than fp32 NS arithmetic itself (found by `muoncheck sweep`, ns_dtype fp32).
+  NsParams p = given;
+  p.a = ar.scalar(given.a), p.b = ar.scalar(given.b), p.c = ar.scalar(given.c);
   Mat<T> X(U.rows, U.cols);
   for (size_t i = 0; i < X.a.size(); ++i) X.a[i] = ar.ns(U.a[i]);
-  const T denom = frobenius(X) + T(1e-7);
+  // The norm of an NS-dtype tensor is an NS-dtype value (fp32 accumulation inside).
+  const T denom = ar.ns(frobenius(X)) + T(1e-7);
   for (T& v : X.a) v = ar.ns(v / denom);
   const bool tall = X.rows > X.cols;
   if (tall) X = transpose(X);

@@ -47,11 +47,23 @@ class Unsupported(Exception):
 # ---------------------------------------------------------------- model
 
 class Node(torch.nn.Module):
-    """One module of the tree; `terms` are the loss terms of the parameters it owns."""
+    """One module of the tree; `terms` are the loss terms of the parameters it owns.
 
-    def __init__(self):
+    Children and parameters are created inside __init__ (from a name tree), because
+    deepspeed.zero.Init partitions a module's own parameters when its __init__ returns:
+    a parameter attached afterwards would stay a full tensor and hide the placeholder case.
+    """
+
+    def __init__(self, tree=None, seed=0):
         super().__init__()
         self.terms = []   # (local name, param index, rank, rows, cols)
+        tree = tree or {"children": {}, "params": []}
+        for name, child in tree["children"].items():
+            self.add_module(name, Node(child, seed))
+        for local, p in tree["params"]:
+            init = torch.from_numpy(data.initial_weight(seed, p).astype(np.float32))
+            self.register_parameter(local, torch.nn.Parameter(init))
+            self.terms.append((local, p.index, len(p.shape), p.rows, p.cols))
 
     def forward(self, batch):
         total = None
@@ -69,20 +81,26 @@ class Node(torch.nn.Module):
         return total
 
 
+def name_tree(params):
+    """{"children": {name: subtree}, "params": [(local name, Param)]} from dotted names."""
+    root = {"children": {}, "params": []}
+    for p in params:
+        *path, local = p.name.split(".")
+        node = root
+        for part in path:
+            node = node["children"].setdefault(part, {"children": {}, "params": []})
+        node["params"].append((local, p))
+    return root
+
+
 class ScenarioModel(Node):
     def __init__(self, scenario):
-        super().__init__()
+        super().__init__(name_tree(scenario.params), scenario.seed)
         owners = []
         for p in scenario.params:
-            *path, local = p.name.split(".")
             node = self
-            for part in path:
-                if part not in node._modules:
-                    node.add_module(part, Node())
+            for part in p.name.split(".")[:-1]:
                 node = node._modules[part]
-            init = torch.from_numpy(data.initial_weight(scenario.seed, p).astype(np.float32))
-            node.register_parameter(local, torch.nn.Parameter(init))
-            node.terms.append((local, p.index, len(p.shape), p.rows, p.cols))
             if all(node is not o for o in owners):
                 owners.append(node)
         object.__setattr__(self, "_owners", owners)   # a plain list: not registered twice
@@ -264,11 +282,9 @@ def run_scenario(s, deepspeed):
     if s.per_head:
         model.config = head_config(s)
     engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
-    named = list(engine.module.named_parameters())
-    order = [n for n, _ in named]
-    want = [p.name for p in s.params]
-    if order != want:
-        raise RuntimeError(f"parameter order {order} differs from the scenario's {want}")
+    named = list(engine.module.named_parameters())   # the trace lists params in this order, by name
+    if sorted(n for n, _ in named) != sorted(p.name for p in s.params):
+        raise RuntimeError("the module's parameter names differ from the scenario's")
     tags = [{"name": n, "use_muon": bool(getattr(p, "use_muon", False)),
              "num_heads": int(getattr(p, "muon_num_heads", None) or 0)} for n, p in named]
     counter = NsCounter(named)

@@ -1,7 +1,8 @@
 // One data-parallel rank of the ZeRO engine (SPEC §4–5). It holds only its share:
 // stage ≥1 the fp32 master weights and optimizer state of its partition, stage ≥2 the
 // gradient partition, stage 3 the param_dtype model partition (gathered per micro-step
-// for the forward/backward and released). Every collective goes through `comm`.
+// for the forward/backward and released). Every collective goes through `comm`; the
+// optimizer math (NS, elementwise kernels) through `math` (impl/math/compute.hpp).
 // Files: engine_setup.cpp (params, tagging, partitioning), engine_micro.cpp (forward,
 // backward, gradient reduction), engine_boundary.cpp (overflow, clip, AdamW, scaler,
 // re-sync), muon_step.cpp (distributed Muon), state_export.cpp (trajectory, digests).

@@ -38,7 +38,7 @@ ParamGroup pick_group(const ModelSpec& m) {
 
 }  // namespace
 
-rc::Gen<int64_t> bucket_size(const ModelSpec& m, bool below_largest_muon) {
+rc::Gen<int64_t> bucket_size(const ModelSpec& m, int dp, bool below_largest_muon) {
   int64_t largest = 1, largest_muon = 1;
   for (const auto& p : m.params) {
     largest = std::max(largest, element_count(p.shape));
@@ -46,11 +46,12 @@ rc::Gen<int64_t> bucket_size(const ModelSpec& m, bool below_largest_muon) {
   }
   const int64_t total = total_elements(m);
   // Every bucket is one collective round trip per micro-step or step (~0.1–1 ms on
-  // loopback, more under load): at most kMaxChunks buckets over the model keeps a
-  // case well under a second. So a 1-element bucket appears on models of at most
-  // kMaxChunks elements; larger models get their smallest bucket at total/kMaxChunks.
+  // loopback, more under load), and a reduce-scatter bucket holds dp chunks, so a
+  // model cut into total·dp/bucket pieces costs that many round trips. At most
+  // kMaxChunks keeps a case well under a second: a 1-element bucket appears on tiny
+  // models (total·dp ≤ kMaxChunks); larger ones get their smallest at total·dp/kMaxChunks.
   constexpr int64_t kMaxChunks = 48;
-  const int64_t smallest = (total + kMaxChunks - 1) / kMaxChunks;
+  const int64_t smallest = (total * dp + kMaxChunks - 1) / kMaxChunks;
   if (below_largest_muon) {
     const int64_t hi = std::max<int64_t>(1, largest_muon - 1);
     return range(std::min(smallest, hi), hi);
@@ -60,7 +61,7 @@ rc::Gen<int64_t> bucket_size(const ModelSpec& m, bool below_largest_muon) {
       {15, range(total, total + 64)},                        // one bucket holds the model
       {5, rc::gen::just<int64_t>(int64_t{smallest})},        // one element (small models)
       {25, range(std::min(smallest, largest), largest)},     // a param spans buckets
-      {15, range(largest / 2 + 1, 2 * largest)},             // around the largest param
+      {15, range(std::min(std::max(smallest, largest / 2 + 1), 2 * largest), 2 * largest)},   // around the largest param
   });
 }
 
@@ -68,12 +69,12 @@ rc::Gen<EngineConfig> engine(const ModelSpec& m, const Focus& f, bool fp16_param
   return rc::gen::exec([m, f, fp16_params] {
     EngineConfig e;
     e.stage = *int_range(f.min_stage, f.max_stage);
-    e.dp = *weighted<int>(at_least({{30, 1}, {35, 2}, {10, 3}, {15, 4}, {2, 5}, {2, 6}, {6, 8}}, f.min_dp));
+    e.dp = *weighted<int>(at_least({{30, 1}, {37, 2}, {10, 3}, {16, 4}, {1, 5}, {2, 6}, {4, 8}}, f.min_dp));
     e.gas = *weighted<int>(at_least({{35, 1}, {30, 2}, {10, 3}, {15, 4}, {10, 8}}, f.min_gas));
     e.micro_batch = *weighted<int>({{60, 1}, {30, 2}, {10, 3}});
     e.zero_init = e.stage == 3 && (f.zero_init || *chance(50));
-    e.reduce_bucket_size = *bucket_size(m, f.small_buckets);
-    e.allgather_bucket_size = *bucket_size(m, false);
+    e.reduce_bucket_size = *bucket_size(m, e.dp, f.small_buckets);
+    e.allgather_bucket_size = *bucket_size(m, e.dp, false);
     e.contiguous_gradients = !*chance(20);
     e.param_dtype = fp16_params ? DType::fp16 : *weighted<DType>({{50, DType::fp32}, {30, DType::bf16}, {20, DType::fp16}});
     e.grad_accum_dtype = *weighted<DType>(dtype_options(e.param_dtype, 60, 30, 5, 5));

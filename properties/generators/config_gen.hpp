@@ -17,7 +17,7 @@ rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f);
 
 // An element count for a bucket: one element (on small models), below / around /
 // above the largest param, beyond the whole model, or the 5e8 default; never so
-// small that the model needs more than 48 buckets.
-rc::Gen<int64_t> bucket_size(const ModelSpec& m, bool below_largest_muon);
+// small that the model needs more than 48 collectives per pass at this dp.
+rc::Gen<int64_t> bucket_size(const ModelSpec& m, int dp, bool below_largest_muon);
 
 }  // namespace muoncheck::generators

@@ -108,7 +108,7 @@ rc::Gen<ModelSpec> custom_model(const Focus& f) {
 rc::Gen<ModelSpec> llama_model(const Focus& f) {
   return rc::gen::exec([f] {
     LlamaPreset p;
-    p.layers = *weighted<int>({{85, 1}, {15, 2}});
+    p.layers = 1;   // already 11–12 params; a second layer adds cost, not new structure
     const int head_dim = *weighted<int>({{40, 2}, {30, 1}, {20, 4}, {10, 3}});
     p.heads = f.per_head ? *weighted<int>({{40, 2}, {30, 4}, {20, 3}, {10, 6}})
                          : *weighted<int>({{30, 1}, {30, 2}, {25, 4}, {15, 3}});
@@ -118,6 +118,7 @@ rc::Gen<ModelSpec> llama_model(const Focus& f) {
       if (p.heads % k == 0) kv.push_back(k);
     p.kv_heads = *rc::gen::elementOf(kv);
     p.intermediate = *int_range(2, 24);
+    if (f.mixed_shapes && p.intermediate == p.hidden) p.intermediate += 1;   // MLP ≠ attention size
     p.vocab = *int_range(2, 24);
     p.tie_embeddings = *chance(30);
     ModelSpec m;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Runs the DeepSpeed adapter on every scenario in scenarios/deepspeed/ for each DeepSpeed
+# version carried as a wheel, on one GPU (dp 1), and packs the traces for `muoncheck verify`.
+#
+#   scripts/deepspeed-run.sh OUT_DIR [VERSION...]      (default: every .whl/ds-VERSION/ folder)
+#
+# Wheels (built once on a machine with PyPI, see adapters/deepspeed/README.md):
+#   .whl/common/     hjson, pydantic, pydantic-core, annotated-types, typing-inspection, typing-extensions
+#   .whl/ds-X.Y.Z/   deepspeed-X.Y.Z-py3-none-any.whl (pip wheel --no-deps deepspeed==X.Y.Z)
+# Each version installs into its own --target folder, so two versions never meet.
+# Output: OUT_DIR/ds-X.Y.Z.tar.xz (the traces) and OUT_DIR/ds-X.Y.Z.log per version.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
+shift
+mkdir -p "$out"
+versions=("$@")
+if [ ${#versions[@]} -eq 0 ]; then
+  for d in .whl/ds-*/; do versions+=("$(basename "$d" | sed 's/^ds-//')"); done
+fi
+status=0
+for v in "${versions[@]}"; do
+  site=/tmp/muoncheck-site-ds-$v
+  work=/tmp/muoncheck-traces/ds-$v
+  rm -rf "$site" "$work"
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" \
+    .whl/common/*.whl .whl/ds-"$v"/*.whl || { echo "ds-$v: wheel install failed"; status=3; continue; }
+  start=$(date +%s)
+  PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 python3 adapters/deepspeed/run_deepspeed.py \
+    --out "$work" scenarios/deepspeed/*.json > "$out/ds-$v.log" 2>&1 || status=1
+  echo "ds-$v: $(( $(date +%s) - start )) s in all"
+  grep -E "^[a-z0-9-]+: (ran|UNSUPPORTED|ERROR)" "$out/ds-$v.log"
+  tar -C /tmp/muoncheck-traces -cJf "$out/ds-$v.tar.xz" "ds-$v"
+done
+exit $status
