@@ -221,7 +221,7 @@ StepRecord Engine<Ar>::step(int t) {
   }
   parallel_tasks(cost, [&](size_t i) {
     const size_t p = muon_params[i];
-    const Mat<T> U = advance_momentum(ar_, st_.momentum[p], D[p], o);
+    const Mat<T> U = advance_momentum(ar_, st_.momentum[p], D[p], o, s_.engine.stage >= 1);
     D[p] = orthogonalized_update(ar_, U, tags_[p].num_heads, o);
   });
   if (o.clip.mode == ClipMode::update) {  // N over Muon updates and the others' G

@@ -24,14 +24,18 @@ T muon_scale(ScaleRule rule, int64_t r, int64_t c) {
 // Advances M with G and returns the update U that NS orthogonalizes.
 //   ema: M ← βM + (1−β)G; U = (1−β)G + βM (Nesterov) or M.
 //   sum: M ← βM + G;      U = G + βM (Nesterov) or M.
+// `gathered`: G and the advanced M reach the NS rank through a step-time gather in
+// comm_dtype (SPEC §5, stage ≥ 1), so U is formed from their comm_dtype values; the
+// stored M stays fp32. At stage 0 both are local.
 template <class Ar, class T = typename Ar::T>
-Mat<T> advance_momentum(const Ar& ar, Mat<T>& M, const Mat<T>& G, const OptimizerConfig& o) {
+Mat<T> advance_momentum(const Ar& ar, Mat<T>& M, const Mat<T>& G, const OptimizerConfig& o, bool gathered = false) {
   const T beta(o.momentum);
   const T g_weight = o.momentum_form == MomentumForm::ema ? T(1) - beta : T(1);
   for (size_t i = 0; i < M.a.size(); ++i) M.a[i] = ar.fp32(beta * M.a[i] + g_weight * G.a[i]);
-  if (!o.nesterov) return M;
+  auto wire = [&](const T& x) { return gathered ? ar.comm(x) : x; };
   Mat<T> U(M.rows, M.cols);
-  for (size_t i = 0; i < U.a.size(); ++i) U.a[i] = ar.fp32(g_weight * G.a[i] + beta * M.a[i]);
+  for (size_t i = 0; i < U.a.size(); ++i)
+    U.a[i] = o.nesterov ? ar.fp32(g_weight * wire(G.a[i]) + beta * wire(M.a[i])) : wire(M.a[i]);
   return U;
 }
 

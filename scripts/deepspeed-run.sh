@@ -8,7 +8,8 @@
 #   .whl/common/     hjson, pydantic, pydantic-core, annotated-types, typing-inspection, typing-extensions
 #   .whl/ds-X.Y.Z/   deepspeed-X.Y.Z-py3-none-any.whl (pip wheel --no-deps deepspeed==X.Y.Z)
 # Each version installs into its own --target folder, so two versions never meet.
-# Output: OUT_DIR/ds-X.Y.Z.tar.xz (the traces) and OUT_DIR/ds-X.Y.Z.log per version.
+# Output per version: OUT_DIR/ds-X.Y.Z.tar.xz.partNN (the traces, split at 15 MiB; unpack with
+# `cat ds-X.Y.Z.tar.xz.part* | tar xJ`) and OUT_DIR/ds-X.Y.Z.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
@@ -30,6 +31,7 @@ for v in "${versions[@]}"; do
     --out "$work" scenarios/deepspeed/*.json > "$out/ds-$v.log" 2>&1 || status=1
   echo "ds-$v: $(( $(date +%s) - start )) s in all"
   grep -E "^[a-z0-9-]+: (ran|UNSUPPORTED|ERROR)" "$out/ds-$v.log"
-  tar -C /tmp/muoncheck-traces -cJf "$out/ds-$v.tar.xz" "ds-$v"
+  # Split so no file passes the 16 MiB a device call may return (a llama trace is 30-50 MB of JSON).
+  tar -C /tmp/muoncheck-traces -cJf - "ds-$v" | split -b 15M -d - "$out/ds-$v.tar.xz.part"
 done
 exit $status
