@@ -52,7 +52,7 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
   std::fprintf(out, "minimal scenario: %s\n%s\n", c.path.c_str(), c.repro.c_str());
 }
 
-void write_sweep_json(const std::string& path, const SweepOptions& o, const SweepResult& r) {
+nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
   using nlohmann::json;
   json j = {{"command", "sweep"},           {"seed", o.seed},
             {"cases_requested", o.cases},   {"cases_run", r.cases_run},
@@ -74,7 +74,11 @@ void write_sweep_json(const std::string& path, const SweepOptions& o, const Swee
   } else {
     j["failure"] = nullptr;
   }
-  write_file_atomically(path, j.dump(2) + "\n");
+  return j;
+}
+
+void write_sweep_json(const std::string& path, const SweepOptions& o, const SweepResult& r) {
+  write_file_atomically(path, sweep_json(o, r).dump(2) + "\n");
 }
 
 }  // namespace muoncheck

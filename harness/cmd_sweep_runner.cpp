@@ -28,6 +28,8 @@ Judgement judge(const Scenario& s, const SweepOptions& o, oracle::Precision p, c
   jo.precision = p;
   jo.only = only;
   jo.timeout = o.timeout;
+  jo.backend = o.backend;
+  jo.comm = o.comm;
   Judgement j;
   const ScenarioResult r = judge_scenario(s, jo);
   for (const auto& v : r.verdicts) {

@@ -26,6 +26,8 @@ struct SweepOptions {
   int max_shrink_judgements = 400;        // each judges only the confirmed invariants
   double max_shrink_seconds = 240;
   std::chrono::milliseconds timeout{30000};
+  impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
+  impl::CommBackend comm = impl::CommBackend::gloo;
   // Called after every case: (cases done, cases asked, seconds, confirmed failures, unconfirmed).
   std::function<void(int, int, double, int, int)> progress;
 };

@@ -23,6 +23,7 @@ Command golden_command();
 Command check_command();
 Command run_command();
 Command mutants_command();
+Command nightly_command();
 Command verify_command();
 
 // The full command line of this process, for reports and repro lines.

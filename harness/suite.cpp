@@ -47,9 +47,10 @@ std::string repro_flags(const JudgeOptions& o) {
   return f;
 }
 
-bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
-  std::vector<ScenarioResult> results;
-  std::vector<GoldenResult> golden;
+SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
+  SuiteResults out;
+  auto& results = out.results;
+  auto& golden = out.golden;
   for (const auto& s : scenarios) {
     Trajectory exact;
     results.push_back(judge_scenario(s, opts.judge, &exact));
@@ -64,6 +65,11 @@ bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts)
       print_scenario_table(stdout, results.back());
     }
   }
+  return out;
+}
+
+bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
+  const auto [results, golden] = judge_suite(scenarios, opts);
   const auto flags = repro_flags(opts.judge);
   print_failures_and_summary(stdout, results, golden, flags);
   if (!opts.report_path.empty()) {

@@ -21,7 +21,16 @@ struct SuiteOptions {
 JudgeOptions judge_options_from(const cli::Args& args);   // --fault, --mode, --oracle-precision, --invariant, --timeout-ms, --backend, --comm, --dp
 std::string repro_flags(const JudgeOptions& o);
 
-// Returns true when nothing failed.
+struct SuiteResults {
+  std::vector<ScenarioResult> results;
+  std::vector<GoldenResult> golden;
+};
+
+// Judges every scenario (and the golden comparison when asked), printing each
+// scenario's table as it finishes.
+SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts);
+
+// judge_suite, then the failing cases, the summary and the report. True when nothing failed.
 bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts);
 
 }  // namespace muoncheck

@@ -128,7 +128,13 @@ rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f) {
     if (f.clip) {
       o.clip = {*weighted<double>({{40, 1e-3}, {30, 1e-2}, {30, 0.1}}), ClipMode::raw_grad};
     } else {
-      const int mode = *weighted<int>({{60, 0}, {30, 1}, {10, 2}});   // none, raw_grad, update
+      // `update` mode only with fp32 NS: there every AdamW step is scaled by one scalar,
+      // max_norm/‖O‖, and with 16-bit NS ‖O‖'s error is a single noise draw (a sum of
+      // partly cancelling element errors) that differs ~4× between two valid rounding
+      // sequences (case 189 of seed 1: 1.8e-3 vs 4.5e-4), which one control sample
+      // cannot bound. In fp32 that draw is below the tolerance floor.
+      const int update_weight = o.ns_dtype == DType::fp32 ? 10 : 0;
+      const int mode = *weighted<int>({{60, 0}, {30, 1}, {update_weight, 2}});   // none, raw_grad, update
       if (mode > 0)
         o.clip = {*weighted<double>({{30, 1e-2}, {20, 1e-3}, {20, 0.1}, {20, 1.0}, {10, 10.0}}),
                   mode == 1 ? ClipMode::raw_grad : ClipMode::update};
