@@ -60,11 +60,12 @@ std::string case_name(const SweepOptions& o, int index) {
   return n;
 }
 
-std::string repro_line(const std::string& path, const std::vector<std::string>& invariants,
-                       const std::vector<std::string>& faults) {
+std::string repro_line(const std::string& path, const std::vector<std::string>& invariants, const SweepOptions& o) {
   std::string line = "muoncheck run " + path;
   if (!invariants.empty()) line += " --invariant " + invariants.front();
-  for (const auto& f : faults) line += " --fault " + f;
+  for (const auto& f : o.faults) line += " --fault " + f;
+  if (o.backend != impl::ComputeBackend::cpu) line += " --backend " + impl::compute_backend_name(o.backend);
+  if (o.comm != impl::CommBackend::gloo) line += " --comm " + impl::comm_backend_name(o.comm);
   return line;
 }
 
@@ -98,7 +99,7 @@ SweepCounterexample minimise(const rc::Shrinkable<Scenario>& failing, int index,
   std::filesystem::create_directories(o.cases_dir);
   c.path = (std::filesystem::path(o.cases_dir) / (name + ".json")).string();
   save_scenario(c.shrunk, c.path);
-  c.repro = repro_line(c.path, c.invariants, o.faults);
+  c.repro = repro_line(c.path, c.invariants, o);
   return c;
 }
 

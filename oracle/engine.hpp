@@ -102,11 +102,20 @@ template <class Ar>
 std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bool& overflow) const {
   const EngineConfig& e = s_.engine;
   const T factor = T(st_.scaler.scale) / T(e.global_batch());
-  // Natural overflow: a scaled micro-step gradient (stored in param_dtype) or a
-  // scaled accumulated/reduced gradient beyond the largest finite value of the
-  // dtype it lives in. Injected inf/nan are non-finite and caught the same way.
-  const T limit(std::min({max_finite(e.param_dtype), max_finite(e.grad_accum_dtype), max_finite(e.comm_dtype)}));
-  auto bad = [&](const T& x) { return !real_isfinite(x) || real_abs(x) > limit; };
+  // Natural overflow: a value that rounds to inf in the dtype it lives in — the scaled
+  // micro-step gradient in param_dtype, the accumulation in grad_accum_dtype, the
+  // reduction's operands and partial sums in comm_dtype. Each is judged against its own
+  // dtype (an fp32 accumulator holding 7e4 from fp16 gradients has not overflowed), at
+  // the IEEE threshold: halfway between the largest finite value and the next power of
+  // two (65520 for fp16), where round-to-nearest-even first gives inf. Injected inf/nan
+  // are non-finite and caught the same way.
+  auto overflow_threshold = [](DType d) {
+    const double m = max_finite(d);
+    return T((m + std::ldexp(1.0, std::ilogb(m) + 1)) / 2);
+  };
+  const T param_limit = overflow_threshold(e.param_dtype), accum_limit = overflow_threshold(e.grad_accum_dtype),
+          comm_limit = overflow_threshold(e.comm_dtype);
+  auto over = [](const T& x, const T& limit) { return !real_isfinite(x) || real_abs(x) >= limit; };
 
   std::vector<Mat<T>> Wf(st_.weight.size());
   for (size_t p = 0; p < Wf.size(); ++p) {
@@ -133,7 +142,7 @@ std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bo
                                                           : T(std::numeric_limits<double>::quiet_NaN());
     }
     for (const auto& m : g)
-      for (const T& v : m.a) overflow = overflow || bad(v);
+      for (const T& v : m.a) overflow = overflow || over(v, param_limit);
     return g;
   };
   // acc += x, rounded after each add (grad_accum_dtype).
@@ -141,7 +150,7 @@ std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bo
     for (size_t p = 0; p < acc.size(); ++p)
       for (size_t i = 0; i < acc[p].a.size(); ++i) {
         acc[p].a[i] = ar_.accum(acc[p].a[i] + x[p].a[i]);
-        overflow = overflow || bad(acc[p].a[i]);
+        overflow = overflow || over(acc[p].a[i], accum_limit);
       }
   };
   // The cross-rank sum in rank order; operands and partial sums in comm_dtype.
@@ -150,7 +159,7 @@ std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bo
       for (size_t i = 0; i < sum[p].a.size(); ++i) {
         const T c = ar_.comm(x[p].a[i]);
         sum[p].a[i] = first ? c : ar_.comm(sum[p].a[i] + c);
-        overflow = overflow || bad(sum[p].a[i]);
+        overflow = overflow || over(c, comm_limit) || over(sum[p].a[i], comm_limit);
       }
   };
 
