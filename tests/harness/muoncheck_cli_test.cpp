@@ -69,6 +69,27 @@ TEST(MuoncheckCli, CleanRunExits0AndFaultRunExits1WithAReproLine) {
       << r.output;
 }
 
+TEST(MuoncheckCli, ShippedGoldenDigestsMatchTheOracle) {
+  // The cheaper shipped scenarios (check covers all of them): a float128 oracle change shows here.
+  const auto r = run("golden check two-layer-gas1-z2 four-square-clip fp16-overflow per-head-mixed straddle-z1 stage0-basic");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("FAIL"), std::string::npos) << r.output;
+}
+
+TEST(MuoncheckCli, GoldenCheckFailsOnAChangedDigestWithTheRegenerateHint) {
+  const auto dir = std::filesystem::temp_directory_path() / "muoncheck_golden_test";
+  std::filesystem::create_directories(dir);
+  std::ifstream in("golden/stage0-basic.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = text.find("\"loss\": ");
+  ASSERT_NE(at, std::string::npos);
+  text.insert(at + 8, "1");   // loss 0.x → 10.x
+  std::ofstream(dir / "stage0-basic.json") << text;
+  const auto r = run("golden check stage0-basic --golden " + dir.string());
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("muoncheck golden update scenarios/stage0-basic.json"), std::string::npos) << r.output;
+}
+
 TEST(MuoncheckCli, OracleShowsTagsAndSteps) {
   const auto r = run("oracle llama2-zero3-init --precision double");
   EXPECT_EQ(r.exit_code, 0);
