@@ -59,13 +59,7 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
         by_purpose[c.step][impl::purpose_name(c.purpose)] += c.bytes;
       }
   for (size_t t = 0; t < b.impl.trajectory.steps.size(); ++t) {
-    const auto& st = b.impl.trajectory.steps[t];
-    StepReport s;
-    s.step = static_cast<int>(t);
-    s.loss = st.loss;
-    s.skipped = st.skipped;
-    s.scale = st.scale;
-    s.ns_calls = static_cast<int>(st.ns_calls.size());
+    StepReport s = step_report_of(b.impl.trajectory.steps[t], static_cast<int>(t));
     s.bytes_by_kind = by_kind[static_cast<int>(t)];
     s.bytes_by_purpose = by_purpose[static_cast<int>(t)];
     if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;

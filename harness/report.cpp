@@ -58,6 +58,16 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
 
 }  // namespace
 
+StepReport step_report_of(const StepRecord& st, int step) {
+  StepReport s;
+  s.step = step;
+  s.loss = st.loss;
+  s.skipped = st.skipped;
+  s.scale = st.scale;
+  s.ns_calls = static_cast<int>(st.ns_calls.size());
+  return s;
+}
+
 std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags) {
   std::string line = (r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command) + " --invariant " + invariant;
   for (const auto& f : r.faults) line += " --fault " + f;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/trajectory.hpp"
 #include "properties/verdict.hpp"
 
 namespace muoncheck {
@@ -42,6 +43,10 @@ struct GoldenResult {
   double worst_relative = 0.0;
   std::string message;
 };
+
+// A report step from a trajectory step: loss, skip, scale and NS calls (traffic and
+// errors are filled by the caller, which has them).
+StepReport step_report_of(const StepRecord& st, int step);
 
 // The one line that reproduces a failing (scenario, invariant).
 std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags);

@@ -126,13 +126,7 @@ std::string dtypes_text(const TraceDTypes& d) {
 void fill_steps(ScenarioResult& r, const Judged& j) {
   const auto errors = per_step_errors(j.impl, j.exact, j.control);
   for (size_t t = 0; t < j.impl.steps.size(); ++t) {
-    const auto& st = j.impl.steps[t];
-    StepReport s;
-    s.step = static_cast<int>(t);
-    s.loss = st.loss;
-    s.skipped = st.skipped;
-    s.scale = st.scale;
-    s.ns_calls = static_cast<int>(st.ns_calls.size());
+    StepReport s = step_report_of(j.impl.steps[t], static_cast<int>(t));
     if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
     r.steps.push_back(s);
   }

@@ -42,4 +42,14 @@ CommError comm_error(ErrorKind kind, int rank, CollectiveKind op, const CommCont
   return CommError(kind, rank, collective_name(op), msg, peer_failure);
 }
 
+void throw_if_unusable(bool& broken, const std::atomic<bool>* abort, int rank, CollectiveKind op,
+                       const CommContext& ctx) {
+  if (broken)
+    throw comm_error(ErrorKind::Infrastructure, rank, op, ctx, "refused", "this communicator failed earlier or was closed", true);
+  if (abort != nullptr && abort->load()) {
+    broken = true;
+    throw comm_error(ErrorKind::Infrastructure, rank, op, ctx, "aborted", "another rank failed", true);
+  }
+}
+
 }  // namespace muoncheck::impl

@@ -4,6 +4,7 @@
 // hold raw bit patterns (uint16_t words); a 16-bit sum rounds to that dtype.
 // Errors are thrown as CommError (a muoncheck::Error) naming rank and collective.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -69,6 +70,12 @@ class CommError : public Error {
 // "rank R: OP (PURPOSE, step S) VERB: WHAT" — the one message format of a CommError.
 CommError comm_error(ErrorKind kind, int rank, CollectiveKind op, const CommContext& ctx,
                      const std::string& verb, const std::string& what, bool peer_failure = false);
+
+// The check every backend makes before a collective: a communicator that failed
+// (`broken`) refuses, and one whose run was aborted by another rank fails and
+// becomes broken. Throws the CommError; returns when the collective may run.
+void throw_if_unusable(bool& broken, const std::atomic<bool>* abort, int rank, CollectiveKind op,
+                       const CommContext& ctx);
 
 class Communicator {
  public:

@@ -95,14 +95,7 @@ void GlooCommunicator::close() {
 
 template <class F>
 void GlooCommunicator::guarded(CollectiveKind kind, F&& body) {
-  if (broken_) {
-    throw comm_error(ErrorKind::Infrastructure, rank_, kind, ctx_, "refused",
-                     "this communicator failed earlier or was closed", true);
-  }
-  if (abort_ != nullptr && abort_->load()) {
-    broken_ = true;
-    throw comm_error(ErrorKind::Infrastructure, rank_, kind, ctx_, "aborted", "another rank failed", true);
-  }
+  throw_if_unusable(broken_, abort_, rank_, kind, ctx_);
   try {
     body();
   } catch (const std::exception& e) {
