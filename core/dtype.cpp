@@ -1,5 +1,7 @@
 #include "core/dtype.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -25,37 +27,34 @@ std::optional<DType> parse_dtype(std::string_view s) {
 
 int dtype_bytes(DType t) { return t == DType::fp32 ? 4 : 2; }
 
-int mantissa_bits(DType t) {
-  switch (t) {
-    case DType::fp32: return 24;
-    case DType::bf16: return 8;
-    case DType::fp16: return 11;
-  }
-  return 24;
-}
-
 static int min_normal_exponent(DType t) { return t == DType::fp16 ? -14 : -126; }
-static int max_exponent(DType t) { return t == DType::fp16 ? 15 : 127; }
 
 double unit_roundoff(DType t) { return std::ldexp(1.0, -mantissa_bits(t)); }
 
-double max_finite(DType t) {
-  const int p = mantissa_bits(t);
-  return std::ldexp(2.0 - std::ldexp(1.0, 1 - p), max_exponent(t));
-}
 
-double round_to(DType t, double x) {
-  if (!std::isfinite(x) || x == 0.0) return x;
+namespace {
+
+// The general path (every exponent, subnormals included): scale to t's integer grid,
+// round, scale back. Scaling by a power of two is exact in double for every exponent
+// these formats reach; nearbyint rounds half to even in the default rounding mode.
+double round_scaled(DType t, double x, double u, bool random) {
   const int p = mantissa_bits(t);
   int e = 0;
   std::frexp(x, &e);                       // x = f·2^e, 0.5 ≤ |f| < 1
-  int quantum = std::max(e - p, min_normal_exponent(t) - p + 1);
-  // nearbyint rounds half to even in the default rounding mode; scaling by a
-  // power of two is exact in double for every exponent these formats reach.
-  double r = std::ldexp(std::nearbyint(std::ldexp(x, -quantum)), quantum);
-  if (std::fabs(r) > max_finite(t)) return std::copysign(std::numeric_limits<double>::infinity(), x);
-  return r;
+  const int quantum = std::max(e - p, min_normal_exponent(t) - p + 1);
+  const double y = std::ldexp(x, -quantum);
+  const double down = std::floor(y);
+  const double q = random ? (y - down > u ? down + 1 : down) : std::nearbyint(y);
+  const double r = std::ldexp(q, quantum);
+  return std::fabs(r) > max_finite(t) ? std::copysign(std::numeric_limits<double>::infinity(), x) : r;
 }
+
+}  // namespace
+
+namespace detail {
+double round_to_general(DType t, double x) { return round_scaled(t, x, 0.0, false); }
+double round_random_general(DType t, double x, double u) { return round_scaled(t, x, u, true); }
+}  // namespace detail
 
 unsigned short to_bits16(DType t, float x) {
   const float r = round_to(t, x);

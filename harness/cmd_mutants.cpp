@@ -52,6 +52,7 @@ Command mutants_command() {
             {"backend", true, false, "cpu (default) | cuda"},
             {"comm", true, false, "gloo (default) | nccl"},
             {"dp", true, false, "re-split each scenario's global batch over N ranks"},
+            {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
             {"scenarios", true, false, "scenarios folder (default scenarios)"}}},
           run};
 }

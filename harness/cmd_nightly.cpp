@@ -80,6 +80,7 @@ Command nightly_command() {
            {{"backend", true, false, "cpu (default) | cuda"},
             {"comm", true, false, "gloo (default) | nccl"},
             {"dp", true, false, "re-split each scenario's global batch over N ranks"},
+            {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
             {"budget", true, false, "seconds for the whole job; the sweep gets what is left (default 3600, at least 60)"},
             {"sweep-cases", true, false, "most sweep cases (default 300)"},
             {"seed", true, false, "sweep seed (default 1)"},

@@ -39,6 +39,7 @@ std::vector<cli::OptionSpec> judge_option_specs() {
           {"backend", true, false, "cpu (default) | cuda: where the implementation's NS and optimizer math run"},
           {"comm", true, false, "gloo (default, host TCP; cuda ranks share the GPUs) | nccl (one GPU per rank)"},
           {"dp", true, false, "re-split each scenario's global batch over N ranks (same trajectory)"},
+          {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
           {"report", true, false, "write the JSON report to FILE"},
           {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}};
 }

@@ -22,6 +22,9 @@ Outcome run(const cli::Args& args) {
   const auto p = args.value_or("oracle-precision", "float128");
   if (!oracle::parse_precision(p, o.precision))
     throw Error(ErrorKind::Usage, "--oracle-precision expects double|float128|bin50, got \"" + p + "\"");
+  o.control_members = args.int_value_or("control-members", oracle::kDefaultControlMembers);
+  if (o.control_members < 1 || o.control_members > 64)
+    throw Error(ErrorKind::Usage, "--control-members expects an integer in [1, 64], got " + std::to_string(o.control_members));
   for (const auto& id : args.values("invariant")) {
     bool known = false;
     for (const auto& t : trace_invariant_ids()) known = known || t == id;
@@ -47,7 +50,8 @@ Outcome run(const cli::Args& args) {
 Command verify_command() {
   return {{"verify", "muoncheck verify SCENARIO... --trace FILE [--trace FILE...] [--report FILE] [--invariant ID]...",
            "Judges an implementation from its traces (docs/trace-format.md): trajectory-conforms against the\n"
-           "oracle within the band of a control that emulates the dtypes each trace declares,\n"
+           "oracle within the band of the control ensemble in the scenario's dtypes (a trace declaring wider\n"
+           "dtypes is reported, never given a wider band),\n"
            "ns-once-per-matrix-per-step, tagging-matches, overflow-skip-clean, and gas-/dp-/stage-invariant\n"
            "between traces of one implementation that re-split one global batch. A trace names its scenario:\n"
            "a given SCENARIO of that name, or the scenario embedded in the trace when it re-splits a given one.\n"
@@ -56,6 +60,7 @@ Command verify_command() {
             {"report", true, false, "write the JSON report to FILE"},
             {"invariant", true, true, "judge only this invariant (its id)"},
             {"oracle-precision", true, false, "double | float128 (default) | bin50"},
+            {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
             {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},
           run};
 }

@@ -13,10 +13,32 @@ std::string metric_text(const Verdict& v) {
   return buf;
 }
 
+// Scenarios whose weight band would hide more than kInsensitiveAbove of an update.
+void print_insensitive_scenarios(std::FILE* out, const std::vector<ScenarioResult>& results) {
+  std::vector<std::string> lines;
+  for (const auto& r : results) {
+    std::string where;
+    const double s = scenario_sensitivity(r, &where);
+    if (s < 0 || s <= kInsensitiveAbove) continue;
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "band = %.3g of a step's update", s);
+    lines.push_back(r.scenario + ": " + buf + " (" + where + ")");
+  }
+  if (lines.empty()) return;
+  std::fprintf(out, "\nInsensitive scenarios (%zu: a bug that changes an update by less than the band can pass):\n", lines.size());
+  for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());
+}
+
 }  // namespace
 
 void print_scenario_table(std::FILE* out, const ScenarioResult& r) {
-  std::fprintf(out, "%s  (%.1f s)%s\n", r.scenario.c_str(), r.wall_seconds,
+  std::string sens;
+  if (const double x = scenario_sensitivity(r); x >= 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, ", band %.2g of an update%s", x, x > kInsensitiveAbove ? " INSENSITIVE" : "");
+    sens = buf;
+  }
+  std::fprintf(out, "%s  (%.1f s%s)%s\n", r.scenario.c_str(), r.wall_seconds, sens.c_str(),
                r.faults.empty() ? "" : ("  faults: " + [&] {
                  std::string f;
                  for (const auto& x : r.faults) f += (f.empty() ? "" : ",") + x;
@@ -47,6 +69,7 @@ void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult
   for (const auto& g : golden)
     if (!g.ok) lines.push_back("muoncheck golden check " + g.scenario);
   const auto s = summarize(results, golden);
+  print_insensitive_scenarios(out, results);
   if (!lines.empty()) {
     std::fprintf(out, "\nFailing cases (%zu):\n", lines.size());
     for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());

@@ -18,13 +18,14 @@ namespace {
 
 struct Side {
   impl::ImplResult impl;
-  Trajectory control;
+  ControlEnsemble controls;
 };
 
-// Runs a variant of the scenario through the implementation and the control.
+// Runs a variant of the scenario through the implementation and the control ensemble.
 std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, std::string& why) {
   try {
-    return Side{impl::run_impl(v, impl_options(o)), oracle::run_control(v)};
+    auto run = impl::run_impl(v, impl_options(o));
+    return Side{std::move(run), oracle::run_control_ensemble(v, o.control_members)};
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     why = e.what();
@@ -39,8 +40,8 @@ Verdict relational(const std::string& id, const Scenario& s, const Trajectory& o
   std::string why;
   auto other = run_side(*variant.scenario, o, why);
   if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
-  return compare_runs(id, s, oracle, {base_label, &base.impl.trajectory, &base.control},
-                      {label(*variant.scenario), &other->impl.trajectory, &other->control});
+  return compare_runs(id, s, oracle, {base_label, &base.impl.trajectory, &base.controls},
+                      {label(*variant.scenario), &other->impl.trajectory, &other->controls});
 }
 
 std::string split_label(const Scenario& s) {
@@ -116,7 +117,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   if (o.on_impl_result) o.on_impl_result(s, base->impl);
   const Trajectory exact = oracle::run_oracle(s, o.precision);
   if (exact_out) *exact_out = exact;
-  const RunBundle b{s, base->impl, exact, base->control, o.precision};
+  const RunBundle b{s, base->impl, exact, base->controls, o.precision};
   fill_steps(r, b);
 
   const bool trajectory_mode = o.mode != CheckMode::stepwise, stepwise_mode = o.mode != CheckMode::trajectory;

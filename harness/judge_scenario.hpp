@@ -1,4 +1,4 @@
-// Judges one scenario: runs the implementation, the oracle and the control (and
+// Judges one scenario: runs the implementation, the oracle and the control ensemble (and
 // the variants the relational invariants need), then every applicable SPEC §6
 // invariant. Flags choose which invariants run; they never change the math.
 #pragma once
@@ -11,6 +11,7 @@
 #include "core/scenario.hpp"
 #include "impl/run_impl.hpp"
 #include "harness/scenario_result.hpp"
+#include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
 
 namespace muoncheck {
@@ -25,6 +26,7 @@ struct JudgeOptions {
   std::chrono::milliseconds timeout{60000};
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // --backend: where impl's math runs
   impl::CommBackend comm = impl::CommBackend::gloo;           // --comm: impl's collectives
+  int control_members = oracle::kDefaultControlMembers;   // --control-members: the noise ensemble's size
   int dp = 0;    // --dp: re-split each scenario's global batch over this many ranks (0: as written)
   // Called with the implementation's own run of the scenario (not its variants), e.g. to
   // write it as a trace (`run --trace`).

@@ -46,14 +46,20 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
   for (const auto& v : r.verdicts) {
     inv.push_back({{"id", v.invariant}, {"status", status_name(v.status)}, {"metric", number_or_null(v.metric)},
                    {"threshold", number_or_null(v.threshold)}, {"message", v.message}});
+    if (v.sensitivity >= 0)
+      inv.back()["sensitivity"] = {{"band_over_update", number_or_null(v.sensitivity)}, {"where", v.sensitivity_where}};
     if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
   }
   for (const auto& s : r.steps)
     steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
                      {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind}, {"bytes_by_purpose", s.bytes_by_purpose},
                      {"error_vs_oracle", number_or_null(s.error_vs_oracle)}, {"control_error", number_or_null(s.control_error)}});
-  return {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
-          {"wall_seconds", r.wall_seconds}, {"invariants", inv}, {"steps", steps}, {"repro", repro}};
+  nlohmann::json out = {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
+                        {"wall_seconds", r.wall_seconds}, {"invariants", inv}, {"steps", steps}, {"repro", repro}};
+  std::string where;
+  if (const double s = scenario_sensitivity(r, &where); s >= 0)
+    out["sensitivity"] = {{"band_over_update", number_or_null(s)}, {"where", where}, {"insensitive", !(s <= kInsensitiveAbove)}};
+  return out;
 }
 
 }  // namespace
@@ -66,6 +72,16 @@ StepReport step_report_of(const StepRecord& st, int step) {
   s.scale = st.scale;
   s.ns_calls = static_cast<int>(st.ns_calls.size());
   return s;
+}
+
+double scenario_sensitivity(const ScenarioResult& r, std::string* where) {
+  for (const char* id : {"step-conforms", "trajectory-conforms"})
+    for (const auto& v : r.verdicts)
+      if (v.invariant == id && (v.status == Status::pass || v.status == Status::fail) && v.sensitivity >= 0) {
+        if (where) *where = std::string(id) + " at " + v.sensitivity_where;
+        return v.sensitivity;
+      }
+  return -1.0;
 }
 
 std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags) {

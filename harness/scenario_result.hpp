@@ -48,6 +48,12 @@ struct GoldenResult {
 // errors are filled by the caller, which has them).
 StepReport step_report_of(const StepRecord& st, int step);
 
+// The scenario's sensitivity: how large a change of one step's update (relative to
+// ‖ΔW*‖) the weight band may hide — step-conforms's figure, else trajectory-conforms's;
+// negative when neither ran. Above kInsensitiveAbove the console flags the scenario.
+inline constexpr double kInsensitiveAbove = 0.10;
+double scenario_sensitivity(const ScenarioResult& r, std::string* where = nullptr);
+
 // The one line that reproduces a failing (scenario, invariant).
 std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags);
 

@@ -31,6 +31,9 @@ JudgeOptions judge_options_from(const cli::Args& args) {
   const auto comm = args.value_or("comm", "gloo");
   if (!impl::parse_comm_backend(comm, o.comm))
     throw Error(ErrorKind::Usage, "--comm expects gloo|nccl, got \"" + comm + "\"");
+  o.control_members = args.int_value_or("control-members", oracle::kDefaultControlMembers);
+  if (o.control_members < 1 || o.control_members > 64)
+    throw Error(ErrorKind::Usage, "--control-members expects an integer in [1, 64], got " + std::to_string(o.control_members));
   o.dp = args.int_value_or("dp", 0);
   if (o.dp < 0 || o.dp > 64) throw Error(ErrorKind::Usage, "--dp expects an integer in [1, 64]");
   return o;
@@ -44,6 +47,8 @@ std::string repro_flags(const JudgeOptions& o) {
   if (o.backend != impl::ComputeBackend::cpu) f += (f.empty() ? "" : " ") + std::string("--backend ") + impl::compute_backend_name(o.backend);
   if (o.comm != impl::CommBackend::gloo) f += (f.empty() ? "" : " ") + std::string("--comm ") + impl::comm_backend_name(o.comm);
   if (o.dp > 0) f += (f.empty() ? "" : " ") + std::string("--dp ") + std::to_string(o.dp);
+  if (o.control_members != oracle::kDefaultControlMembers)
+    f += (f.empty() ? "" : " ") + std::string("--control-members ") + std::to_string(o.control_members);
   return f;
 }
 

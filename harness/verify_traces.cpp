@@ -18,7 +18,8 @@ namespace {
 struct Judged {
   const TraceCase* c = nullptr;
   bool runnable = false;
-  Trajectory impl, exact, control;   // exact and control masked to what the trace shows
+  Trajectory impl, exact;   // exact masked to the tensor kinds the trace shows
+  ControlEnsemble controls;   // likewise
 };
 
 nlohmann::json batch_key(const Scenario& s) {
@@ -91,40 +92,52 @@ Trajectory impl_trajectory(const Scenario& s, const Trace& t) {
   return out;
 }
 
-// A reference trajectory cut down to the tensors the implementation reported, so a trace
-// without momentum is judged on its weights rather than failed for a tensor it never claimed.
-Trajectory masked(Trajectory ref, const Trajectory& impl) {
-  auto cut = [](std::vector<ParamState>& ps, const std::vector<ParamState>& shown) {
-    for (size_t p = 0; p < ps.size(); ++p) {
-      ps[p].grad.clear();
-      const ParamState* s = p < shown.size() ? &shown[p] : nullptr;
-      if (!s || s->momentum.empty()) ps[p].momentum.clear();
-      if (!s || s->adam_m.empty()) ps[p].adam_m.clear(), ps[p].adam_v.clear();
+// Which kinds of optimizer state a trace shows at all (a trace may leave out momentum or
+// the Adam moments everywhere; it may not leave them out for some params only).
+struct ShownKinds {
+  bool momentum = false, adam = false;
+};
+ShownKinds shown_kinds(const Trajectory& impl) {
+  ShownKinds k;
+  for (const auto& st : impl.steps)
+    for (const auto& p : st.params) k.momentum = k.momentum || !p.momentum.empty(), k.adam = k.adam || !p.adam_m.empty();
+  return k;
+}
+
+// A reference trajectory cut down to the tensor kinds the trace shows, so a trace without
+// momentum is judged on its weights rather than failed for a tensor it never claimed. A kind
+// the trace shows anywhere is required everywhere (a missing one fails by name).
+Trajectory masked(Trajectory ref, ShownKinds k) {
+  auto cut = [&](std::vector<ParamState>& ps) {
+    for (auto& p : ps) {
+      p.grad.clear();
+      if (!k.momentum) p.momentum.clear();
+      if (!k.adam) p.adam_m.clear(), p.adam_v.clear();
     }
   };
-  cut(ref.initial, impl.initial);
-  for (size_t t = 0; t < ref.steps.size(); ++t)
-    cut(ref.steps[t].params, t < impl.steps.size() ? impl.steps[t].params : std::vector<ParamState>{});
+  cut(ref.initial);
+  for (auto& st : ref.steps) cut(st.params);
   return ref;
 }
 
-// The scenario as the implementation computed it: the declared dtypes, for the control.
-Scenario declared(const Scenario& s, const TraceDTypes& d) {
-  Scenario c = s;
-  c.engine.param_dtype = d.param;
-  c.engine.grad_accum_dtype = d.grad_accum;
-  c.engine.comm_dtype = d.comm;
-  c.optimizer.ns_dtype = d.ns;
-  return c;
-}
-
-std::string dtypes_text(const TraceDTypes& d) {
-  return "param " + std::string(dtype_name(d.param)) + ", accum " + std::string(dtype_name(d.grad_accum)) + ", comm " +
-         std::string(dtype_name(d.comm)) + ", NS " + std::string(dtype_name(d.ns));
+// The trace's declared dtypes that are wider (a larger unit roundoff) than the scenario's:
+// the band always comes from the scenario, so an implementation cannot pick its own.
+std::string wider_dtypes(const Scenario& s, const TraceDTypes& d) {
+  std::string out;
+  auto check = [&](const char* what, DType declared, DType scenario) {
+    if (unit_roundoff(declared) > unit_roundoff(scenario))
+      out += (out.empty() ? "" : ", ") + std::string(what) + " " + std::string(dtype_name(declared)) + " (scenario: " +
+             std::string(dtype_name(scenario)) + ")";
+  };
+  check("param", d.param, s.engine.param_dtype);
+  check("accum", d.grad_accum, s.engine.grad_accum_dtype);
+  check("comm", d.comm, s.engine.comm_dtype);
+  check("NS", d.ns, s.optimizer.ns_dtype);
+  return out;
 }
 
 void fill_steps(ScenarioResult& r, const Judged& j) {
-  const auto errors = per_step_errors(j.impl, j.exact, j.control);
+  const auto errors = per_step_errors(j.impl, j.exact, j.controls);
   for (size_t t = 0; t < j.impl.steps.size(); ++t) {
     StepReport s = step_report_of(j.impl.steps[t], static_cast<int>(t));
     if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
@@ -212,11 +225,15 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
     }
     j.runnable = true;
     j.impl = impl_trajectory(s, c.trace);
-    j.exact = masked(oracle::run_oracle(s, o.precision), j.impl);
-    j.control = masked(oracle::run_control(declared(s, c.trace.dtypes)), j.impl);
+    const ShownKinds kinds = shown_kinds(j.impl);
+    j.exact = masked(oracle::run_oracle(s, o.precision), kinds);
+    for (auto& m : oracle::run_control_ensemble(s, o.control_members)) j.controls.push_back(masked(std::move(m), kinds));
     fill_steps(r, j);
-    auto conforms = trajectory_conforms(s, j.impl, j.exact, j.control);
-    conforms.message += " (control: " + dtypes_text(c.trace.dtypes) + ")";
+    auto conforms = trajectory_conforms(s, j.impl, j.exact, j.controls);
+    if (const auto wider = wider_dtypes(s, c.trace.dtypes); !wider.empty())
+      conforms.message += "; the trace declares wider dtypes than the scenario: " + wider + " (band from the scenario's)";
+    if (!kinds.momentum || !kinds.adam)
+      conforms.message += std::string("; the trace shows no ") + (!kinds.momentum && !kinds.adam ? "momentum or Adam moments" : !kinds.momentum ? "momentum" : "Adam moments");
     add(conforms);
     add(ns_once_per_matrix_per_step(j.exact, j.impl));
     add(tagging_matches(j.exact.tags, {j.impl.tags}, s.engine.zero_init));
@@ -240,8 +257,8 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
       if (split && ei.stage == ek.stage) id = ei.dp == ek.dp ? "gas-invariant" : "dp-invariant";
       else if (!split && ei.stage != ek.stage) id = "stage-invariant";
       if (id.empty()) continue;
-      auto v = compare_runs(id, si, judged[i].exact, {split_label(si), &judged[i].impl, &judged[i].control},
-                            {split_label(sk) + " (" + cases[k].trace.source + ")", &judged[k].impl, &judged[k].control});
+      auto v = compare_runs(id, si, judged[i].exact, {split_label(si), &judged[i].impl, &judged[i].controls},
+                            {split_label(sk) + " (" + cases[k].trace.source + ")", &judged[k].impl, &judged[k].controls});
       auto it = worst.find(id);
       if (it == worst.end() || !(v.metric <= it->second.metric)) worst[id] = v;
       r.repro_command += " --trace " + cases[k].trace.source;

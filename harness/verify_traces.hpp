@@ -12,6 +12,7 @@
 #include "core/scenario.hpp"
 #include "harness/scenario_result.hpp"
 #include "harness/trace_io.hpp"
+#include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
 
 namespace muoncheck {
@@ -35,6 +36,7 @@ bool same_trajectory(const Scenario& a, const Scenario& b);
 struct VerifyOptions {
   oracle::Precision precision = oracle::Precision::float128;
   std::set<std::string> only;   // empty: every invariant a trace can show
+  int control_members = oracle::kDefaultControlMembers;   // the noise ensemble, in the scenario's dtypes
 };
 
 // The invariants a trace can show, in report order.

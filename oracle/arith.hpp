@@ -1,11 +1,14 @@
 // Where the arithmetic rounds. The oracle and the control share one step engine;
 // this policy is all that differs: ExactArith<Real> never rounds (every hook is the
-// identity), ControlArith rounds to nearest-even into the scenario's dtypes exactly
-// where a real implementation stores or multiplies in them (docs: oracle/README.md).
+// identity), ControlArith rounds into the scenario's dtypes exactly where a real
+// implementation stores or multiplies in them, in the order and manner of one
+// RoundingVariant (docs: oracle/README.md).
 #pragma once
 #include "core/dtype.hpp"
 #include "core/scenario.hpp"
+#include "oracle/control_dot.hpp"
 #include "oracle/gemm.hpp"
+#include "oracle/rounding_variant.hpp"
 
 namespace muoncheck::oracle {
 
@@ -22,40 +25,41 @@ struct ExactArith {
   // A·B known to be symmetric in exact arithmetic (polynomials in one Gram matrix).
   Mat<T> mm_sym(const Mat<T>& A, const Mat<T>& B) const { return matmul_symmetric(A, B); }
   Mat<T> xxt(const Mat<T>& X) const { return gram_matrix(X); }
-};
-
-// The control's product kernel: operands are already ns-dtype values, so each
-// product is exact in double; the running sum is rounded to fp32 after every add
-// (an fp32-accumulating tensor core, FMA-like), the result rounded to the ns dtype.
-struct ControlDot {
-  DType out = DType::fp32;
-  double operator()(const double* a, const double* b, int64_t k) const {
-    float acc = 0.0f;
-    for (int64_t i = 0; i < k; ++i) acc = static_cast<float>(static_cast<double>(acc) + a[i] * b[i]);
-    return round_to(out, static_cast<double>(acc));
-  }
+  bool fused_axpby() const { return true; }
+  T ns_norm(const T& x) const { return x; }
+  int reduce_first(int64_t, int) const { return 0; }   // rank order (the sum is exact)
+  int reduce_direction() const { return 1; }
 };
 
 struct ControlArith {
   using T = double;
   DType param_t = DType::fp32, accum_t = DType::fp32, comm_t = DType::fp32, ns_t = DType::fp32;
+  RoundingVariant v;   // which valid rounding sequence this control member follows
 
-  static ControlArith from(const Scenario& s) {
-    return {s.engine.param_dtype, s.engine.grad_accum_dtype, s.engine.comm_dtype, s.optimizer.ns_dtype};
+  static ControlArith from(const Scenario& s, const RoundingVariant& v = {}) {
+    return {s.engine.param_dtype, s.engine.grad_accum_dtype, s.engine.comm_dtype, s.optimizer.ns_dtype, v};
   }
-  double param(double x) const { return round_to(param_t, x); }
-  double accum(double x) const { return round_to(accum_t, x); }
-  double comm(double x) const { return round_to(comm_t, x); }
-  double fp32(double x) const { return round_to(DType::fp32, x); }
-  double ns(double x) const { return round_to(ns_t, x); }
+  double param(double x) const { return round_member(param_t, x, v.random_rounding); }
+  double accum(double x) const { return round_member(accum_t, x, v.random_rounding); }
+  double comm(double x) const { return round_member(comm_t, x, v.random_rounding); }
+  double fp32(double x) const { return round_member(DType::fp32, x, v.random_rounding); }
+  double ns(double x) const { return round_member(ns_t, x, v.random_rounding); }
   // Tensor ops take a Python/C++ scalar in their fp32 "opmath" type (PyTorch does for
-  // fp32, bf16 and fp16 tensors), so e.g. the NS coefficients enter as fp32 values.
+  // fp32, bf16 and fp16 tensors), so e.g. the NS coefficients enter as fp32 values
+  // (a constant converts once, to nearest, in every member).
   double scalar(double x) const { return round_to(DType::fp32, x); }
-  Mat<double> mm(const Mat<double>& A, const Mat<double>& B) const { return matmul(A, B, ControlDot{ns_t}); }
+  bool fused_axpby() const { return v.fused_axpby; }
+  double ns_norm(double x) const { return v.norm_in_ns_dtype ? ns(x) : fp32(x); }
+  int reduce_first(int64_t i, int dp) const {
+    return v.reduce == ReduceOrder::rank_order ? 0 : static_cast<int>((i + v.reduce_offset) % dp);
+  }
+  int reduce_direction() const { return v.reduce == ReduceOrder::ring_reversed ? -1 : 1; }
+  ControlDot dot() const { return {ns_t, v.dot, v.block, v.random_rounding}; }
+  Mat<double> mm(const Mat<double>& A, const Mat<double>& B) const { return matmul(A, B, dot()); }
   // A rounded product is not symmetric: the control forms it in full, as a GPU would.
   Mat<double> mm_sym(const Mat<double>& A, const Mat<double>& B) const { return mm(A, B); }
   // X·Xᵀ is bitwise symmetric even when rounded (same products, same order).
-  Mat<double> xxt(const Mat<double>& X) const { return gram_matrix(X, ControlDot{ns_t}); }
+  Mat<double> xxt(const Mat<double>& X) const { return gram_matrix(X, dot()); }
 };
 
 }  // namespace muoncheck::oracle

@@ -153,32 +153,43 @@ std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bo
         overflow = overflow || over(acc[p].a[i], accum_limit);
       }
   };
-  // The cross-rank sum in rank order; operands and partial sums in comm_dtype.
-  auto reduce_into = [&](std::vector<Mat<T>>& sum, const std::vector<Mat<T>>& x, bool first) {
+  // The cross-rank sum of every element, its terms added in the order the arithmetic's
+  // reduction takes them (rank order, or a ring walk that starts at a rank set by the
+  // element's position); operands and partial sums in comm_dtype.
+  auto reduce_ranks = [&](const std::vector<std::vector<Mat<T>>>& terms) {
+    std::vector<Mat<T>> sum = zeros();
+    const int dp = static_cast<int>(terms.size());
+    const int dir = ar_.reduce_direction();
     for (size_t p = 0; p < sum.size(); ++p)
       for (size_t i = 0; i < sum[p].a.size(); ++i) {
-        const T c = ar_.comm(x[p].a[i]);
-        sum[p].a[i] = first ? c : ar_.comm(sum[p].a[i] + c);
-        overflow = overflow || over(c, comm_limit) || over(sum[p].a[i], comm_limit);
+        int r = ar_.reduce_first(static_cast<int64_t>(i), dp);
+        T acc(0);
+        for (int j = 0; j < dp; ++j, r = (r + dir + dp) % dp) {
+          const T c = ar_.comm(terms[r][p].a[i]);
+          acc = j == 0 ? c : ar_.comm(acc + c);
+          overflow = overflow || over(c, comm_limit) || over(acc, comm_limit);
+        }
+        sum[p].a[i] = acc;
       }
+    return sum;
   };
 
   std::vector<Mat<T>> G = zeros();
+  std::vector<std::vector<Mat<T>>> terms(static_cast<size_t>(e.dp));
   if (e.stage <= 1) {
     // Stage 0/1 reduce once, at the boundary: each rank accumulates its micro-steps,
     // then the ranks' accumulated gradients are reduced.
     for (int r = 0; r < e.dp; ++r) {
-      std::vector<Mat<T>> acc = zeros();
-      for (int k = 0; k < e.gas; ++k) accumulate(acc, micro(r, k));
-      reduce_into(G, acc, r == 0);
+      terms[r] = zeros();
+      for (int k = 0; k < e.gas; ++k) accumulate(terms[r], micro(r, k));
     }
+    G = reduce_ranks(terms);
   } else {
     // Stage 2/3 reduce every micro-step (the gradient is partitioned): the ranks'
     // micro-step gradients are reduced, and the reduced sums accumulated.
     for (int k = 0; k < e.gas; ++k) {
-      std::vector<Mat<T>> reduced = zeros();
-      for (int r = 0; r < e.dp; ++r) reduce_into(reduced, micro(r, k), r == 0);
-      accumulate(G, reduced);
+      for (int r = 0; r < e.dp; ++r) terms[r] = micro(r, k);
+      accumulate(G, reduce_ranks(terms));
     }
   }
   return G;

@@ -16,11 +16,11 @@ struct NsParams {
 };
 
 namespace detail {
-// alpha·P + beta·Q as one fused elementwise kernel: fp32 arithmetic, one rounding
-// to the NS dtype, as the implementation's axpby does. (Rounding each term to the NS
-// dtype first is an equally valid kernel, but Gram NS in 16 bits amplifies the
-// difference between two rounding sequences up to ~30×, so the control follows the
-// implementation's — found by `muoncheck sweep`: gram, bf16, a 3×1 matrix.)
+// alpha·P + beta·Q: one fused elementwise kernel (fp32 arithmetic, one rounding to
+// the NS dtype, as the CPU implementation's axpby), or — an equally valid kernel some
+// members follow — each term rounded to the NS dtype first, as eager PyTorch does.
+// Gram NS in 16 bits amplifies the difference between the two up to ~30× (a 3×1
+// bf16 update), which is why one control sample could not bound another order.
 template <class Ar, class T = typename Ar::T>
 Mat<T> lin(const Ar& ar, double alpha, const Mat<T>& P, double beta, const Mat<T>& Q) {
   Mat<T> R(P.rows, P.cols);
@@ -30,7 +30,7 @@ Mat<T> lin(const Ar& ar, double alpha, const Mat<T>& P, double beta, const Mat<T
     for (int64_t i = lo * P.cols; i < hi * P.cols; ++i) {
       const T p = alpha == 1.0 ? P.a[i] : ar.fp32(ta * P.a[i]);
       const T q = beta == 1.0 ? Q.a[i] : ar.fp32(tb * Q.a[i]);
-      R.a[i] = ar.ns(ar.fp32(p + q));
+      R.a[i] = ar.fused_axpby() ? ar.ns(ar.fp32(p + q)) : ar.ns(ar.fp32(ar.ns(p) + ar.ns(q)));
     }
   });
   return R;
@@ -86,8 +86,9 @@ Mat<T> newton_schulz(const Ar& ar, const Mat<T>& U, const NsParams& given) {
   p.a = ar.scalar(given.a), p.b = ar.scalar(given.b), p.c = ar.scalar(given.c);
   Mat<T> X(U.rows, U.cols);
   for (size_t i = 0; i < X.a.size(); ++i) X.a[i] = ar.ns(U.a[i]);
-  // The norm of an NS-dtype tensor is an NS-dtype value (fp32 accumulation inside).
-  const T denom = ar.ns(frobenius(X)) + T(1e-7);
+  // The norm of an NS-dtype tensor is an NS-dtype value (fp32 accumulation inside),
+  // or kept in fp32 (members differ in where the norm lives).
+  const T denom = ar.ns_norm(frobenius(X)) + T(1e-7);
   for (T& v : X.a) v = ar.ns(v / denom);
   const bool tall = X.rows > X.cols;
   if (tall) X = transpose(X);

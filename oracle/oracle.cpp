@@ -2,6 +2,7 @@
 // step engine, choosing the number type and the rounding policy.
 #include "oracle/oracle.hpp"
 
+#include "oracle/control_ensemble.hpp"
 #include "oracle/engine.hpp"
 
 namespace muoncheck::oracle {
@@ -53,7 +54,7 @@ Trajectory run_oracle(const Scenario& s, Precision p) {
   throw Error(ErrorKind::Internal, "run_oracle: unknown precision");
 }
 
-Trajectory run_control(const Scenario& s) { return run_engine(s, ControlArith::from(s), "control"); }
+Trajectory run_control(const Scenario& s) { return run_control(s, RoundingVariant{}); }
 
 TrainingState initial_state(const Scenario& s) {
   return Engine<ExactArith<f64>>(s, ExactArith<f64>{}).training_state();

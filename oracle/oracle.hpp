@@ -22,8 +22,10 @@ std::vector<ParamTag> tag_params(const Scenario& s, bool placeholders);
 // The exact trajectory: state after every step, losses, scales, NS calls.
 Trajectory run_oracle(const Scenario& s, Precision p);
 
-// The control: the oracle with round-to-nearest-even into the scenario's storage,
-// accumulation, communication and NS dtypes wherever the implementation rounds.
+// The control's reference member: the oracle with round-to-nearest-even into the
+// scenario's storage, accumulation, communication and NS dtypes wherever the CPU
+// implementation rounds, in its order. Judging uses the whole ensemble
+// (control_ensemble.hpp); this one member is `muoncheck oracle --control`.
 Trajectory run_control(const Scenario& s);
 
 // The initial state (weights from the data generator, zero optimizer state).

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "oracle/control_ensemble.hpp"
 #include "properties/tensor_error.hpp"
 
 namespace muoncheck {
@@ -20,20 +21,28 @@ bool is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 
 }  // namespace
 
-Verdict trajectory_conforms(const RunBundle& b) { return trajectory_conforms(b.scenario, b.impl.trajectory, b.oracle, b.control); }
+Verdict trajectory_conforms(const RunBundle& b) { return trajectory_conforms(b.scenario, b.impl.trajectory, b.oracle, b.controls); }
 
-Verdict trajectory_conforms(const Scenario& s, const Trajectory& impl, const Trajectory& oracle, const Trajectory& control) {
+namespace {
+Verdict band_verdict(const char* id, const BandCheck& worst, const std::string& located) {
+  Verdict v = Verdict::judge(id, worst.worst_ratio, 1.0,
+                             located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error));
+  v.sensitivity = worst.sensitivity;
+  v.sensitivity_where = worst.sensitivity_where;
+  return v;
+}
+}  // namespace
+
+Verdict trajectory_conforms(const Scenario& s, const Trajectory& impl, const Trajectory& oracle, const ControlEnsemble& controls) {
   if (impl.steps.size() != oracle.steps.size())
     return Verdict::judge("trajectory-conforms", INFINITY, 1.0, "the implementation ran a different number of steps");
   BandCheck worst;
-  int worst_step = 0;
   for (size_t t = 0; t < oracle.steps.size(); ++t) {
-    const auto c = check_band(s, impl.steps[t].params, oracle.steps[t].params, control.steps[t].params);
-    if (!(c.worst_ratio <= worst.worst_ratio)) worst = c, worst_step = static_cast<int>(t);
+    const auto* before = t == 0 ? &oracle.initial : &oracle.steps[t - 1].params;
+    worst.merge(check_band(s, {&impl.steps[t].params, &oracle.steps[t].params, before, member_params(controls, t)}),
+                "step " + std::to_string(t) + " ");
   }
-  return Verdict::judge("trajectory-conforms", worst.worst_ratio, 1.0,
-                        "worst at step " + std::to_string(worst_step) + " " + worst.where +
-                            fmt(": error %.3g vs control %.3g", worst.worst_impl_error, worst.worst_control_error));
+  return band_verdict("trajectory-conforms", worst, "worst at " + worst.where);
 }
 
 Verdict step_conforms(const RunBundle& b) {
@@ -41,37 +50,23 @@ Verdict step_conforms(const RunBundle& b) {
   if (b.impl.trajectory.steps.size() != b.oracle.steps.size())
     return Verdict::judge("step-conforms", INFINITY, 1.0, "the implementation ran a different number of steps");
   BandCheck worst;
-  int worst_step = -1;
+  int first_out = -1;
   for (int t = 0; t < s.steps; ++t) {
-    // The oracle advances the implementation's own state one step; the band is the
-    // control's one-step noise from the control's own state.
-    const auto impl_before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
-    const auto ctrl_before = t == 0 ? oracle::initial_state(s) : state_before(s, b.control, t);
-    const auto exact_from_impl = oracle::step_from(s, t, impl_before, b.precision);
-    const auto exact_from_ctrl = oracle::step_from(s, t, ctrl_before, b.precision);
-    // Band: control error of its own step, measured against the oracle's step from the control state.
-    BandCheck c;
-    for (size_t p = 0; p < exact_from_impl.params.size(); ++p) {
-      const auto want = state_tensors(exact_from_impl.params[p]);
-      const auto have = state_tensors(b.impl.trajectory.steps[t].params[p]);
-      const auto cw = state_tensors(exact_from_ctrl.params[p]);
-      const auto ch = state_tensors(b.control.steps[t].params[p]);
-      for (size_t k = 0; k < want.size() && k < have.size() && k < cw.size() && k < ch.size(); ++k) {
-        const double e_impl = relative_error(*have[k].values, *want[k].values);
-        const double e_ctrl = relative_error(*ch[k].values, *cw[k].values);
-        const double ratio = e_impl / allowed_error(s.tolerance, e_ctrl);
-        if (!(ratio <= c.worst_ratio))
-          c = {std::isnan(ratio) ? INFINITY : ratio, e_impl, e_ctrl, "param " + s.model.params[p].name + " " + want[k].kind};
-      }
-    }
-    if (exact_from_impl.skipped != b.impl.trajectory.steps[t].skipped) c = {INFINITY, 0, 0, "skip decision differs"};
-    if (!(c.worst_ratio <= worst.worst_ratio)) worst = c, worst_step = t;
-    if (c.worst_ratio > 1.0) break;  // the first step where it diverges is the finding
+    // From the implementation's own state: the exact step, and every control member's
+    // step, so the band is the members' noise of the very step the implementation took.
+    const auto before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
+    const auto exact = oracle::step_from(s, t, before, b.precision);
+    const auto members = oracle::control_steps_from(s, t, before, static_cast<int>(b.controls.size()));
+    StepSides sides{&b.impl.trajectory.steps[t].params, &exact.params, &before.params, {}};
+    for (const auto& m : members) sides.members.push_back(&m.params);
+    BandCheck c = check_band(s, sides);
+    if (exact.skipped != b.impl.trajectory.steps[t].skipped) c.worst_ratio = INFINITY, c.where = "skip decision differs";
+    worst.merge(c, "step " + std::to_string(t) + " ");
+    if (c.worst_ratio > 1.0) { first_out = t; break; }   // the first step where it diverges is the finding
   }
-  return Verdict::judge("step-conforms", worst.worst_ratio, 1.0,
-                        worst_step < 0 ? "every step within the band"
-                                       : "first/worst divergence at step " + std::to_string(worst_step) + " " + worst.where +
-                                             fmt(": error %.3g vs control %.3g", worst.worst_impl_error, worst.worst_control_error));
+  return band_verdict("step-conforms", worst,
+                      first_out < 0 ? "every step within the band; worst at " + worst.where
+                                    : "first divergence at " + worst.where);
 }
 
 Verdict grad_plumbing_exact(const RunBundle& b) {
@@ -108,16 +103,19 @@ Verdict grad_plumbing_exact(const RunBundle& b) {
                         mismatched == 0 ? "step-0 gradient bit-equal to the oracle's" : std::to_string(static_cast<long>(mismatched)) + " elements differ; first " + first);
 }
 
-std::vector<StepError> per_step_errors(const RunBundle& b) { return per_step_errors(b.impl.trajectory, b.oracle, b.control); }
+std::vector<StepError> per_step_errors(const RunBundle& b) { return per_step_errors(b.impl.trajectory, b.oracle, b.controls); }
 
-std::vector<StepError> per_step_errors(const Trajectory& impl, const Trajectory& oracle, const Trajectory& control) {
+std::vector<StepError> per_step_errors(const Trajectory& impl, const Trajectory& oracle, const ControlEnsemble& controls) {
   std::vector<StepError> out;
   for (size_t t = 0; t < oracle.steps.size() && t < impl.steps.size(); ++t) {
     StepError e;
-    for (size_t p = 0; p < oracle.steps[t].params.size() && p < impl.steps[t].params.size(); ++p) {
+    const auto members = member_params(controls, t);
+    for (size_t p = 0; p < oracle.steps[t].params.size(); ++p) {
       const auto& exact = oracle.steps[t].params[p].weight;
-      e.impl = std::max(e.impl, relative_error(impl.steps[t].params[p].weight, exact));
-      e.control = std::max(e.control, relative_error(control.steps[t].params[p].weight, exact));
+      e.impl = std::max(e.impl, p < impl.steps[t].params.size() ? relative_error(impl.steps[t].params[p].weight, exact) : INFINITY);
+      std::vector<const std::vector<double>*> w;
+      for (const auto* m : members) w.push_back(&(*m)[p].weight);
+      e.control = std::max(e.control, ensemble_error(w, exact));
     }
     out.push_back(e);
   }

@@ -27,32 +27,47 @@ double relative_gap(const std::vector<double>& a, const std::vector<double>& b, 
 
 Verdict compare_runs(const std::string& invariant, const Scenario& s, const Trajectory& oracle,
                      const RelationalSide& a, const RelationalSide& b) {
-  double worst = 0, worst_gap = 0, worst_band = 0;
-  std::string where;
+  double worst = 0, worst_gap = 0, worst_band = 0, sensitivity = 0;
+  std::string where, sensitivity_where;
   const size_t steps = oracle.steps.size();
   if (a.impl->steps.size() != steps || b.impl->steps.size() != steps)
     return Verdict::judge(invariant, INFINITY, 1.0, "the runs have different step counts");
+  auto weights = [](const ControlEnsemble& e, size_t t, size_t p) {
+    std::vector<const std::vector<double>*> w;
+    for (const auto* m : member_params(e, t)) w.push_back(&(*m)[p].weight);
+    return w;
+  };
   for (size_t t = 0; t < steps; ++t)
     for (size_t p = 0; p < oracle.steps[t].params.size(); ++p) {
       const auto& exact = oracle.steps[t].params[p].weight;
-      const double gap = relative_gap(a.impl->steps[t].params[p].weight, b.impl->steps[t].params[p].weight, exact);
-      const double band = allowed_error(s.tolerance, relative_error(a.control->steps[t].params[p].weight, exact) +
-                                                         relative_error(b.control->steps[t].params[p].weight, exact));
+      const auto& before = t == 0 ? oracle.initial[p].weight : oracle.steps[t - 1].params[p].weight;
+      const bool both = p < a.impl->steps[t].params.size() && p < b.impl->steps[t].params.size();
+      const double gap = both ? relative_gap(a.impl->steps[t].params[p].weight, b.impl->steps[t].params[p].weight, exact) : INFINITY;
+      const double band = allowed_error(s.tolerance, ensemble_error(weights(*a.controls, t, p), exact) +
+                                                         ensemble_error(weights(*b.controls, t, p), exact));
       const double ratio = gap / band;
+      const std::string here = "step " + std::to_string(t) + " " + s.model.params[p].name;
       if (!(ratio <= worst)) {
         worst = std::isnan(ratio) ? INFINITY : ratio;
         worst_gap = gap, worst_band = band;
-        where = "step " + std::to_string(t) + " " + s.model.params[p].name;
+        where = here;
       }
+      const double sens = update_sensitivity(band, exact, before);
+      if (sens > sensitivity) sensitivity = sens, sensitivity_where = here;
     }
   char buf[200];
+  Verdict v;
   if (where.empty()) {
     std::snprintf(buf, sizeof buf, "%s vs %s: weights bit-identical at every step", a.label.c_str(), b.label.c_str());
-    return Verdict::judge(invariant, 0.0, 1.0, buf);
+    v = Verdict::judge(invariant, 0.0, 1.0, buf);
+  } else {
+    std::snprintf(buf, sizeof buf, "%s vs %s: worst relative weight difference %.3g (band %.3g) at ", a.label.c_str(),
+                  b.label.c_str(), worst_gap, worst_band);
+    v = Verdict::judge(invariant, worst, 1.0, buf + where);
   }
-  std::snprintf(buf, sizeof buf, "%s vs %s: worst relative weight difference %.3g (band %.3g) at ", a.label.c_str(),
-                b.label.c_str(), worst_gap, worst_band);
-  return Verdict::judge(invariant, worst, 1.0, buf + where);
+  v.sensitivity = sensitivity;
+  v.sensitivity_where = sensitivity_where;
+  return v;
 }
 
 }  // namespace muoncheck

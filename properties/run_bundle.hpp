@@ -1,11 +1,12 @@
 // The plain data an invariant judges: the scenario, the implementation's result
 // (trajectory, events, collectives, per-rank digests), the exact oracle's
-// trajectory and the control's. Invariants are pure functions of a bundle.
+// trajectory and the control ensemble's. Invariants are pure functions of a bundle.
 #pragma once
 #include "core/scenario.hpp"
 #include "core/trajectory.hpp"
 #include "impl/run_impl.hpp"
 #include "oracle/oracle.hpp"
+#include "properties/tensor_error.hpp"
 
 namespace muoncheck {
 
@@ -13,7 +14,7 @@ struct RunBundle {
   const Scenario& scenario;
   const impl::ImplResult& impl;
   const Trajectory& oracle;
-  const Trajectory& control;
+  const ControlEnsemble& controls;
   oracle::Precision precision;
 };
 

@@ -3,53 +3,120 @@
 #include <cmath>
 #include <limits>
 
+#include "core/error.hpp"
+
 namespace muoncheck {
 
+namespace {
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+long double norm_of(const std::vector<double>& x) {
+  long double n = 0;
+  for (double v : x) n += static_cast<long double>(v) * v;
+  return std::sqrt(n);
+}
+}  // namespace
+
 double relative_error(const std::vector<double>& x, const std::vector<double>& exact) {
-  if (x.size() != exact.size()) return std::numeric_limits<double>::infinity();
-  long double diff = 0, norm = 0;
+  if (x.size() != exact.size()) return kInf;
+  long double diff = 0;
   for (size_t i = 0; i < x.size(); ++i) {
     const long double d = static_cast<long double>(x[i]) - exact[i];
     diff += d * d;
-    norm += static_cast<long double>(exact[i]) * exact[i];
   }
-  if (std::isnan(static_cast<double>(diff))) return std::numeric_limits<double>::infinity();
-  return static_cast<double>(std::sqrt(diff) / std::max(std::sqrt(norm), 1e-30L));
+  if (std::isnan(static_cast<double>(diff))) return kInf;
+  return static_cast<double>(std::sqrt(diff) / std::max(norm_of(exact), 1e-30L));
 }
 
 double allowed_error(const Tolerance& t, double control_error, DType storage) {
   return t.alpha * control_error + t.floor_ulps * unit_roundoff(storage);
 }
 
+double ensemble_error(const std::vector<const std::vector<double>*>& members, const std::vector<double>& exact) {
+  if (members.empty()) throw Error(ErrorKind::Internal, "noise band: the control ensemble is empty");
+  double worst = 0.0;
+  for (const auto* m : members) {
+    if (m == nullptr) throw Error(ErrorKind::Internal, "noise band: a control member lacks a tensor the oracle has");
+    worst = std::max(worst, relative_error(*m, exact));
+  }
+  return worst;
+}
+
 std::vector<NamedTensor> state_tensors(const ParamState& p) {
-  std::vector<NamedTensor> out = {{"weight", &p.weight}};
-  if (!p.momentum.empty()) out.push_back({"momentum", &p.momentum});
-  if (!p.adam_m.empty()) out.push_back({"adam_m", &p.adam_m}), out.push_back({"adam_v", &p.adam_v});
+  std::vector<NamedTensor> out;
+  for (const auto& [kind, values] : {std::pair<const char*, const std::vector<double>*>{"weight", &p.weight},
+                                     {"momentum", &p.momentum}, {"adam_m", &p.adam_m}, {"adam_v", &p.adam_v}})
+    if (!values->empty()) out.push_back({kind, values});
   return out;
 }
 
-BandCheck check_band(const Scenario& s, const std::vector<ParamState>& impl, const std::vector<ParamState>& exact,
-                     const std::vector<ParamState>& control) {
+const std::vector<double>* find_tensor(const ParamState& p, const std::string& kind) {
+  for (const auto& t : state_tensors(p))
+    if (t.kind == kind) return t.values;
+  return nullptr;
+}
+
+void BandCheck::merge(const BandCheck& o, const std::string& prefix) {
+  if (!(o.worst_ratio <= worst_ratio)) {   // NaN-safe: a NaN ratio becomes the worst
+    worst_ratio = std::isnan(o.worst_ratio) ? kInf : o.worst_ratio;
+    worst_impl_error = o.worst_impl_error;
+    worst_control_error = o.worst_control_error;
+    where = prefix + o.where;
+  }
+  if (o.sensitivity > sensitivity) sensitivity = o.sensitivity, sensitivity_where = prefix + o.sensitivity_where;
+}
+
+double update_sensitivity(double allowed, const std::vector<double>& exact, const std::vector<double>& exact_before) {
+  if (exact.size() != exact_before.size()) return 0.0;
+  long double d = 0;
+  for (size_t i = 0; i < exact.size(); ++i) {
+    const long double x = static_cast<long double>(exact[i]) - exact_before[i];
+    d += x * x;
+  }
+  if (!(d > 0) || !std::isfinite(static_cast<double>(d))) return 0.0;
+  return static_cast<double>(allowed * norm_of(exact) / std::sqrt(d));
+}
+
+BandCheck check_band(const Scenario& s, const StepSides& sides) {
   BandCheck b;
+  const auto& exact = *sides.exact;
   for (size_t p = 0; p < exact.size(); ++p) {
-    const auto want = state_tensors(exact[p]);
-    const auto have = p < impl.size() ? state_tensors(impl[p]) : std::vector<NamedTensor>{};
-    const auto ctrl = p < control.size() ? state_tensors(control[p]) : std::vector<NamedTensor>{};
-    for (size_t k = 0; k < want.size(); ++k) {
-      const auto* got = k < have.size() && std::string(have[k].kind) == want[k].kind ? have[k].values : nullptr;
-      const auto* noise = k < ctrl.size() && std::string(ctrl[k].kind) == want[k].kind ? ctrl[k].values : nullptr;
-      const double e_impl = got ? relative_error(*got, *want[k].values) : std::numeric_limits<double>::infinity();
-      const double e_ctrl = noise ? relative_error(*noise, *want[k].values) : 0.0;
-      const double ratio = e_impl / allowed_error(s.tolerance, e_ctrl);
-      if (!(ratio <= b.worst_ratio)) {  // NaN-safe: a NaN ratio becomes the worst
-        b.worst_ratio = std::isnan(ratio) ? std::numeric_limits<double>::infinity() : ratio;
-        b.worst_impl_error = e_impl;
-        b.worst_control_error = e_ctrl;
-        b.where = "param " + s.model.params[p].name + " " + want[k].kind;
-      }
+    const std::string name = "param " + s.model.params[p].name + " ";
+    const ParamState none;
+    const ParamState& have = p < sides.impl->size() ? (*sides.impl)[p] : none;
+    for (const auto& want : state_tensors(exact[p])) {
+      std::vector<const std::vector<double>*> members;
+      for (const auto* m : sides.members) members.push_back(p < m->size() ? find_tensor((*m)[p], want.kind) : nullptr);
+      const auto* got = find_tensor(have, want.kind);
+      BandCheck c;
+      c.worst_impl_error = got ? relative_error(*got, *want.values) : kInf;
+      c.worst_control_error = ensemble_error(members, *want.values);
+      const double allowed = allowed_error(s.tolerance, c.worst_control_error);
+      c.worst_ratio = c.worst_impl_error / allowed;
+      c.where = want.kind + (got ? "" : " (not exported by the implementation)");
+      if (want.kind == "weight" && sides.exact_before && p < sides.exact_before->size())
+        c.sensitivity = update_sensitivity(allowed, *want.values, (*sides.exact_before)[p].weight), c.sensitivity_where = "weight";
+      b.merge(c, name);
     }
+    // A tensor the exact state does not have (momentum of an AdamW param) is a tagging error.
+    for (const auto& extra : state_tensors(have))
+      if (find_tensor(exact[p], extra.kind) == nullptr) {
+        BandCheck c;
+        c.worst_ratio = kInf;
+        c.where = extra.kind + " (exported by the implementation, absent from the exact state)";
+        b.merge(c, name);
+      }
   }
   return b;
+}
+
+std::vector<const std::vector<ParamState>*> member_params(const ControlEnsemble& e, size_t t) {
+  std::vector<const std::vector<ParamState>*> out;
+  for (const auto& m : e) {
+    if (t >= m.steps.size()) throw Error(ErrorKind::Internal, "noise band: a control member ran fewer steps");
+    out.push_back(&m.steps[t].params);
+  }
+  return out;
 }
 
 TrainingState state_before(const Scenario& s, const Trajectory& t, int step) {

@@ -16,6 +16,11 @@ struct Verdict {
   double metric = 0.0;
   double threshold = 0.0;
   std::string message;
+  // Weight-level tolerance verdicts: the band as a fraction of a step's exact update
+  // ‖ΔW*‖, worst over steps and params (the smallest relative change of an update that
+  // would surely be caught), and where; negative when the verdict has none.
+  double sensitivity = -1.0;
+  std::string sensitivity_where;
 
   static Verdict judge(std::string invariant, double metric, double threshold, std::string message);
   static Verdict skip(std::string invariant, std::string why);

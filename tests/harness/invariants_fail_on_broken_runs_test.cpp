@@ -5,6 +5,7 @@
 
 #include "core/scenario_io.hpp"
 #include "impl/run_impl.hpp"
+#include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
@@ -29,13 +30,14 @@ Scenario small_scenario(bool with_overflow) {
 struct Fixture {
   Scenario s;
   impl::ImplResult impl;
-  Trajectory exact, control;
+  Trajectory exact;
+  ControlEnsemble controls;
   explicit Fixture(bool overflow)
       : s(small_scenario(overflow)),
         impl(impl::run_impl(s, {})),
         exact(oracle::run_oracle(s, oracle::Precision::float64)),
-        control(oracle::run_control(s)) {}
-  RunBundle bundle(const impl::ImplResult& r) const { return {s, r, exact, control, oracle::Precision::float64}; }
+        controls(oracle::run_control_ensemble(s, oracle::kDefaultControlMembers)) {}
+  RunBundle bundle(const impl::ImplResult& r) const { return {s, r, exact, controls, oracle::Precision::float64}; }
 };
 
 const Fixture& clean() {
@@ -146,8 +148,8 @@ TEST(BrokenRuns, RelationalComparisonFailsOnADifferentTrajectory) {
   const auto& f = clean();
   auto other = f.impl.trajectory;
   for (auto& w : other.steps[2].params[1].weight) w *= 1.001;
-  expect_pass(compare_runs("gas-invariant", f.s, f.exact, {"a", &f.impl.trajectory, &f.control}, {"b", &f.impl.trajectory, &f.control}));
-  expect_fail(compare_runs("gas-invariant", f.s, f.exact, {"a", &f.impl.trajectory, &f.control}, {"b", &other, &f.control}));
+  expect_pass(compare_runs("gas-invariant", f.s, f.exact, {"a", &f.impl.trajectory, &f.controls}, {"b", &f.impl.trajectory, &f.controls}));
+  expect_fail(compare_runs("gas-invariant", f.s, f.exact, {"a", &f.impl.trajectory, &f.controls}, {"b", &other, &f.controls}));
 }
 
 TEST(BrokenRuns, SkippedStepThatMovesStateFailsOverflowSkipClean) {

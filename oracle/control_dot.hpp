@@ -1,0 +1,74 @@
+// The control's product kernel and rounding: operands are already NS-dtype values, so
+// each product is exact in double; the fp32 accumulation follows the member's order
+// (rounding after every add), and the result is rounded to the NS dtype. With random
+// rounding on, every rounding is a Monte Carlo draw that depends only on (seed, value),
+// so results never depend on the thread that computes them.
+#pragma once
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+
+#include "core/dtype.hpp"
+#include "oracle/rounding_variant.hpp"
+
+namespace muoncheck::oracle {
+
+// A uniform number in [0, 1) from (seed, x, dtype): splitmix64's finaliser.
+inline double rounding_draw(uint64_t seed, double x, DType t) {
+  uint64_t z = seed ^ std::bit_cast<uint64_t>(x) ^ (static_cast<uint64_t>(t) << 61);
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53;
+}
+
+// Round x into t as the member rounds: to nearest even, or randomly (seed ≠ 0).
+inline double round_member(DType t, double x, uint64_t seed) {
+  return seed == 0 ? round_to(t, x) : round_random(t, x, rounding_draw(seed, x, t));
+}
+
+struct ControlDot {
+  DType out = DType::fp32;
+  DotOrder order = DotOrder::sequential;
+  int block = 32;
+  uint64_t seed = 0;
+
+  double operator()(const double* a, const double* b, int64_t k) const {
+    return round_member(out, sum(a, b, k), seed);
+  }
+
+ private:
+  double f32(double x) const { return round_member(DType::fp32, x, seed); }
+  // An fp32 FMA chain over [lo, hi).
+  double chain(const double* a, const double* b, int64_t lo, int64_t hi) const {
+    double acc = 0.0;
+    for (int64_t i = lo; i < hi; ++i) acc = f32(acc + a[i] * b[i]);
+    return acc;
+  }
+  double pairwise(const double* a, const double* b, int64_t lo, int64_t hi) const {
+    if (hi - lo == 1) return f32(a[lo] * b[lo]);
+    const int64_t mid = lo + (hi - lo) / 2;
+    return f32(pairwise(a, b, lo, mid) + pairwise(a, b, mid, hi));
+  }
+  double sum(const double* a, const double* b, int64_t k) const {
+    if (k == 0) return 0.0;
+    switch (order) {
+      case DotOrder::sequential: return chain(a, b, 0, k);
+      case DotOrder::reversed: {
+        double acc = 0.0;
+        for (int64_t i = k - 1; i >= 0; --i) acc = f32(acc + a[i] * b[i]);
+        return acc;
+      }
+      case DotOrder::pairwise: return pairwise(a, b, 0, k);
+      case DotOrder::blocked: {
+        double acc = 0.0;
+        for (int64_t lo = 0; lo < k; lo += block) acc = f32(acc + chain(a, b, lo, std::min<int64_t>(lo + block, k)));
+        return acc;
+      }
+    }
+    return chain(a, b, 0, k);
+  }
+};
+
+}  // namespace muoncheck::oracle

@@ -1,0 +1,90 @@
+#include "oracle/control_ensemble.hpp"
+
+#include "core/error.hpp"
+#include "oracle/engine.hpp"
+#include "oracle/parallel.hpp"
+
+namespace muoncheck::oracle {
+
+std::string RoundingVariant::label() const {
+  std::string s;
+  switch (dot) {
+    case DotOrder::sequential: s = "seq"; break;
+    case DotOrder::reversed: s = "rev"; break;
+    case DotOrder::pairwise: s = "pairwise"; break;
+    case DotOrder::blocked: s = "blocked" + std::to_string(block); break;
+  }
+  s += fused_axpby ? "/fused" : "/unfused";
+  s += norm_in_ns_dtype ? "/norm-ns" : "/norm-fp32";
+  switch (reduce) {
+    case ReduceOrder::rank_order: s += "/rank"; break;
+    case ReduceOrder::ring: s += "/ring+" + std::to_string(reduce_offset); break;
+    case ReduceOrder::ring_reversed: s += "/ring-" + std::to_string(reduce_offset); break;
+  }
+  if (random_rounding != 0) s += "/rr" + std::to_string(random_rounding);
+  return s;
+}
+
+std::vector<RoundingVariant> control_members(int count) {
+  if (count < 1) throw Error(ErrorKind::BadInput, "control ensemble: expected at least 1 member, got " + std::to_string(count));
+  using D = DotOrder;
+  using R = ReduceOrder;
+  // Eight deterministic sequences: every freedom appears both ways, and no two members
+  // share their dot order, epilogue, norm and reduction all at once.
+  const RoundingVariant base[8] = {
+      {D::sequential, 32, true, true, R::rank_order, 0, 0},   // the CPU implementation's order
+      {D::reversed, 32, false, false, R::ring, 1, 0},
+      {D::pairwise, 32, true, false, R::ring_reversed, 0, 0},
+      {D::blocked, 16, false, true, R::ring, 2, 0},
+      {D::sequential, 32, false, true, R::ring_reversed, 1, 0},
+      {D::blocked, 64, true, true, R::ring, 3, 0},
+      {D::pairwise, 32, false, true, R::rank_order, 0, 0},
+      {D::reversed, 32, true, false, R::ring_reversed, 2, 0},
+  };
+  std::vector<RoundingVariant> out;
+  for (int k = 0; k < count; ++k) {
+    RoundingVariant v = base[k % 8];
+    // From member 4 on, Monte Carlo random rounding perturbs every rounding too.
+    if (k >= 4) v.random_rounding = static_cast<uint64_t>(k - 3);
+    out.push_back(v);
+  }
+  return out;
+}
+
+Trajectory run_control(const Scenario& s, const RoundingVariant& member) {
+  Engine<ControlArith> e(s, ControlArith::from(s, member));
+  Trajectory tr;
+  tr.producer = "control:" + member.label();
+  tr.tags = e.tags();
+  tr.initial = e.training_state().params;
+  for (int t = 0; t < s.steps; ++t) tr.steps.push_back(e.step(t));
+  return tr;
+}
+
+namespace {
+// Runs body(k) for every member, as tasks spread over the cores.
+template <class Body>
+void for_each_member(int count, Body body) {
+  parallel_tasks(std::vector<double>(static_cast<size_t>(count), 1e9), body);
+}
+}  // namespace
+
+std::vector<Trajectory> run_control_ensemble(const Scenario& s, int count) {
+  const auto members = control_members(count);
+  std::vector<Trajectory> out(members.size());
+  for_each_member(count, [&](size_t k) { out[k] = run_control(s, members[k]); });
+  return out;
+}
+
+std::vector<StepRecord> control_steps_from(const Scenario& s, int step, const TrainingState& before, int count) {
+  const auto members = control_members(count);
+  std::vector<StepRecord> out(members.size());
+  for_each_member(count, [&](size_t k) {
+    Engine<ControlArith> e(s, ControlArith::from(s, members[k]));
+    e.load(before);
+    out[k] = e.step(step);
+  });
+  return out;
+}
+
+}  // namespace muoncheck::oracle
