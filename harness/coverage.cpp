@@ -118,8 +118,8 @@ std::string this_command_line() {
 
 cli::OptionSpec min_executed_option() {
   return {"min-executed", true, false,
-          "fraction in [0, 1]: the run is not OK when fewer of its invariant verdicts than this were "
-          "executed (PASS or FAIL rather than SKIPPED/UNSUPPORTED; default " + number(kDefaultMinExecuted) + ")"};
+          "not OK when a smaller fraction of the verdicts was executed (PASS/FAIL, not SKIPPED/UNSUPPORTED); "
+          "in [0, 1], default " + number(kDefaultMinExecuted)};
 }
 
 double min_executed_from(const cli::Args& args) {
