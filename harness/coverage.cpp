@@ -1,6 +1,5 @@
 #include "harness/coverage.hpp"
 
-#include <cmath>
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -22,7 +21,7 @@ std::string number(double x) {
   return buf;
 }
 
-// "14 UNSUPPORTED: backend cuda: ..." / "1 SKIPPED: no step overflows in this scenario"
+// "14 UNSUPPORTED; trajectory-conforms: backend cuda: ..." (the counts, then the first verdict's reason)
 std::string not_executed_text(const ScenarioResult& r) {
   int skipped = 0, unsupported = 0;
   const Verdict* first = nullptr;
@@ -57,14 +56,6 @@ void Coverage::add(const ScenarioResult& r, const std::string& idle_repro) {
   if (n == 0)
     idle.push_back({r.scenario, executed_text(0, static_cast<int>(r.verdicts.size())) + " (" + not_executed_text(r) + ")",
                     idle_repro});
-}
-
-void Coverage::merge(const Coverage& o) {
-  executed += o.executed;
-  verdicts += o.verdicts;
-  skipped += o.skipped;
-  unsupported += o.unsupported;
-  idle.insert(idle.end(), o.idle.begin(), o.idle.end());
 }
 
 std::string idle_repro_line(const ScenarioResult& r, const std::string& extra_flags) {

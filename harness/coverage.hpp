@@ -34,7 +34,6 @@ struct Coverage {
 
   // Counts r's verdicts; when none was executed, r becomes idle with `idle_repro`.
   void add(const ScenarioResult& r, const std::string& idle_repro);
-  void merge(const Coverage& other);
 };
 
 int executed_count(const ScenarioResult& r);
