@@ -17,6 +17,7 @@ Outcome run(const cli::Args& args) {
   o.report_path = args.value_or("report", "reports/latest.json");
   o.golden = true;
   o.golden_dir = args.value_or("golden", "golden");
+  o.min_executed = min_executed_from(args);
   const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), true);
   return run_suite(scenarios, o) ? Outcome::success : Outcome::conformance_failure;
 }
@@ -31,7 +32,8 @@ Command check_command() {
   return {{"check", "muoncheck check [SCENARIO...] [--report FILE] [--fault ID]...",
            "The default conformance suite: every scenario in scenarios/ (or those given) through the\n"
            "implementation, the oracle and the control, every invariant, and the golden comparison.\n"
-           "Prints the table, writes reports/latest.json. Exit 1 on any FAIL.",
+           "Prints the table, writes reports/latest.json. Exit 1 on any FAIL, on a scenario that executed\n"
+           "no invariant (all SKIPPED/UNSUPPORTED), or when fewer than --min-executed of the verdicts ran.",
            options},
           run};
 }

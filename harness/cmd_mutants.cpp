@@ -1,10 +1,13 @@
 // `muoncheck mutants`: the default suite clean, then once per fault; prints the
-// kill table and the mutation score. Exit 1 if a fault survives (or is only
-// killed incidentally) or the clean control fails.
+// kill table, the mutation score and the executed counts. Exit 1 if a fault survives
+// (or is only killed incidentally), the clean control fails, or the counts fail the
+// --min-executed gate (coverage.hpp).
 #include <cstdio>
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/console_table.hpp"
+#include "harness/coverage.hpp"
 #include "harness/mutants.hpp"
 #include "harness/mutation_plan.hpp"
 #include "harness/report.hpp"
@@ -24,17 +27,22 @@ Outcome run(const cli::Args& args) {
   if (faults.empty()) faults = all_fault_ids();
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto control = select_scenarios({}, dir, true);
+  const double min_executed = min_executed_from(args);
   const auto result = run_mutants(control, faults, dir, o);
   print_kill_table(stdout, result);
+  // The gate covers every verdict judged here: the control's and the fault runs'.
+  std::vector<ScenarioResult> all = result.control;
+  for (const auto& r : fault_results(result)) all.push_back(r);
+  const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), repro_flags(o), min_executed};
+  const Summary sum = summarize(all, {}, meta);
+  print_coverage(stdout, sum.coverage, sum.coverage_problems);
   if (auto path = args.value("json")) {
-    std::vector<ScenarioResult> all = result.control;
-    for (const auto& f : result.faults) all.insert(all.end(), f.results.begin(), f.results.end());
-    auto report = build_report({"mutants", impl::backend_description(impl_options(o)), repro_flags(o)}, all, {});
+    auto report = build_report(meta, all, {});
     report["mutants"] = mutants_json(result);
     write_report(*path, report);
     std::printf("report: %s\n", path->c_str());
   }
-  return result.ok() ? Outcome::success : Outcome::conformance_failure;
+  return result.ok() && sum.coverage_problems.empty() ? Outcome::success : Outcome::conformance_failure;
 }
 
 }  // namespace
@@ -43,7 +51,9 @@ Command mutants_command() {
   return {{"mutants", "muoncheck mutants [--fault ID]... [--json FILE]",
            "Runs the default suite once clean (the control, which must pass everything) and once per fault of\n"
            "the catalogue on the scenarios that reach its path; prints the kill table and the mutation score.\n"
-           "The oracle runs in double here (its error is far below any fp32 band); --oracle-precision overrides.",
+           "The oracle runs in double here (its error is far below any fp32 band); --oracle-precision overrides.\n"
+           "Exit 1 when a fault survives or is only killed incidentally, the control fails, a scenario (control\n"
+           "or fault run) executed no invariant, or fewer than --min-executed of all verdicts ran.",
            {{"fault", true, true, "only this fault (default: the whole catalogue)"},
             {"json", true, false, "write the report, with its mutants section, to FILE"},
             {"oracle-precision", true, false, "double (default here) | float128 | bin50"},
@@ -53,7 +63,8 @@ Command mutants_command() {
             {"comm", true, false, "gloo (default) | nccl"},
             {"dp", true, false, "re-split each scenario's global batch over N ranks"},
             {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
-            {"scenarios", true, false, "scenarios folder (default scenarios)"}}},
+            {"scenarios", true, false, "scenarios folder (default scenarios)"},
+            min_executed_option()}},
           run};
 }
 

@@ -10,6 +10,7 @@
 #include "harness/cmd_sweep_runner.hpp"
 #include "harness/commands.hpp"
 #include "harness/console_table.hpp"
+#include "harness/coverage.hpp"
 #include "harness/mutants.hpp"
 #include "harness/report.hpp"
 #include "harness/scenario_selection.hpp"
@@ -35,6 +36,7 @@ Outcome run(const cli::Args& args) {
   const double budget = args.double_value_or("budget", 3600);
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto report_path = args.value_or("report", "reports/nightly.json");
+  const double min_executed = min_executed_from(args);
 
   std::printf("== suite: every scenario, golden comparison\n");
   const auto suite = judge_suite(select_scenarios({}, dir, true), so);
@@ -52,21 +54,35 @@ Outcome run(const cli::Args& args) {
   sw.backend = so.judge.backend;
   sw.comm = so.judge.comm;
   sw.timeout = so.judge.timeout;
+  sw.min_executed = min_executed;
   const auto sweep = run_sweep(sw);
   print_sweep_summary(stdout, sw, sweep);
 
-  const auto flags = repro_flags(so.judge);
-  print_failures_and_summary(stdout, suite.results, suite.golden, flags);
-  auto report = build_report({"nightly", impl::backend_description(impl_options(so.judge)), flags}, suite.results, suite.golden);
+  // Each part passes its own --min-executed gate: the suite, the fault runs, the sweep's cases.
+  const RunMetadata meta{"nightly", impl::backend_description(impl_options(so.judge)), repro_flags(so.judge), min_executed};
+  const Summary suite_sum = summarize(suite.results, suite.golden, meta);
+  const Summary fault_sum = summarize(fault_results(mutants), {}, meta);
+  const auto sweep_problems = sweep_coverage_problems(sw, sweep);
+  std::printf("\nmutants (fault runs): ");
+  print_coverage(stdout, fault_sum.coverage, fault_sum.coverage_problems);
+  print_failures_and_summary(stdout, suite.results, suite.golden, meta);
+  const bool mutants_ok = mutants.ok() && fault_sum.coverage_problems.empty();
+  const bool sweep_ok = !sweep.failure && sweep_problems.empty();
+  auto report = build_report(meta, suite.results, suite.golden);
   report["mutants"] = mutants_json(mutants);
+  report["mutants"]["executed"] = fault_sum.coverage.executed;
+  report["mutants"]["verdicts"] = fault_sum.coverage.verdicts;
+  report["mutants"]["coverage_problems"] = fault_sum.coverage_problems;
   report["sweep"] = sweep_json(sw, sweep);
   const double seconds = seconds_since(start);
   report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
-                       {"ok", summarize(suite.results, suite.golden).ok() && mutants.ok() && !sweep.failure}};
+                       {"ok", suite_sum.ok() && mutants_ok && sweep_ok}};
   write_report(report_path, report);
-  std::printf("nightly: %.0f s; suite %s, mutants %d/%zu, sweep %d cases %s; report: %s\n", seconds,
-              summarize(suite.results, suite.golden).ok() ? "OK" : "FAILED", mutants.killed(), mutants.faults.size(),
-              sweep.cases_run, sweep.failure ? "FOUND A COUNTEREXAMPLE" : "clean", report_path.c_str());
+  std::printf("nightly: %.0f s; suite %s (%s), mutants %d/%zu%s, sweep %d cases %s; report: %s\n", seconds,
+              suite_sum.ok() ? "OK" : "FAILED", executed_text(suite_sum.coverage).c_str(), mutants.killed(),
+              mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",
+              sweep.cases_run, sweep.failure ? "FOUND A COUNTEREXAMPLE" : sweep_problems.empty() ? "clean" : "NOT OK: executed counts",
+              report_path.c_str());
   return report["nightly"]["ok"].get<bool>() ? Outcome::success : Outcome::conformance_failure;
 }
 
@@ -76,7 +92,9 @@ Command nightly_command() {
   return {{"nightly", "muoncheck nightly [--backend cpu|cuda] [--comm gloo|nccl] [--budget SECONDS] [--report FILE]",
            "The nightly job: every scenario with the golden comparison, the mutants (13 faults, the suite as\n"
            "their clean control) and a property sweep that stops when the budget is spent; one JSON report\n"
-           "(default reports/nightly.json) recording the backend and device. Exit 1 on any failure.",
+           "(default reports/nightly.json) recording the backend and device. Exit 1 on any failure, and when\n"
+           "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
+           "than --min-executed of its verdicts.",
            {{"backend", true, false, "cpu (default) | cuda"},
             {"comm", true, false, "gloo (default) | nccl"},
             {"dp", true, false, "re-split each scenario's global batch over N ranks"},
@@ -89,7 +107,8 @@ Command nightly_command() {
             {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 60000)"},
             {"report", true, false, "the JSON report (default reports/nightly.json)"},
             {"golden", true, false, "golden folder (default golden)"},
-            {"scenarios", true, false, "scenarios folder (default scenarios)"}}},
+            {"scenarios", true, false, "scenarios folder (default scenarios)"},
+            min_executed_option()}},
           run};
 }
 

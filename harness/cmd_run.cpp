@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/coverage.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
 #include "harness/trace_io.hpp"
@@ -16,6 +17,7 @@ Outcome run(const cli::Args& args) {
   o.judge = judge_options_from(args);
   o.command = "run";
   o.report_path = args.value_or("report", "");
+  o.min_executed = min_executed_from(args);
   const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), false);
   if (const auto path = args.value("trace")) {   // docs/trace-format.md
     const bool folder = std::filesystem::is_directory(*path);
@@ -41,13 +43,15 @@ std::vector<cli::OptionSpec> judge_option_specs() {
           {"dp", true, false, "re-split each scenario's global batch over N ranks (same trajectory)"},
           {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
           {"report", true, false, "write the JSON report to FILE"},
-          {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}};
+          {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"},
+          min_executed_option()};
 }
 
 Command run_command() {
   return {{"run", "muoncheck run SCENARIO... [--fault ID]... [--mode trajectory|stepwise|both] [--report FILE] [--oracle-precision P]",
            "Runs the production implementation (ZeRO on Gloo, CPU), the exact oracle and the control on each\n"
-           "SCENARIO and judges every applicable invariant. Exit 1 on any FAIL.",
+           "SCENARIO and judges every applicable invariant. Exit 1 on any FAIL, on a scenario that executed\n"
+           "no invariant (all SKIPPED/UNSUPPORTED), or when fewer than --min-executed of the verdicts ran.",
            [] {
              auto options = judge_option_specs();
              options.push_back({"trace", true, false,

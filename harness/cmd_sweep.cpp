@@ -1,6 +1,7 @@
 // `muoncheck sweep`: property-based search over generated scenarios (see
 // cmd_sweep_runner.hpp). Exit 1 when a (float128-confirmed) counterexample is found,
-// whether it reveals a bug or, with --fault, proves the sweep catches that fault.
+// whether it reveals a bug or, with --fault, proves the sweep catches that fault, and
+// when the executed counts fail the --min-executed gate (coverage.hpp).
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -37,6 +38,7 @@ Outcome run(const cli::Args& args) {
   if (const auto focus = args.value("focus")) o.focus = generators::focus_for_fault(*focus);
   o.cases_dir = args.value_or("cases-dir", o.cases_dir);
   o.timeout = std::chrono::milliseconds(args.int_value_or("timeout-ms", 30000));
+  o.min_executed = min_executed_from(args);
   o.progress = [](int done, int total, double s, int f, int u) { print_sweep_progress(stderr, done, total, s, f, u); };
 
   const SweepResult r = run_sweep(o);
@@ -45,7 +47,7 @@ Outcome run(const cli::Args& args) {
     write_sweep_json(*json, o, r);
     std::printf("report: %s\n", json->c_str());
   }
-  return r.failure ? Outcome::conformance_failure : Outcome::success;
+  return r.failure || !sweep_coverage_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
 }
 
 }  // namespace
@@ -57,7 +59,8 @@ Command sweep_command() {
            "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
            "minimal scenario saved under reports/cases/, and printed with the line that reproduces it.\n"
            "With --fault the sweep hunts for that injected fault and says after how many cases it was found.\n"
-           "Exit 1 when a counterexample is found, 0 when none is.",
+           "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
+           "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            {{"cases", true, false, "number of generated scenarios (default 100)"},
             {"seed", true, false, "seed of the case generator (default 1)"},
             {"budget", true, false, "start no new case after SECONDS (default: no limit)"},
@@ -65,7 +68,8 @@ Command sweep_command() {
             {"focus", true, false, "bias the generator toward fault ID's code path (default: the general generator)"},
             {"json", true, false, "write the sweep's JSON record to FILE"},
             {"cases-dir", true, false, "folder for minimal scenarios (default reports/cases)"},
-            {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 30000)"}}},
+            {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 30000)"},
+            min_executed_option()}},
           run};
 }
 

@@ -38,9 +38,16 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
   for (const auto& u : r.unconfirmed)
     std::fprintf(out, "note: case %d failed %s with the double oracle but passed in float128 (not a failure): %s\n",
                  u.index, joined(u.invariants, ", ").c_str(), u.message.c_str());
+  // Last, so it cannot be missed: how much was judged, and why that is not OK.
+  auto print_counts = [&] {
+    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.coverage).c_str());
+    for (const auto& p : sweep_coverage_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
+  };
   if (!r.failure) {
-    if (o.faults.empty()) std::fprintf(out, "PASS: no generated scenario violated an invariant\n");
+    if (o.faults.empty())
+      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_coverage_problems(o, r).empty() ? "PASS: " : "");
     else std::fprintf(out, "NOT FOUND: fault %s survived %d cases\n", joined(o.faults, " ").c_str(), r.cases_run);
+    print_counts();
     return;
   }
   const auto& c = *r.failure;
@@ -50,6 +57,7 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
   std::fprintf(out, "shrunk in %d steps (%d judgements) from %s\n  to %s\n", c.shrink_steps, c.shrink_judgements,
                describe(c.original_size).c_str(), describe(c.shrunk_size).c_str());
   std::fprintf(out, "minimal scenario: %s\n%s\n", c.path.c_str(), c.repro.c_str());
+  print_counts();
 }
 
 nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
@@ -59,7 +67,10 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
             {"budget_seconds", o.budget_seconds}, {"budget_exhausted", r.budget_exhausted},
             {"faults", o.faults},           {"focus", o.focus.label},
             {"seconds", r.seconds},         {"cases_per_minute", r.cases_per_minute()},
-            {"unsupported", r.unsupported}, {"oracle_precision", "double, failures confirmed in float128"}};
+            {"unsupported", r.unsupported}, {"oracle_precision", "double, failures confirmed in float128"},
+            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
+            {"executed_share", r.coverage.share()}, {"min_executed", o.min_executed},
+            {"coverage_problems", sweep_coverage_problems(o, r)}};
   json unconfirmed = json::array();
   for (const auto& u : r.unconfirmed)
     unconfirmed.push_back({{"case", u.index}, {"invariants", u.invariants}, {"message", u.message}});

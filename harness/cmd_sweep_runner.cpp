@@ -20,6 +20,7 @@ struct Judgement {
   std::vector<std::string> failed;   // invariant ids with status FAIL
   std::string message;               // the first failure's message
   bool unsupported = false;
+  ScenarioResult result;             // the verdicts themselves (for the executed counts)
 };
 
 Judgement judge(const Scenario& s, const SweepOptions& o, oracle::Precision p, const std::set<std::string>& only) {
@@ -31,8 +32,8 @@ Judgement judge(const Scenario& s, const SweepOptions& o, oracle::Precision p, c
   jo.backend = o.backend;
   jo.comm = o.comm;
   Judgement j;
-  const ScenarioResult r = judge_scenario(s, jo);
-  for (const auto& v : r.verdicts) {
+  j.result = judge_scenario(s, jo);
+  for (const auto& v : j.result.verdicts) {
     if (v.status == Status::unsupported) j.unsupported = true;
     if (v.status != Status::fail) continue;
     if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
@@ -60,13 +61,26 @@ std::string case_name(const SweepOptions& o, int index) {
   return n;
 }
 
+std::string backend_flags(const SweepOptions& o) {
+  std::string f;
+  if (o.backend != impl::ComputeBackend::cpu) f += " --backend " + impl::compute_backend_name(o.backend);
+  if (o.comm != impl::CommBackend::gloo) f += " --comm " + impl::comm_backend_name(o.comm);
+  return f;
+}
+
 std::string repro_line(const std::string& path, const std::vector<std::string>& invariants, const SweepOptions& o) {
   std::string line = "muoncheck run " + path;
   if (!invariants.empty()) line += " --invariant " + invariants.front();
   for (const auto& f : o.faults) line += " --fault " + f;
-  if (o.backend != impl::ComputeBackend::cpu) line += " --backend " + impl::compute_backend_name(o.backend);
-  if (o.comm != impl::CommBackend::gloo) line += " --comm " + impl::comm_backend_name(o.comm);
-  return line;
+  return line + backend_flags(o);
+}
+
+// The sweep that ends with case `index` (0-based): it regenerates and judges that case.
+std::string sweep_repro_line(const SweepOptions& o, int index) {
+  std::string line = "muoncheck sweep --seed " + std::to_string(o.seed) + " --cases " + std::to_string(index + 1);
+  for (const auto& f : o.faults) line += " --fault " + f;
+  if (o.focus.label != generators::Focus{}.label) line += " --focus " + o.focus.label;
+  return line + backend_flags(o);
 }
 
 // Shrinks a confirmed failure, re-confirms the minimal case in float128 (walking
@@ -125,6 +139,7 @@ SweepResult run_sweep(const SweepOptions& o) {
     generators::check_round_trip(s);
     const Judgement quick = judge(s, o, oracle::Precision::float64, {});
     ++result.cases_run;
+    result.coverage.add(quick.result, sweep_repro_line(o, i));
     if (quick.unsupported) ++result.unsupported;
     if (!quick.failed.empty()) {
       const std::set<std::string> suspects(quick.failed.begin(), quick.failed.end());
@@ -141,6 +156,10 @@ SweepResult run_sweep(const SweepOptions& o) {
   }
   result.seconds = elapsed();
   return result;
+}
+
+std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r) {
+  return coverage_problems(r.coverage, o.min_executed, this_command_line());
 }
 
 }  // namespace muoncheck

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/scenario.hpp"
+#include "harness/coverage.hpp"
 #include "harness/judge_scenario.hpp"
 #include "properties/generators/focus.hpp"
 #include "properties/generators/scenario_gen.hpp"
@@ -28,6 +29,7 @@ struct SweepOptions {
   std::chrono::milliseconds timeout{30000};
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
   impl::CommBackend comm = impl::CommBackend::gloo;
+  double min_executed = kDefaultMinExecuted;   // --min-executed, over every case's first judgement
   // Called after every case: (cases done, cases asked, seconds, confirmed failures, unconfirmed).
   std::function<void(int, int, double, int, int)> progress;
 };
@@ -56,6 +58,7 @@ struct SweepResult {
   bool budget_exhausted = false;
   std::vector<UnconfirmedCase> unconfirmed;
   std::optional<SweepCounterexample> failure;
+  Coverage coverage;                      // over each case's first judgement (double oracle, every invariant)
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
 };
 
@@ -63,5 +66,9 @@ struct SweepResult {
 Scenario sweep_case(uint64_t seed, int index, const generators::Focus& focus, const std::string& name);
 
 SweepResult run_sweep(const SweepOptions& o);
+
+// Why the sweep's executed counts make it not OK (a case that judged nothing, a share below
+// o.min_executed); empty when they do not. The repro of the share is this command line.
+std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r);
 
 }  // namespace muoncheck

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "harness/commands.hpp"
 #include "harness/console_table.hpp"
+#include "harness/coverage.hpp"
 #include "harness/report.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/verify_traces.hpp"
@@ -19,6 +20,7 @@ Outcome run(const cli::Args& args) {
   const auto paths = args.values("trace");
   if (paths.empty()) throw Error(ErrorKind::Usage, "muoncheck verify: give at least one --trace FILE");
   VerifyOptions o;
+  const double min_executed = min_executed_from(args);
   const auto p = args.value_or("oracle-precision", "float128");
   if (!oracle::parse_precision(p, o.precision))
     throw Error(ErrorKind::Usage, "--oracle-precision expects double|float128|bin50, got \"" + p + "\"");
@@ -37,12 +39,13 @@ Outcome run(const cli::Args& args) {
   const auto results = verify_traces(match_traces(scenarios, traces), o);
   for (const auto& r : results) print_scenario_table(stdout, r);
   const std::string flags = o.precision == oracle::Precision::float128 ? "" : "--oracle-precision " + p;
-  print_failures_and_summary(stdout, results, {}, flags);
+  const RunMetadata meta{"verify", "trace", flags, min_executed};
+  print_failures_and_summary(stdout, results, {}, meta);
   if (const auto report = args.value("report")) {
-    write_report(*report, build_report({"verify", "trace", flags}, results, {}));
+    write_report(*report, build_report(meta, results, {}));
     std::printf("report: %s\n", report->c_str());
   }
-  return summarize(results, {}).ok() ? Outcome::success : Outcome::conformance_failure;
+  return summarize(results, {}, meta).ok() ? Outcome::success : Outcome::conformance_failure;
 }
 
 }  // namespace
@@ -55,13 +58,15 @@ Command verify_command() {
            "ns-once-per-matrix-per-step, tagging-matches, overflow-skip-clean, and gas-/dp-/stage-invariant\n"
            "between traces of one implementation that re-split one global batch. A trace names its scenario:\n"
            "a given SCENARIO of that name, or the scenario embedded in the trace when it re-splits a given one.\n"
-           "Exit 1 on any FAIL.",
+           "Exit 1 on any FAIL, on a scenario that executed no invariant (all SKIPPED/UNSUPPORTED), or when\n"
+           "fewer than --min-executed of the verdicts ran (relational invariants need sibling traces).",
            {{"trace", true, true, "a trace file written by the implementation (repeatable)"},
             {"report", true, false, "write the JSON report to FILE"},
             {"invariant", true, true, "judge only this invariant (its id)"},
             {"oracle-precision", true, false, "double | float128 (default) | bin50"},
             {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
-            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},
+            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"},
+            min_executed_option()}},
           run};
 }
 

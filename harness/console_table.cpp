@@ -38,7 +38,10 @@ void print_scenario_table(std::FILE* out, const ScenarioResult& r) {
     std::snprintf(buf, sizeof buf, ", band %.2g of an update%s", x, x > kInsensitiveAbove ? " INSENSITIVE" : "");
     sens = buf;
   }
-  std::fprintf(out, "%s  (%.1f s%s)%s\n", r.scenario.c_str(), r.wall_seconds, sens.c_str(),
+  const int executed = executed_count(r);
+  const std::string counts = executed_text(executed, static_cast<int>(r.verdicts.size())) +
+                             (executed == 0 ? ": NOTHING JUDGED (not OK)" : "");
+  std::fprintf(out, "%s  (%.1f s%s)  %s%s\n", r.scenario.c_str(), r.wall_seconds, sens.c_str(), counts.c_str(),
                r.faults.empty() ? "" : ("  faults: " + [&] {
                  std::string f;
                  for (const auto& x : r.faults) f += (f.empty() ? "" : ",") + x;
@@ -61,22 +64,31 @@ void print_golden_line(std::FILE* out, const GoldenResult& g) {
 }
 
 void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult>& results,
-                                const std::vector<GoldenResult>& golden, const std::string& extra_flags) {
+                                const std::vector<GoldenResult>& golden, const RunMetadata& meta) {
   std::vector<std::string> lines;
-  for (const auto& r : results)
+  for (const auto& r : results) {
     for (const auto& v : r.verdicts)
-      if (v.status == Status::fail) lines.push_back(repro_line(r, v.invariant, extra_flags));
+      if (v.status == Status::fail) lines.push_back(repro_line(r, v.invariant, meta.extra_flags));
+    if (executed_count(r) == 0) lines.push_back(idle_repro_line(r, meta.extra_flags));
+  }
   for (const auto& g : golden)
     if (!g.ok) lines.push_back("muoncheck golden check " + g.scenario);
-  const auto s = summarize(results, golden);
+  const auto s = summarize(results, golden, meta);
   print_insensitive_scenarios(out, results);
   if (!lines.empty()) {
     std::fprintf(out, "\nFailing cases (%zu):\n", lines.size());
     for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());
   }
-  std::fprintf(out, "\n%zu scenarios: %d PASS, %d FAIL, %d UNSUPPORTED, %d SKIPPED; golden %zu checked, %d failed => %s\n",
-               results.size(), s.pass, s.fail, s.unsupported, s.skipped, golden.size(), s.golden_fail,
-               s.ok() ? "OK" : "FAILED");
+  const char* verdict = s.ok() ? "OK" : (s.fail || s.golden_fail) ? "FAILED" : "NOT OK";
+  std::fprintf(out, "\n%zu scenarios: %d PASS, %d FAIL, %d UNSUPPORTED, %d SKIPPED; %s; golden %zu checked, %d failed => %s\n",
+               results.size(), s.pass, s.fail, s.unsupported, s.skipped,
+               executed_text(s.coverage).c_str(), golden.size(), s.golden_fail, verdict);
+  for (const auto& p : s.coverage_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
+}
+
+void print_coverage(std::FILE* out, const Coverage& c, const std::vector<std::string>& problems) {
+  std::fprintf(out, "%s\n", executed_text(c).c_str());
+  for (const auto& p : problems) std::fprintf(out, "not OK: %s\n", p.c_str());
 }
 
 }  // namespace muoncheck

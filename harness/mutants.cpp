@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "harness/console_table.hpp"
+#include "harness/coverage.hpp"
 #include "harness/mutation_plan.hpp"
 #include "harness/scenario_selection.hpp"
 
@@ -86,7 +87,9 @@ MutationRun run_mutants_after(std::vector<ScenarioResult> control, const std::ve
     const bool by_symptom = std::any_of(out.kills.begin(), out.kills.end(), [](const Kill& k) { return k.symptom; });
     out.status = by_symptom ? KillStatus::killed : out.kills.empty() ? KillStatus::survived : KillStatus::killed_incidentally;
     out.seconds = seconds_since(t0);
-    std::fprintf(stdout, "fault %-28s %s (%.1f s)\n", id.c_str(), kill_status_name(out.status).c_str(), out.seconds);
+    const Coverage c = coverage_of(out.results, "");
+    std::fprintf(stdout, "fault %-28s %s (%.1f s, %s)\n", id.c_str(), kill_status_name(out.status).c_str(), out.seconds,
+                 executed_text(c.executed, c.verdicts).c_str());
     std::fflush(stdout);
     run.faults.push_back(std::move(out));
   }
@@ -111,13 +114,21 @@ void print_kill_table(std::FILE* out, const MutationRun& run) {
                run.control_clean ? "clean" : "FAILED", run.killed(), run.faults.size(), run.seconds);
 }
 
+std::vector<ScenarioResult> fault_results(const MutationRun& run) {
+  std::vector<ScenarioResult> all;
+  for (const auto& f : run.faults) all.insert(all.end(), f.results.begin(), f.results.end());
+  return all;
+}
+
 nlohmann::json mutants_json(const MutationRun& run) {
   nlohmann::json faults = nlohmann::json::array();
   for (const auto& f : run.faults) {
     nlohmann::json kills = nlohmann::json::array();
     for (const auto& k : f.kills) kills.push_back({{"scenario", k.scenario}, {"invariant", k.invariant}, {"symptom", k.symptom}});
     const FaultPlan* plan = plan_for(f.fault);
+    const Coverage c = coverage_of(f.results, "");
     faults.push_back({{"fault", f.fault}, {"status", kill_status_name(f.status)}, {"kills", kills},
+                      {"executed", c.executed}, {"verdicts", c.verdicts},
                       {"scenarios", plan ? plan->scenarios : std::vector<std::string>{}},
                       {"symptoms", plan ? plan->symptoms : std::vector<std::string>{}}, {"seconds", f.seconds}});
   }

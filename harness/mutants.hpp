@@ -44,6 +44,8 @@ MutationRun run_mutants(const std::vector<Scenario>& control_scenarios, const st
 MutationRun run_mutants_after(std::vector<ScenarioResult> control, const std::vector<std::string>& faults,
                               const std::string& scenario_dir, const JudgeOptions& base);
 std::vector<std::string> all_fault_ids();
+// Every fault's scenario results, in fault order (the control's are run.control).
+std::vector<ScenarioResult> fault_results(const MutationRun& run);
 
 void print_kill_table(std::FILE* out, const MutationRun& run);
 nlohmann::json mutants_json(const MutationRun& run);

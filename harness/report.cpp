@@ -50,12 +50,14 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
       inv.back()["sensitivity"] = {{"band_over_update", number_or_null(v.sensitivity)}, {"where", v.sensitivity_where}};
     if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
   }
+  if (executed_count(r) == 0) repro.push_back(idle_repro_line(r, extra_flags));   // judged nothing: not OK either
   for (const auto& s : r.steps)
     steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
                      {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind}, {"bytes_by_purpose", s.bytes_by_purpose},
                      {"error_vs_oracle", number_or_null(s.error_vs_oracle)}, {"control_error", number_or_null(s.control_error)}});
   nlohmann::json out = {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
-                        {"wall_seconds", r.wall_seconds}, {"invariants", inv}, {"steps", steps}, {"repro", repro}};
+                        {"wall_seconds", r.wall_seconds}, {"executed", executed_count(r)}, {"verdicts", r.verdicts.size()},
+                        {"invariants", inv}, {"steps", steps}, {"repro", repro}};
   std::string where;
   if (const double s = scenario_sensitivity(r, &where); s >= 0)
     out["sensitivity"] = {{"band_over_update", number_or_null(s)}, {"where", where}, {"insensitive", !(s <= kInsensitiveAbove)}};
@@ -91,8 +93,11 @@ std::string repro_line(const ScenarioResult& r, const std::string& invariant, co
   return line;
 }
 
-Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden) {
+Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden,
+                  const RunMetadata& meta) {
   Summary s;
+  s.coverage = coverage_of(results, meta.extra_flags);
+  s.coverage_problems = coverage_problems(s.coverage, meta.min_executed, this_command_line());
   for (const auto& r : results)
     for (const auto& v : r.verdicts) {
       switch (v.status) {
@@ -113,12 +118,14 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
     scen.push_back(scenario_json(r, meta.extra_flags));
     for (const auto& line : scen.back()["repro"]) repro.push_back(line);
   }
+  const auto sum = summarize(results, golden, meta);
   for (const auto& g : golden) {
     gold.push_back({{"scenario", g.scenario}, {"status", g.ok ? "PASS" : "FAIL"},
                     {"worst_relative", number_or_null(g.worst_relative)}, {"message", g.message}});
     if (!g.ok) repro.push_back("muoncheck golden check " + g.scenario);
   }
-  const auto sum = summarize(results, golden);
+  nlohmann::json idle = nlohmann::json::array();
+  for (const auto& i : sum.coverage.idle) idle.push_back(i.scenario);
   return {{"schema", kReportSchema},
           {"metadata",
            {{"time", utc_now()},
@@ -135,7 +142,10 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
           {"repro", repro},
           {"summary",
            {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"unsupported", sum.unsupported},
-            {"skipped", sum.skipped}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()}}}};
+            {"skipped", sum.skipped}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()},
+            {"executed", sum.coverage.executed}, {"verdicts", sum.coverage.verdicts},
+            {"executed_share", sum.coverage.share()}, {"min_executed", meta.min_executed},
+            {"idle_scenarios", idle}, {"coverage_problems", sum.coverage_problems}}}};
 }
 
 void write_report(const std::string& path, const nlohmann::json& report) {

@@ -1,11 +1,12 @@
 // The JSON conformance report (reports/schema.json, "muoncheck-report/1"):
-// run metadata, per-scenario verdicts and steps, golden results, repro lines and
-// a summary. Written atomically, so a crash never leaves half a report.
+// run metadata, per-scenario verdicts, executed counts and steps, golden results,
+// repro lines and a summary. Written atomically, so a crash never leaves half a report.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "harness/coverage.hpp"
 #include "harness/scenario_result.hpp"
 
 namespace muoncheck {
@@ -16,17 +17,23 @@ struct RunMetadata {
   std::string command;      // "check", "run", ...
   std::string backend = "cpu";
   std::string extra_flags;  // flags a repro line must repeat (faults, mode, precision)
+  double min_executed = kDefaultMinExecuted;   // --min-executed: the gate on executed verdicts
 };
 
 nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
                             const std::vector<GoldenResult>& golden);
 void write_report(const std::string& path, const nlohmann::json& report);
 
-// Counts of PASS/FAIL/UNSUPPORTED/SKIPPED over every verdict, plus golden failures.
+// Counts of PASS/FAIL/UNSUPPORTED/SKIPPED over every verdict, golden failures, and the
+// executed counts with the reasons they make the run not OK (coverage.hpp).
 struct Summary {
   int pass = 0, fail = 0, unsupported = 0, skipped = 0, golden_fail = 0;
-  bool ok() const { return fail == 0 && golden_fail == 0; }
+  Coverage coverage;
+  std::vector<std::string> coverage_problems;
+  bool ok() const { return fail == 0 && golden_fail == 0 && coverage_problems.empty(); }
 };
-Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden);
+// `meta` gives the gate (min_executed) and the flags of the idle scenarios' repro lines.
+Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden,
+                  const RunMetadata& meta);
 
 }  // namespace muoncheck

@@ -75,14 +75,14 @@ SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOpti
 
 bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
   const auto [results, golden] = judge_suite(scenarios, opts);
-  const auto flags = repro_flags(opts.judge);
-  print_failures_and_summary(stdout, results, golden, flags);
+  const RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), repro_flags(opts.judge),
+                         opts.min_executed};
+  print_failures_and_summary(stdout, results, golden, meta);
   if (!opts.report_path.empty()) {
-    RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), flags};
     write_report(opts.report_path, build_report(meta, results, golden));
     std::printf("report: %s\n", opts.report_path.c_str());
   }
-  return summarize(results, golden).ok();
+  return summarize(results, golden, meta).ok();
 }
 
 }  // namespace muoncheck

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "harness/cli_args.hpp"
+#include "harness/coverage.hpp"
 #include "harness/judge_scenario.hpp"
 #include "harness/report.hpp"
 
@@ -16,6 +17,7 @@ struct SuiteOptions {
   std::string report_path;      // empty: no report
   bool golden = false;          // also compare against golden/
   std::string golden_dir = "golden";
+  double min_executed = kDefaultMinExecuted;   // --min-executed (coverage.hpp)
 };
 
 JudgeOptions judge_options_from(const cli::Args& args);   // --fault, --mode, --oracle-precision, --invariant, --timeout-ms, --backend, --comm, --dp
@@ -30,7 +32,8 @@ struct SuiteResults {
 // scenario's table as it finishes.
 SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts);
 
-// judge_suite, then the failing cases, the summary and the report. True when nothing failed.
+// judge_suite, then the failing cases, the summary and the report. True when nothing failed,
+// every scenario executed an invariant and the executed share reached min_executed.
 bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts);
 
 }  // namespace muoncheck

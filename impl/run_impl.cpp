@@ -11,6 +11,7 @@
 #include "impl/math/cuda/device_info.hpp"
 #endif
 #include "impl/faults/faults.hpp"
+#include "impl/math/counting_compute.hpp"
 #include "impl/zero/rank_engine.hpp"
 
 namespace muoncheck::impl {
@@ -82,13 +83,15 @@ ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
   const int dp = s.engine.dp;
   std::vector<RankResult> ranks(static_cast<size_t>(dp));
   std::vector<std::vector<CollectiveRecord>> logs(static_cast<size_t>(dp));
+  std::vector<std::vector<NsCall>> ns_logs(static_cast<size_t>(dp));
   ImplResult out;
 
   const auto t0 = std::chrono::steady_clock::now();
   run_on_ranks(dp, opts, [&](Communicator& comm, int device) {
     CountingCommunicator counting(comm);
-    const auto math = make_compute(opts.backend, device);
-    RankEngine engine(s, faults, counting, *math);
+    const auto backend = make_compute(opts.backend, device);
+    CountingCompute math(*backend, comm.rank());
+    RankEngine engine(s, faults, counting, math);
     if (comm.rank() == 0) {
       out.flat_elements = engine.layout().total();
       out.partition_elements = engine.layout().partition_size();
@@ -96,21 +99,18 @@ ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
     engine.run();
     ranks[static_cast<size_t>(comm.rank())] = engine.take_result();
     logs[static_cast<size_t>(comm.rank())] = counting.log();
+    ns_logs[static_cast<size_t>(comm.rank())] = math.log();
   });
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   out.trajectory = std::move(ranks[0].trajectory);
   for (auto& r : ranks) {
-    for (size_t t = 0; t < r.ns_calls.size() && t < out.trajectory.steps.size(); ++t) {
-      auto& calls = out.trajectory.steps[t].ns_calls;
-      calls.insert(calls.end(), r.ns_calls[t].begin(), r.ns_calls[t].end());
-    }
     out.tags_by_rank.push_back(std::move(r.tags));
     out.replicated_digest_by_rank.push_back(std::move(r.digests));
   }
-  for (auto& step : out.trajectory.steps)
-    std::stable_sort(step.ns_calls.begin(), step.ns_calls.end(),
-                     [](const NsCall& a, const NsCall& b) { return a.param < b.param; });
+  // NS events come only from the decorators' logs: what ran, on every rank.
+  auto calls = ns_calls_by_step(ns_logs, static_cast<int>(out.trajectory.steps.size()));
+  for (size_t t = 0; t < calls.size(); ++t) out.trajectory.steps[t].ns_calls = std::move(calls[t]);
   out.collectives_by_rank = std::move(logs);
   out.faults = opts.faults;
   return out;

@@ -1,9 +1,9 @@
 // The production implementation's public face: run a scenario on dp rank threads, each
-// with a Communicator (Gloo, or NCCL with one GPU per rank) wrapped in the counting
-// decorator and a Compute (cpu, or cuda: ranks share the visible GPUs round-robin under
-// Gloo), and return the trajectory (producer "impl:cpu" / "impl:cuda"), per-rank tags,
-// the collective log, NS events and the per-step digests of replicated state. Faults
-// (impl/faults) are selected by id.
+// with a Communicator (Gloo, or NCCL with one GPU per rank) and a Compute (cpu, or cuda:
+// ranks share the visible GPUs round-robin under Gloo), each wrapped in its counting
+// decorator, and return the trajectory (producer "impl:cpu" / "impl:cuda"), per-rank tags,
+// the collective log, NS events (from the CountingCompute logs: the calls that ran) and
+// the per-step digests of replicated state. Faults (impl/faults) are selected by id.
 // Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
 // Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
 #pragma once

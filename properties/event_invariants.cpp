@@ -1,5 +1,6 @@
 #include "properties/event_invariants.hpp"
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -208,16 +209,31 @@ Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* respli
 
 Verdict ranks_agree(const RunBundle& b) {
   const auto& d = b.impl.replicated_digest_by_rank;
-  if (d.size() < 2) return Verdict::skip("ranks-agree", "one rank: nothing is replicated");
+  const size_t ranks = std::max(static_cast<size_t>(std::max(b.scenario.engine.dp, 0)), d.size());
+  if (ranks < 2) return Verdict::skip("ranks-agree", "one rank: nothing is replicated");
+  // Every rank digests its replicated state after every step that ran (skipped ones too):
+  // a rank with no digest for a step has not shown it agrees, so it counts as a difference.
+  const size_t steps = std::max(static_cast<size_t>(std::max(b.scenario.steps, 0)), b.impl.trajectory.steps.size());
   double bad = 0;
   std::string first;
+  auto note = [&](double n, const std::string& m) {
+    bad += n;
+    if (first.empty()) first = m;
+  };
+  for (size_t r = 0; r < ranks; ++r) {
+    const size_t have = r < d.size() ? d[r].size() : 0;
+    if (have < steps)
+      note(static_cast<double>(steps - have), "rank " + std::to_string(r) + " recorded " + std::to_string(have) +
+                                                  " digests for " + std::to_string(steps) + " steps that ran" +
+                                                  (have == 0 ? " (nothing)" : ""));
+  }
   for (size_t r = 1; r < d.size(); ++r)
-    for (size_t t = 0; t < d[0].size(); ++t)
-      if (t >= d[r].size() || d[r][t] != d[0][t]) {
-        ++bad;
-        if (first.empty()) first = "rank " + std::to_string(r) + " differs from rank 0 after step " + std::to_string(t);
-      }
-  return Verdict::judge("ranks-agree", bad, 0, bad == 0 ? "replicated tensors bit-identical on all " + std::to_string(d.size()) + " ranks" : first);
+    for (size_t t = 0; t < d[0].size() && t < d[r].size(); ++t)
+      if (d[r][t] != d[0][t]) note(1, "rank " + std::to_string(r) + " differs from rank 0 after step " + std::to_string(t));
+  return Verdict::judge("ranks-agree", bad, 0,
+                        bad == 0 ? "replicated tensors bit-identical on all " + std::to_string(ranks) + " ranks after each of " +
+                                       std::to_string(steps) + " steps"
+                                 : first);
 }
 
 Verdict deterministic(const RunBundle& b, const impl::ImplResult& second) {

@@ -13,6 +13,13 @@
 
 namespace muoncheck::impl {
 
+// What the next orthogonalize_scaled call is for: the optimizer step and the index of the
+// Muon param whose whole update it orthogonalizes. One context labels one call; -1: unset.
+struct NsContext {
+  int step = -1;
+  int param = -1;
+};
+
 enum class ComputeBackend { cpu, cuda };
 std::string compute_backend_name(ComputeBackend b);
 bool parse_compute_backend(const std::string& s, ComputeBackend& out);
@@ -35,6 +42,10 @@ class Compute {
   virtual double sum_squares(const float* x, int64_t n) = 0;
   virtual bool all_finite(const float* x, int64_t n) = 0;
   virtual void scale_inplace(float* x, int64_t n, double factor) = 0;
+
+  // Labels the next NS call; plain backends ignore it, the counting decorator
+  // (counting_compute.hpp) records the call under it once the call has run.
+  virtual void set_ns_context(const NsContext& ctx) { (void)ctx; }
 };
 
 std::unique_ptr<Compute> make_cpu_compute();

@@ -16,7 +16,6 @@ void RankEngine::run() {
   result_.trajectory.tags = tags_;
   export_state(nullptr);
   for (int t = 0; t < s_.steps; ++t) {
-    result_.ns_calls.emplace_back();
     for (int k = 0; k < s_.engine.gas; ++k) micro_step(t, k);
     optimizer_step(t);
   }

@@ -126,8 +126,9 @@ std::vector<float> RankEngine::muon_step(int step, const float* grad_owned, bool
     if (skip_ns) {
       o = u.v;
     } else {
+      // The NS event is recorded by the counting decorator around math_, once the call ran.
+      math_.set_ns_context({step, p});
       o = math_.orthogonalize_scaled(u, heads, ns_, opt.scale_rule).v;
-      result_.ns_calls[static_cast<size_t>(step)].push_back(NsCall{step, p, rank_, heads > 0 ? heads : 0});
     }
     if (muon_scale != 1.0) math_.scale_inplace(o.data(), static_cast<int64_t>(o.size()), 1.0 / muon_scale);
   }

@@ -2,7 +2,8 @@
 // stage ≥1 the fp32 master weights and optimizer state of its partition, stage ≥2 the
 // gradient partition, stage 3 the param_dtype model partition (gathered per micro-step
 // for the forward/backward and released). Every collective goes through `comm`; the
-// optimizer math (NS, elementwise kernels) through `math` (impl/math/compute.hpp).
+// optimizer math (NS, elementwise kernels) through `math` (impl/math/compute.hpp), which
+// run_impl wraps in CountingCompute: the engine labels each NS call, it never records one.
 // Files: engine_setup.cpp (params, tagging, partitioning), engine_micro.cpp (forward,
 // backward, gradient reduction), engine_boundary.cpp (overflow, clip, AdamW, scaler,
 // re-sync), muon_step.cpp (distributed Muon), state_export.cpp (trajectory, digests).
@@ -27,8 +28,8 @@ struct RankResult {
   int rank = 0;
   std::vector<ParamTag> tags;
   std::vector<uint64_t> digests;                 // one per step: the replicated state
-  std::vector<std::vector<NsCall>> ns_calls;     // per step: the calls this rank ran
-  Trajectory trajectory;                         // rank 0: complete (ns_calls merged later)
+  Trajectory trajectory;                         // rank 0: complete but for NS events (run_impl adds
+                                                 // them from every rank's CountingCompute log)
 };
 
 class RankEngine {

@@ -1,12 +1,17 @@
 // The argument parser rejects what it does not know; the report carries its
-// schema, metadata, verdicts, repro lines and a summary, and is written atomically.
+// schema, metadata, verdicts, executed counts, repro lines and a summary, and is
+// written atomically; a scenario that judged nothing or a run below --min-executed
+// is not OK.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "harness/cli_args.hpp"
+#include "harness/console_table.hpp"
+#include "harness/coverage.hpp"
 #include "harness/report.hpp"
 
 namespace muoncheck {
@@ -59,6 +64,98 @@ TEST(Report, CarriesVerdictsReproLinesAndSummary) {
   EXPECT_EQ(report.at("summary").at("pass"), 1);
   EXPECT_EQ(report.at("summary").at("skipped"), 1);
   EXPECT_FALSE(report.at("summary").at("ok").get<bool>());
+}
+
+ScenarioResult result_with(std::string name, std::vector<Verdict> verdicts) {
+  ScenarioResult r;
+  r.scenario = name;
+  r.source = "scenarios/" + name + ".json";
+  r.verdicts = std::move(verdicts);
+  return r;
+}
+
+TEST(Report, CarriesExecutedCountsPerScenarioAndInTheSummary) {
+  const auto report = build_report({"run", "cpu", ""}, {failing_result()}, {});
+  const auto& s = report.at("scenarios").at(0);
+  EXPECT_EQ(s.at("executed"), 2);   // FAIL and PASS; the SKIPPED one is not executed
+  EXPECT_EQ(s.at("verdicts"), 3);
+  const auto& sum = report.at("summary");
+  EXPECT_EQ(sum.at("executed"), 2);
+  EXPECT_EQ(sum.at("verdicts"), 3);
+  EXPECT_DOUBLE_EQ(sum.at("executed_share").get<double>(), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(sum.at("min_executed").get<double>(), kDefaultMinExecuted);
+  EXPECT_TRUE(sum.at("idle_scenarios").empty());
+  EXPECT_TRUE(sum.at("coverage_problems").empty());
+}
+
+// A scenario whose every verdict was SKIPPED is not OK although nothing FAILED: the summary,
+// the report and the console say so, with a line that reproduces it.
+TEST(Coverage, AnAllSkippedScenarioIsNotOk) {
+  const auto judged = result_with("judged", {Verdict::judge("ranks-agree", 0, 0, "ok"), Verdict::judge("deterministic", 0, 0, "ok")});
+  const auto idle = result_with("idle", {Verdict::skip("overflow-skip-clean", "no step overflows in this scenario"),
+                                         Verdict::skip("gas-invariant", "injections pin a micro-step")});
+  const RunMetadata meta{"run", "cpu", "--oracle-precision double"};
+  EXPECT_TRUE(summarize({judged}, {}, meta).ok());
+  const auto s = summarize({judged, idle}, {}, meta);
+  EXPECT_EQ(s.fail, 0);
+  EXPECT_FALSE(s.ok());
+  ASSERT_EQ(s.coverage.idle.size(), 1u);
+  EXPECT_EQ(s.coverage.idle[0].repro, "muoncheck run scenarios/idle.json --invariant overflow-skip-clean --oracle-precision double");
+  ASSERT_EQ(s.coverage_problems.size(), 1u);   // 2 of 4 executed: the share itself is at the default gate
+  EXPECT_NE(s.coverage_problems[0].find("scenario idle judged nothing: executed 0 of 2 invariant verdicts (2 SKIPPED"),
+            std::string::npos) << s.coverage_problems[0];
+
+  const auto report = build_report(meta, {judged, idle}, {});
+  EXPECT_FALSE(report.at("summary").at("ok").get<bool>());
+  EXPECT_EQ(report.at("summary").at("idle_scenarios"), nlohmann::json::array({"idle"}));
+  EXPECT_EQ(report.at("scenarios").at(1).at("executed"), 0);
+  EXPECT_EQ(report.at("scenarios").at(1).at("repro").at(0), s.coverage.idle[0].repro);
+
+  char buf[4096] = {};
+  std::FILE* out = fmemopen(buf, sizeof buf - 1, "w");
+  print_failures_and_summary(out, {judged, idle}, {}, meta);
+  std::fclose(out);
+  const std::string text(buf);
+  EXPECT_EQ(text.find("=> OK"), std::string::npos) << text;
+  EXPECT_NE(text.find("=> NOT OK"), std::string::npos) << text;
+  EXPECT_NE(text.find("not OK: scenario idle judged nothing"), std::string::npos) << text;
+}
+
+TEST(Coverage, AnAllUnsupportedScenarioIsNotOkEither) {
+  const auto judged = result_with("judged", {Verdict::judge("ranks-agree", 0, 0, "ok")});
+  const auto declined = result_with("declined", {Verdict::unsupported("trajectory-conforms", "no per-head Muon"),
+                                                 Verdict::unsupported("ns-once-per-matrix-per-step", "no per-head Muon")});
+  const auto s = summarize({judged, declined}, {}, {"verify", "trace", "", 0.0});   // even with no share gate
+  EXPECT_FALSE(s.ok());
+  ASSERT_EQ(s.coverage.idle.size(), 1u);
+  EXPECT_NE(s.coverage.idle[0].why.find("2 UNSUPPORTED; trajectory-conforms: no per-head Muon"), std::string::npos)
+      << s.coverage.idle[0].why;
+}
+
+TEST(Coverage, AShareBelowMinExecutedIsNotOkWithTheRunAsRepro) {
+  const auto r = result_with("partly", {Verdict::judge("ranks-agree", 0, 0, "ok"), Verdict::skip("gas-invariant", "x"),
+                                        Verdict::skip("dp-invariant", "x"), Verdict::skip("overflow-skip-clean", "x")});
+  EXPECT_FALSE(summarize({r}, {}, {"run", "cpu", "", 0.5}).ok());   // 1 of 4
+  EXPECT_TRUE(summarize({r}, {}, {"run", "cpu", "", 0.25}).ok());   // exactly at the gate
+  const auto problems = coverage_problems(coverage_of({r}, ""), 0.5, "muoncheck run partly");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("executed 1 of 4 invariant verdicts (25.0%), below --min-executed 0.5"), std::string::npos)
+      << problems[0];
+  EXPECT_NE(problems[0].find("reproduce: muoncheck run partly"), std::string::npos) << problems[0];
+}
+
+TEST(Coverage, MinExecutedMustBeAFraction) {
+  const cli::CommandSpec spec{"run", "", "", {min_executed_option()}};
+  EXPECT_DOUBLE_EQ(min_executed_from(cli::Args::parse(spec, {})), kDefaultMinExecuted);
+  EXPECT_DOUBLE_EQ(min_executed_from(cli::Args::parse(spec, {"--min-executed", "0.9"})), 0.9);
+  for (const char* bad : {"1.5", "-0.1", "nan", "half"}) {
+    try {
+      min_executed_from(cli::Args::parse(spec, {"--min-executed", bad}));
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage) << e.what();
+    }
+  }
 }
 
 TEST(Report, WrittenAtomicallyWithoutLeftovers) {

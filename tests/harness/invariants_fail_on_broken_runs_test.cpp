@@ -137,6 +137,28 @@ TEST(BrokenRuns, DivergentReplicaFailsRanksAgree) {
   expect_fail(ranks_agree(f.bundle(broken)));
 }
 
+TEST(BrokenRuns, ARankThatRecordedNoDigestsFailsRanksAgree) {
+  const auto& f = clean();
+  ASSERT_EQ(f.impl.replicated_digest_by_rank.size(), 2u);
+  auto rank0_silent = f.impl;
+  rank0_silent.replicated_digest_by_rank[0].clear();   // rank 0 recorded nothing: no reference to differ from
+  const auto v = ranks_agree(f.bundle(rank0_silent));
+  expect_fail(v);
+  EXPECT_NE(v.message.find("rank 0 recorded 0 digests for 3 steps"), std::string::npos) << v.message;
+
+  auto all_silent = f.impl;
+  for (auto& d : all_silent.replicated_digest_by_rank) d.clear();
+  expect_fail(ranks_agree(f.bundle(all_silent)));
+
+  auto short_rank1 = f.impl;
+  short_rank1.replicated_digest_by_rank[1].pop_back();   // a step that ran without a digest
+  expect_fail(ranks_agree(f.bundle(short_rank1)));
+
+  auto rank_missing = f.impl;
+  rank_missing.replicated_digest_by_rank.pop_back();     // dp 2, one rank's record
+  expect_fail(ranks_agree(f.bundle(rank_missing)));
+}
+
 TEST(BrokenRuns, DifferentSecondRunFailsDeterminism) {
   const auto& f = clean();
   auto second = f.impl;

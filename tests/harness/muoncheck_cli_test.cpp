@@ -1,5 +1,6 @@
 // The `muoncheck` binary end to end: exit codes (0 ok, 1 conformance failure,
-// 2 bad input/usage), one-line errors that name the file and field, repro lines.
+// 2 bad input/usage), one-line errors that name the file and field, repro lines, and
+// the executed-count gate (a scenario that judged nothing, a share below --min-executed).
 #include <gtest/gtest.h>
 
 #include <array>
@@ -67,6 +68,61 @@ TEST(MuoncheckCli, CleanRunExits0AndFaultRunExits1WithAReproLine) {
                           "--fault zero3-muon-per-microbatch --oracle-precision double"),
             std::string::npos)
       << r.output;
+}
+
+TEST(MuoncheckCli, EveryJudgingCommandTakesMinExecuted) {
+  for (const char* c : {"check", "run", "verify", "sweep", "mutants", "nightly"}) {
+    const auto r = run(std::string(c) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << c;
+    EXPECT_NE(r.output.find("--min-executed"), std::string::npos) << c << ":\n" << r.output;
+  }
+  const auto r = run("run two-layer-gas4-z3 --min-executed 1.5");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--min-executed expects a fraction in [0, 1]"), std::string::npos) << r.output;
+}
+
+TEST(MuoncheckCli, AScenarioThatJudgedNothingExits1AndSaysHowToReproduce) {
+  // two-layer-gas1-z2 has no overflow: its only asked-for invariant is SKIPPED.
+  const auto r = run("run two-layer-gas1-z2 --invariant overflow-skip-clean --oracle-precision double");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("=> OK"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("executed 0 of 1 invariant verdicts: NOTHING JUDGED"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("not OK: scenario two-layer-gas1-z2 judged nothing"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("reproduce: muoncheck run scenarios/two-layer-gas1-z2.json --invariant overflow-skip-clean "
+                          "--oracle-precision double"),
+            std::string::npos)
+      << r.output;
+}
+
+TEST(MuoncheckCli, AnAllUnsupportedScenarioExits1) {
+  // A global batch of 8 cannot be spread over 3 ranks: every verdict is UNSUPPORTED.
+  const auto r = run("run two-layer-gas4-z3 --dp 3 --invariant ranks-agree --invariant tagging-matches");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_EQ(r.output.find("=> OK"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 UNSUPPORTED"), std::string::npos) << r.output;
+}
+
+TEST(MuoncheckCli, AnExecutedShareBelowMinExecutedExits1) {
+  // One of the two asked-for invariants executes (overflow-skip-clean is SKIPPED): 50%.
+  const std::string half = "run two-layer-gas4-z3 --oracle-precision double --invariant ns-once-per-matrix-per-step "
+                           "--invariant overflow-skip-clean";
+  const auto at_gate = run(half);   // the default gate is 0.5
+  EXPECT_EQ(at_gate.exit_code, 0) << at_gate.output;
+  EXPECT_NE(at_gate.output.find("executed 1 of 2 invariant verdicts (50.0%)"), std::string::npos) << at_gate.output;
+  const auto below = run(half + " --min-executed 0.75");
+  EXPECT_EQ(below.exit_code, 1) << below.output;
+  EXPECT_EQ(below.output.find("=> OK"), std::string::npos) << below.output;
+  EXPECT_NE(below.output.find("below --min-executed 0.75"), std::string::npos) << below.output;
+  EXPECT_NE(below.output.find("reproduce: muoncheck " + half + " --min-executed 0.75"), std::string::npos) << below.output;
+}
+
+TEST(MuoncheckCli, ASweepBelowMinExecutedExits1) {
+  // A generated case never executes every invariant (no overflow, relational variants
+  // that do not exist, ...), so a gate of 1 cannot be met.
+  const auto r = run("sweep --cases 1 --seed 1 --min-executed 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("not OK: executed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("below --min-executed 1"), std::string::npos) << r.output;
 }
 
 TEST(MuoncheckCli, ShippedGoldenDigestsMatchTheOracle) {
