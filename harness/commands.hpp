@@ -25,6 +25,7 @@ Command run_command();
 Command mutants_command();
 Command nightly_command();
 Command verify_command();
+Command noise_command();
 
 // The full command line of this process, for reports and repro lines.
 const std::vector<std::string>& process_argv();

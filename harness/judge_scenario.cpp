@@ -2,6 +2,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 
 #include "core/error.hpp"
@@ -18,14 +20,28 @@ namespace {
 
 struct Side {
   impl::ImplResult impl;
-  ControlEnsemble controls;
+  std::shared_ptr<const ControlEnsemble> controls;
+};
+
+// The control ensembles of one judgement, shared between variants whose control is the
+// same (oracle::control_fingerprint: a bucket variant, stage 2 beside 3, ...).
+class EnsembleCache {
+ public:
+  std::shared_ptr<const ControlEnsemble> get(const Scenario& s, int members) {
+    auto& slot = cache_[oracle::control_fingerprint(s)];
+    if (!slot) slot = std::make_shared<const ControlEnsemble>(oracle::run_control_ensemble(s, members));
+    return slot;
+  }
+
+ private:
+  std::map<std::string, std::shared_ptr<const ControlEnsemble>> cache_;
 };
 
 // Runs a variant of the scenario through the implementation and the control ensemble.
-std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, std::string& why) {
+std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleCache& ensembles, std::string& why) {
   try {
     auto run = impl::run_impl(v, impl_options(o));
-    return Side{std::move(run), oracle::run_control_ensemble(v, o.control_members)};
+    return Side{std::move(run), ensembles.get(v, o.control_members)};
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     why = e.what();
@@ -34,14 +50,14 @@ std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, std::stri
 }
 
 Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
-                   const Variant& variant, const JudgeOptions& o, const std::string& base_label,
+                   const Variant& variant, const JudgeOptions& o, EnsembleCache& ensembles, const std::string& base_label,
                    const std::function<std::string(const Scenario&)>& label) {
   if (!variant.scenario) return Verdict::skip(id, variant.why_none);
   std::string why;
-  auto other = run_side(*variant.scenario, o, why);
+  auto other = run_side(*variant.scenario, o, ensembles, why);
   if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
-  return compare_runs(id, s, oracle, {base_label, &base.impl.trajectory, &base.controls},
-                      {label(*variant.scenario), &other->impl.trajectory, &other->controls});
+  return compare_runs(id, s, oracle, {base_label, &base.impl.trajectory, base.controls.get()},
+                      {label(*variant.scenario), &other->impl.trajectory, other->controls.get()});
 }
 
 std::string split_label(const Scenario& s) {
@@ -108,7 +124,8 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   };
 
   std::string why;
-  auto base = run_side(s, o, why);
+  EnsembleCache ensembles;
+  auto base = run_side(s, o, ensembles, why);
   if (!base) {
     for (const auto& id : invariant_ids())
       if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
@@ -117,7 +134,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   if (o.on_impl_result) o.on_impl_result(s, base->impl);
   const Trajectory exact = oracle::run_oracle(s, o.precision);
   if (exact_out) *exact_out = exact;
-  const RunBundle b{s, base->impl, exact, base->controls, o.precision};
+  const RunBundle b{s, base->impl, exact, *base->controls, o.precision};
   fill_steps(r, b);
 
   const bool trajectory_mode = o.mode != CheckMode::stepwise, stepwise_mode = o.mode != CheckMode::trajectory;
@@ -130,15 +147,15 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("ns-once-per-matrix-per-step", [&] { return ns_once_per_matrix_per_step(b); });
   add("tagging-matches", [&] { return tagging_matches(b); });
   add("gas-invariant", [&] {
-    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, split_label(s), split_label);
+    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, ensembles, split_label(s), split_label);
   });
   add("dp-invariant", [&] {
-    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, split_label(s), split_label);
+    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, ensembles, split_label(s), split_label);
   });
   add("stage-invariant", [&] {
     Verdict worst = Verdict::skip("stage-invariant", "no other stage");
     for (const auto& v : stage_variants(s)) {
-      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, "stage " + std::to_string(s.engine.stage),
+      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, ensembles, "stage " + std::to_string(s.engine.stage),
                                 [](const Scenario& x) { return "stage " + std::to_string(x.engine.stage); });
       if (worst.status == Status::skipped || (verdict.status != Status::skipped && !(verdict.metric <= worst.metric)))
         worst = verdict;
@@ -147,7 +164,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   });
   add("bucket-invariant", [&] {
     auto label = [](const Scenario& x) { return "buckets " + std::to_string(x.engine.reduce_bucket_size) + "/" + std::to_string(x.engine.allgather_bucket_size); };
-    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, label(s), label);
+    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, ensembles, label(s), label);
   });
   add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
   add("comm-dtype-respected", [&] { return comm_dtype_respected(b); });

@@ -38,8 +38,60 @@ struct ControlDot {
     return round_member(out, sum(a, b, k), seed);
   }
 
+  // Four dot products of `a` with b[0..3] at once, each exactly as operator() forms it
+  // (same order, same roundings: bit-identical), interleaved so that four independent
+  // rounding chains hide each other's latency — the control's hot loop.
+  void dot4(const double* a, const double* const* b, int64_t k, double* result) const {
+    double acc[4] = {0.0, 0.0, 0.0, 0.0};
+    if (k == 0) {
+    } else if (seed == 0) {
+      lanes<false>(a, b, k, acc);
+    } else {
+      lanes<true>(a, b, k, acc);
+    }
+    for (int l = 0; l < 4; ++l) result[l] = round_member(out, acc[l], seed);
+  }
+
  private:
   double f32(double x) const { return round_member(DType::fp32, x, seed); }
+  template <bool Random>
+  double f32_as(double x) const {
+    return Random ? round_random(DType::fp32, x, rounding_draw(seed, x, DType::fp32)) : static_cast<double>(static_cast<float>(x));
+  }
+  // acc[l] += Σ a[i]·b[l][i] over [lo, hi) (downwards when lo > hi), an FMA chain per lane.
+  template <bool Random>
+  void chain4(const double* a, const double* const* b, int64_t lo, int64_t hi, double* acc) const {
+    const int64_t dir = lo <= hi ? 1 : -1;
+    for (int64_t i = lo; i != hi; i += dir)
+      for (int l = 0; l < 4; ++l) acc[l] = f32_as<Random>(acc[l] + a[i] * b[l][i]);
+  }
+  template <bool Random>
+  void pairwise4(const double* a, const double* const* b, int64_t lo, int64_t hi, double* r) const {
+    if (hi - lo == 1) {
+      for (int l = 0; l < 4; ++l) r[l] = f32_as<Random>(a[lo] * b[l][lo]);
+      return;
+    }
+    const int64_t mid = lo + (hi - lo) / 2;
+    double x[4], y[4];
+    pairwise4<Random>(a, b, lo, mid, x);
+    pairwise4<Random>(a, b, mid, hi, y);
+    for (int l = 0; l < 4; ++l) r[l] = f32_as<Random>(x[l] + y[l]);
+  }
+  template <bool Random>
+  void lanes(const double* a, const double* const* b, int64_t k, double* acc) const {
+    switch (order) {
+      case DotOrder::pairwise: pairwise4<Random>(a, b, 0, k, acc); return;
+      case DotOrder::reversed: chain4<Random>(a, b, k - 1, -1, acc); return;
+      case DotOrder::blocked:
+        for (int64_t lo = 0; lo < k; lo += block) {
+          double part[4] = {0.0, 0.0, 0.0, 0.0};
+          chain4<Random>(a, b, lo, std::min<int64_t>(lo + block, k), part);
+          for (int l = 0; l < 4; ++l) acc[l] = f32_as<Random>(acc[l] + part[l]);
+        }
+        return;
+      default: chain4<Random>(a, b, 0, k, acc); return;
+    }
+  }
   // An fp32 FMA chain over [lo, hi).
   double chain(const double* a, const double* b, int64_t lo, int64_t hi) const {
     double acc = 0.0;

@@ -10,15 +10,6 @@ namespace muoncheck::generators {
 
 namespace {
 
-// 16-bit comm_dtype only up to dp 2. Beyond, the implementation's ring reduction adds
-// each element's rank terms in an order set by its position in the bucket (Gloo's ring
-// segments), the control in rank order: both round after every addition, both are
-// correct, but they are different noise samples, and NS amplifies noise anisotropically
-// (×10 on a nearly singular 2×2 update), so one control sample cannot bound the other.
-// At dp ≤ 2 the sum a + b is the same in any order. Modelling Gloo's ring order in the
-// control would lift this; until then dp ≥ 3 is swept with fp32 communication.
-constexpr int kMaxLowpCommDp = 2;
-
 // The options of `all` that are at least `min` (keeping their weights).
 std::vector<std::pair<int, int>> at_least(std::vector<std::pair<int, int>> all, int min) {
   std::erase_if(all, [min](const auto& o) { return o.second < min; });
@@ -78,9 +69,9 @@ rc::Gen<EngineConfig> engine(const ModelSpec& m, const Focus& f, bool fp16_param
   return rc::gen::exec([m, f, fp16_params] {
     EngineConfig e;
     e.stage = *int_range(f.min_stage, f.max_stage);
-    auto dps = at_least({{30, 1}, {37, 2}, {10, 3}, {16, 4}, {1, 5}, {2, 6}, {4, 8}}, f.min_dp);
-    if (f.low_precision_comm) std::erase_if(dps, [](const auto& o) { return o.second > kMaxLowpCommDp; });
-    e.dp = *weighted<int>(dps);
+    // 16-bit communication at any dp: the control ensemble's ring-order members cover the
+    // order in which a ring reduction adds each element's rank terms.
+    e.dp = *weighted<int>(at_least({{30, 1}, {37, 2}, {10, 3}, {16, 4}, {1, 5}, {2, 6}, {4, 8}}, f.min_dp));
     e.gas = *weighted<int>(at_least({{35, 1}, {30, 2}, {10, 3}, {15, 4}, {10, 8}}, f.min_gas));
     e.micro_batch = *weighted<int>({{60, 1}, {30, 2}, {10, 3}});
     e.zero_init = e.stage == 3 && (f.zero_init || *chance(50));
@@ -91,7 +82,6 @@ rc::Gen<EngineConfig> engine(const ModelSpec& m, const Focus& f, bool fp16_param
     e.grad_accum_dtype = *weighted<DType>(dtype_options(e.param_dtype, 60, 30, 5, 5));
     e.comm_dtype = f.low_precision_comm ? *weighted<DType>({{60, DType::bf16}, {40, DType::fp16}})
                                         : *weighted<DType>(dtype_options(e.param_dtype, 50, 25, 15, 10));
-    if (e.dp > kMaxLowpCommDp) e.comm_dtype = DType::fp32;
     return e;
   });
 }
@@ -104,15 +94,16 @@ rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f) {
     o.nesterov = !*chance(30);
     o.momentum_form = *weighted<MomentumForm>({{70, MomentumForm::ema}, {30, MomentumForm::sum}});
     o.ns_method = *weighted<NsMethod>({{55, NsMethod::gram}, {45, NsMethod::standard}});
-    // Gram NS restarts only once (at iteration 2), so its fp16/bf16 rounding error
-    // grows with every further iteration: at 8 steps R overflows and the control and
-    // the implementation both produce inf (nothing left to judge). DeepSpeed uses it
-    // at 5; beyond that only the standard iteration is generated.
-    o.ns_steps = o.ns_method == NsMethod::gram ? *weighted<int>({{75, 5}, {12, 1}, {13, 3}})
-                                               : *weighted<int>({{70, 5}, {10, 1}, {10, 3}, {10, 8}});
-    if (*chance(15)) o.ns_a = 1.5, o.ns_b = -0.5, o.ns_c = 0.0;   // the cubic iteration
     const DType ns_default = o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16;
     o.ns_dtype = *weighted<DType>(dtype_options(ns_default, 60, 20, 10, 10));
+    // Gram NS restarts only once (at iteration 2), so its rounding error grows with every
+    // further iteration; up to 8 steps are generated where R stays finite: in fp16 R
+    // overflows beyond 5 steps (every valid rounding sequence gives inf), in bf16 and fp32
+    // it does not. DeepSpeed uses 5.
+    o.ns_steps = o.ns_method == NsMethod::standard ? *weighted<int>({{70, 5}, {10, 1}, {10, 3}, {10, 8}})
+                 : o.ns_dtype == DType::fp16        ? *weighted<int>({{75, 5}, {12, 1}, {13, 3}})
+                                                    : *weighted<int>({{55, 5}, {10, 1}, {10, 3}, {8, 6}, {7, 7}, {10, 8}});
+    if (*chance(15)) o.ns_a = 1.5, o.ns_b = -0.5, o.ns_c = 0.0;   // the cubic iteration
     o.scale_rule = *weighted<ScaleRule>({{50, ScaleRule::deepspeed}, {25, ScaleRule::moonlight}, {25, ScaleRule::spectral}});
     o.weight_decay = *weighted<double>({{60, 0.0}, {20, 0.01}, {20, 0.1}});
     o.per_head = f.per_head || *chance(25);
@@ -128,12 +119,9 @@ rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f) {
     if (f.clip) {
       o.clip = {*weighted<double>({{40, 1e-3}, {30, 1e-2}, {30, 0.1}}), ClipMode::raw_grad};
     } else {
-      // `update` mode only with fp32 NS: there every AdamW step is scaled by one scalar,
-      // max_norm/‖O‖, and with 16-bit NS ‖O‖'s error is a single noise draw (a sum of
-      // partly cancelling element errors) that differs ~4× between two valid rounding
-      // sequences (case 189 of seed 1: 1.8e-3 vs 4.5e-4), which one control sample
-      // cannot bound. In fp32 that draw is below the tolerance floor.
-      const int update_weight = o.ns_dtype == DType::fp32 ? 10 : 0;
+      // `update` mode with every NS dtype: the ensemble's members give ‖O‖ (and so the
+      // one clip factor every AdamW step is scaled by) independent noise draws.
+      const int update_weight = 10;
       const int mode = *weighted<int>({{60, 0}, {30, 1}, {update_weight, 2}});   // none, raw_grad, update
       if (mode > 0)
         o.clip = {*weighted<double>({{30, 1e-2}, {20, 1e-3}, {20, 0.1}, {20, 1.0}, {10, 10.0}}),
