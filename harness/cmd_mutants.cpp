@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/noise_options.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
 #include "harness/mutants.hpp"
@@ -62,7 +63,7 @@ Command mutants_command() {
             {"backend", true, false, "cpu (default) | cuda"},
             {"comm", true, false, "gloo (default) | nccl"},
             {"dp", true, false, "re-split each scenario's global batch over N ranks"},
-            {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
+            control_members_option(),
             {"scenarios", true, false, "scenarios folder (default scenarios)"},
             min_executed_option()}},
           run};

@@ -9,6 +9,7 @@
 #include "harness/cmd_sweep_report.hpp"
 #include "harness/cmd_sweep_runner.hpp"
 #include "harness/commands.hpp"
+#include "harness/noise_options.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
 #include "harness/mutants.hpp"
@@ -54,6 +55,7 @@ Outcome run(const cli::Args& args) {
   sw.backend = so.judge.backend;
   sw.comm = so.judge.comm;
   sw.timeout = so.judge.timeout;
+  sw.control_members = so.judge.control_members;
   sw.min_executed = min_executed;
   const auto sweep = run_sweep(sw);
   print_sweep_summary(stdout, sw, sweep);
@@ -98,7 +100,7 @@ Command nightly_command() {
            {{"backend", true, false, "cpu (default) | cuda"},
             {"comm", true, false, "gloo (default) | nccl"},
             {"dp", true, false, "re-split each scenario's global batch over N ranks"},
-            {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
+            control_members_option(),
             {"budget", true, false, "seconds for the whole job; the sweep gets what is left (default 3600, at least 60)"},
             {"sweep-cases", true, false, "most sweep cases (default 300)"},
             {"seed", true, false, "sweep seed (default 1)"},

@@ -7,6 +7,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/noise_options.hpp"
 #include "harness/scenario_selection.hpp"
 #include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
@@ -17,9 +18,7 @@ namespace muoncheck {
 namespace {
 
 Outcome run(const cli::Args& args) {
-  const int members = args.int_value_or("control-members", oracle::kDefaultControlMembers);
-  if (members < 2 || members > 64)
-    throw Error(ErrorKind::Usage, "--control-members expects an integer in [2, 64] here, got " + std::to_string(members));
+  const int members = control_members_from(args, 2);
   oracle::Precision p;
   const auto pname = args.value_or("oracle-precision", "float128");
   if (!oracle::parse_precision(pname, p))
@@ -57,7 +56,7 @@ Command noise_command() {
            "the old single-control weight band beside the ensemble band, the band as a fraction of a\n"
            "step's update, and leave-one-out ratios (a member's error over the largest of the others),\n"
            "the evidence behind the band's alpha. Runs no implementation; exit 0.",
-           {{"control-members", true, false, "ensemble size K (default 8)"},
+           {control_members_option(),
             {"oracle-precision", true, false, "double | float128 (default) | bin50"},
             {"json", true, false, "write the figures as JSON to FILE"},
             {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},

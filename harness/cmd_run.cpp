@@ -3,6 +3,7 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/noise_options.hpp"
 #include "harness/coverage.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
@@ -41,7 +42,7 @@ std::vector<cli::OptionSpec> judge_option_specs() {
           {"backend", true, false, "cpu (default) | cuda: where the implementation's NS and optimizer math run"},
           {"comm", true, false, "gloo (default, host TCP; cuda ranks share the GPUs) | nccl (one GPU per rank)"},
           {"dp", true, false, "re-split each scenario's global batch over N ranks (same trajectory)"},
-          {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
+          control_members_option(),
           {"report", true, false, "write the JSON report to FILE"},
           {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"},
           min_executed_option()};

@@ -8,6 +8,7 @@
 #include "harness/cmd_sweep_report.hpp"
 #include "harness/cmd_sweep_runner.hpp"
 #include "harness/commands.hpp"
+#include "harness/noise_options.hpp"
 #include "impl/faults/faults.hpp"
 
 namespace muoncheck {
@@ -38,6 +39,12 @@ Outcome run(const cli::Args& args) {
   if (const auto focus = args.value("focus")) o.focus = generators::focus_for_fault(*focus);
   o.cases_dir = args.value_or("cases-dir", o.cases_dir);
   o.timeout = std::chrono::milliseconds(args.int_value_or("timeout-ms", 30000));
+  o.control_members = control_members_from(args);
+  const auto backend = args.value_or("backend", "cpu");
+  if (!impl::parse_compute_backend(backend, o.backend))
+    throw Error(ErrorKind::Usage, "--backend expects cpu|cuda, got \"" + backend + "\"");
+  const auto comm = args.value_or("comm", "gloo");
+  if (!impl::parse_comm_backend(comm, o.comm)) throw Error(ErrorKind::Usage, "--comm expects gloo|nccl, got \"" + comm + "\"");
   o.min_executed = min_executed_from(args);
   o.progress = [](int done, int total, double s, int f, int u) { print_sweep_progress(stderr, done, total, s, f, u); };
 
@@ -69,6 +76,9 @@ Command sweep_command() {
             {"json", true, false, "write the sweep's JSON record to FILE"},
             {"cases-dir", true, false, "folder for minimal scenarios (default reports/cases)"},
             {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 30000)"},
+            control_members_option(),
+            {"backend", true, false, "cpu (default) | cuda: where the implementation's NS and optimizer math run"},
+            {"comm", true, false, "gloo (default) | nccl (one GPU per rank)"},
             min_executed_option()}},
           run};
 }

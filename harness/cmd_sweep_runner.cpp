@@ -31,6 +31,7 @@ Judgement judge(const Scenario& s, const SweepOptions& o, oracle::Precision p, c
   jo.timeout = o.timeout;
   jo.backend = o.backend;
   jo.comm = o.comm;
+  jo.control_members = o.control_members;
   Judgement j;
   j.result = judge_scenario(s, jo);
   for (const auto& v : j.result.verdicts) {

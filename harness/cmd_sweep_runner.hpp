@@ -29,6 +29,7 @@ struct SweepOptions {
   std::chrono::milliseconds timeout{30000};
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
   impl::CommBackend comm = impl::CommBackend::gloo;
+  int control_members = oracle::kDefaultControlMembers;   // the noise ensemble of every judgement
   double min_executed = kDefaultMinExecuted;   // --min-executed, over every case's first judgement
   // Called after every case: (cases done, cases asked, seconds, confirmed failures, unconfirmed).
   std::function<void(int, int, double, int, int)> progress;

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/noise_options.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
 #include "harness/report.hpp"
@@ -24,9 +25,7 @@ Outcome run(const cli::Args& args) {
   const auto p = args.value_or("oracle-precision", "float128");
   if (!oracle::parse_precision(p, o.precision))
     throw Error(ErrorKind::Usage, "--oracle-precision expects double|float128|bin50, got \"" + p + "\"");
-  o.control_members = args.int_value_or("control-members", oracle::kDefaultControlMembers);
-  if (o.control_members < 1 || o.control_members > 64)
-    throw Error(ErrorKind::Usage, "--control-members expects an integer in [1, 64], got " + std::to_string(o.control_members));
+  o.control_members = control_members_from(args);
   for (const auto& id : args.values("invariant")) {
     bool known = false;
     for (const auto& t : trace_invariant_ids()) known = known || t == id;
@@ -64,7 +63,7 @@ Command verify_command() {
             {"report", true, false, "write the JSON report to FILE"},
             {"invariant", true, true, "judge only this invariant (its id)"},
             {"oracle-precision", true, false, "double | float128 (default) | bin50"},
-            {"control-members", true, false, "size K of the control ensemble that sets the noise band (default 8)"},
+            control_members_option(),
             {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"},
             min_executed_option()}},
           run};

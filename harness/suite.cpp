@@ -6,6 +6,7 @@
 #include "harness/console_table.hpp"
 #include "harness/golden_check.hpp"
 #include "harness/commands.hpp"
+#include "harness/noise_options.hpp"
 
 namespace muoncheck {
 
@@ -31,9 +32,7 @@ JudgeOptions judge_options_from(const cli::Args& args) {
   const auto comm = args.value_or("comm", "gloo");
   if (!impl::parse_comm_backend(comm, o.comm))
     throw Error(ErrorKind::Usage, "--comm expects gloo|nccl, got \"" + comm + "\"");
-  o.control_members = args.int_value_or("control-members", oracle::kDefaultControlMembers);
-  if (o.control_members < 1 || o.control_members > 64)
-    throw Error(ErrorKind::Usage, "--control-members expects an integer in [1, 64], got " + std::to_string(o.control_members));
+  o.control_members = control_members_from(args);
   o.dp = args.int_value_or("dp", 0);
   if (o.dp < 0 || o.dp > 64) throw Error(ErrorKind::Usage, "--dp expects an integer in [1, 64]");
   return o;
