@@ -27,6 +27,7 @@ struct ExactArith {
   Mat<T> xxt(const Mat<T>& X) const { return gram_matrix(X); }
   bool fused_axpby() const { return true; }
   T ns_norm(const T& x) const { return x; }
+  T backward(const T& x) const { return x; }   // forward/backward arithmetic
   int reduce_first(int64_t, int) const { return 0; }   // rank order (the sum is exact)
   int reduce_direction() const { return 1; }
 };
@@ -49,6 +50,7 @@ struct ControlArith {
   // (a constant converts once, to nearest, in every member).
   double scalar(double x) const { return round_to(DType::fp32, x); }
   bool fused_axpby() const { return v.fused_axpby; }
+  double backward(double x) const { return v.fp32_backward ? fp32(x) : x; }
   double ns_norm(double x) const { return v.norm_in_ns_dtype ? ns(x) : fp32(x); }
   int reduce_first(int64_t i, int dp) const {
     return v.reduce == ReduceOrder::rank_order ? 0 : static_cast<int>((i + v.reduce_offset) % dp);

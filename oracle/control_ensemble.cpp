@@ -17,6 +17,7 @@ std::string RoundingVariant::label() const {
   }
   s += fused_axpby ? "/fused" : "/unfused";
   s += norm_in_ns_dtype ? "/norm-ns" : "/norm-fp32";
+  s += fp32_backward ? "/bw32" : "/bw-exact";
   switch (reduce) {
     case ReduceOrder::rank_order: s += "/rank"; break;
     case ReduceOrder::ring: s += "/ring+" + std::to_string(reduce_offset); break;
@@ -33,14 +34,14 @@ std::vector<RoundingVariant> control_members(int count) {
   // Eight deterministic sequences: every freedom appears both ways, and no two members
   // share their dot order, epilogue, norm and reduction all at once.
   const RoundingVariant base[8] = {
-      {D::sequential, 32, true, true, R::rank_order, 0, 0},   // the CPU implementation's order
-      {D::reversed, 32, false, false, R::ring, 1, 0},
-      {D::pairwise, 32, true, false, R::ring_reversed, 0, 0},
-      {D::blocked, 16, false, true, R::ring, 2, 0},
-      {D::sequential, 32, false, true, R::ring_reversed, 1, 0},
-      {D::blocked, 64, true, true, R::ring, 3, 0},
-      {D::pairwise, 32, false, true, R::rank_order, 0, 0},
-      {D::reversed, 32, true, false, R::ring_reversed, 2, 0},
+      {D::sequential, 32, true, true, true, R::rank_order, 0, 0},   // the CPU implementation's order
+      {D::reversed, 32, false, false, false, R::ring, 1, 0},
+      {D::pairwise, 32, true, false, true, R::ring_reversed, 0, 0},
+      {D::blocked, 16, false, true, false, R::ring, 2, 0},
+      {D::sequential, 32, false, true, true, R::ring_reversed, 1, 0},
+      {D::blocked, 64, true, true, false, R::ring, 3, 0},
+      {D::pairwise, 32, false, true, true, R::rank_order, 0, 0},
+      {D::reversed, 32, true, false, false, R::ring_reversed, 2, 0},
   };
   std::vector<RoundingVariant> out;
   for (int k = 0; k < count; ++k) {

@@ -129,7 +129,7 @@ std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bo
   };
   // Rank r's scaled gradient of micro-step k, as autograd hands it over (param_dtype).
   auto micro = [&](int r, int k) {
-    std::vector<Mat<T>> g = micro_step_gradients(s_, t, r, k, Wf, loss);
+    std::vector<Mat<T>> g = micro_step_gradients(s_, t, r, k, Wf, loss, [this](const T& x) { return ar_.backward(x); });
     for (size_t p = 0; p < g.size(); ++p)
       for (T& v : g[p].a) v = ar_.param(v * factor);
     for (const OverflowInjection& inj : s_.overflow) {

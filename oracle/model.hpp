@@ -34,31 +34,33 @@ Mat<T> initial_weight(const Scenario& s, int p) {
 }
 
 // Adds sample j's loss to `loss` and its gradient to `grad` for param p at step t,
-// with the forward/backward run at weights W.
-template <class T>
+// with the forward/backward run at weights W. `bw` rounds every result of the forward
+// and backward arithmetic (the identity for the oracle; fp32 for a control member whose
+// backward runs in fp32, as the CPU implementation's does). The loss is never rounded.
+template <class T, class Round>
 void add_sample(const Scenario& s, int p, int t, int64_t j, const Layout& L, const Mat<T>& W, Mat<T>& grad,
-                T& loss) {
+                T& loss, const Round& bw) {
   std::vector<T> x(L.cols);
   for (int64_t e = 0; e < L.cols; ++e) x[e] = T(data::input_value(s.seed, p, t, j, e));
   if (L.vector) {
     const T inv_n = T(1) / T(L.cols);
     for (int64_t e = 0; e < L.cols; ++e) {
-      const T r = W.a[e] * x[e] - T(data::target_value(s.seed, p, t, j, e));
+      const T r = bw(W.a[e] * x[e] - T(data::target_value(s.seed, p, t, j, e)));
       loss += r * r * inv_n / T(2);
-      grad.a[e] += inv_n * r * x[e];
+      grad.a[e] = bw(grad.a[e] + bw(bw(r * x[e]) / T(L.cols)));
     }
     return;
   }
-  const T inv_m = T(1) / T(L.rows);
+  const T inv_m = bw(T(1) / T(L.rows));
   for (int64_t i = 0; i < L.rows; ++i) {
     const T* w = W.row(i);
     T wx(0);
-    for (int64_t e = 0; e < L.cols; ++e) wx += w[e] * x[e];
-    const T r = wx - T(data::target_value(s.seed, p, t, j, i));
-    loss += r * r * inv_m / T(2);
-    const T ri = inv_m * r;
+    for (int64_t e = 0; e < L.cols; ++e) wx = bw(wx + w[e] * x[e]);
+    const T r = bw(wx - T(data::target_value(s.seed, p, t, j, i)));
+    loss += r * r / T(2 * L.rows);
+    const T ri = bw(inv_m * r);
     T* g = grad.row(i);
-    for (int64_t e = 0; e < L.cols; ++e) g[e] += ri * x[e];
+    for (int64_t e = 0; e < L.cols; ++e) g[e] = bw(g[e] + bw(ri * x[e]));
   }
 }
 
@@ -66,9 +68,9 @@ void add_sample(const Scenario& s, int p, int t, int64_t j, const Layout& L, con
 // batch), for every param; adds the samples' losses to `loss`. Sample placement:
 // j = (k·dp + r)·micro_batch + i. Params run as parallel tasks; their losses are
 // summed in param order, so the result does not depend on the schedule.
-template <class T>
+template <class T, class Round>
 std::vector<Mat<T>> micro_step_gradients(const Scenario& s, int t, int rank, int k, const std::vector<Mat<T>>& W,
-                                         T& loss) {
+                                         T& loss, const Round& bw) {
   const size_t n = W.size();
   std::vector<Mat<T>> g(n);
   std::vector<T> losses(n, T(0));
@@ -79,7 +81,7 @@ std::vector<Mat<T>> micro_step_gradients(const Scenario& s, int t, int rank, int
     g[p] = Mat<T>(L.rows, L.cols);
     for (int i = 0; i < s.engine.micro_batch; ++i) {
       const int64_t j = data::global_sample(k, rank, i, s.engine.dp, s.engine.micro_batch);
-      add_sample(s, static_cast<int>(p), t, j, L, W[p], g[p], losses[p]);
+      add_sample(s, static_cast<int>(p), t, j, L, W[p], g[p], losses[p], bw);
     }
   });
   for (const T& l : losses) loss += l;

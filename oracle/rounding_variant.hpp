@@ -29,6 +29,11 @@ struct RoundingVariant {
   int block = 32;                   // terms per partial sum (blocked only)
   bool fused_axpby = true;          // αP + βQ rounds once; else each term rounds to the NS dtype first
   bool norm_in_ns_dtype = true;     // NS normaliser is an NS-dtype value; else it stays fp32
+  bool fp32_backward = true;        // forward/backward arithmetic rounds to fp32 after every
+                                    // operation (the CPU implementation); else it is exact and
+                                    // only the micro-step gradient rounds (a GEMM with a wide
+                                    // accumulator). Where a gradient element cancels to ~0, the
+                                    // two disagree on its sign, and AdamW's first step is ±lr.
   ReduceOrder reduce = ReduceOrder::rank_order;
   int reduce_offset = 0;            // ring: element i starts at rank (i + offset) mod dp
   uint64_t random_rounding = 0;     // 0: round to nearest even; else the seed of Monte Carlo
