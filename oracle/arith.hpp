@@ -50,7 +50,9 @@ struct ControlArith {
   // (a constant converts once, to nearest, in every member).
   double scalar(double x) const { return round_to(DType::fp32, x); }
   bool fused_axpby() const { return v.fused_axpby; }
-  double backward(double x) const { return v.fp32_backward ? fp32(x) : x; }
+  // fp32 to nearest even, also in random-rounding members: the backward's order is the
+  // CPU implementation's, enumerated; random rounding covers NS and the reductions.
+  double backward(double x) const { return v.fp32_backward ? static_cast<double>(static_cast<float>(x)) : x; }
   double ns_norm(double x) const { return v.norm_in_ns_dtype ? ns(x) : fp32(x); }
   int reduce_first(int64_t i, int dp) const {
     return v.reduce == ReduceOrder::rank_order ? 0 : static_cast<int>((i + v.reduce_offset) % dp);

@@ -40,7 +40,7 @@ std::vector<RoundingVariant> control_members(int count) {
       {D::blocked, 16, false, true, false, R::ring, 2, 0},
       {D::sequential, 32, false, true, true, R::ring_reversed, 1, 0},
       {D::blocked, 64, true, true, false, R::ring, 3, 0},
-      {D::pairwise, 32, false, true, true, R::rank_order, 0, 0},
+      {D::blocked, 32, false, true, true, R::rank_order, 0, 0},
       {D::reversed, 32, true, false, false, R::ring_reversed, 2, 0},
   };
   std::vector<RoundingVariant> out;
