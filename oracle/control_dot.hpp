@@ -35,91 +35,65 @@ struct ControlDot {
   uint64_t seed = 0;
 
   double operator()(const double* a, const double* b, int64_t k) const {
-    return round_member(out, sum(a, b, k), seed);
+    double r;
+    dots<1>(a, &b, k, &r);
+    return r;
   }
 
-  // Four dot products of `a` with b[0..3] at once, each exactly as operator() forms it
-  // (same order, same roundings: bit-identical), interleaved so that four independent
-  // rounding chains hide each other's latency — the control's hot loop.
-  void dot4(const double* a, const double* const* b, int64_t k, double* result) const {
-    double acc[4] = {0.0, 0.0, 0.0, 0.0};
-    if (k == 0) {
-    } else if (seed == 0) {
-      lanes<false>(a, b, k, acc);
-    } else {
-      lanes<true>(a, b, k, acc);
-    }
-    for (int l = 0; l < 4; ++l) result[l] = round_member(out, acc[l], seed);
-  }
+  // Four dot products of `a` with b[0..3] at once, each formed exactly as operator()
+  // forms it (the same code with one lane: bit-identical), interleaved so that four
+  // independent rounding chains hide each other's latency — the control's hot loop.
+  void dot4(const double* a, const double* const* b, int64_t k, double* result) const { dots<4>(a, b, k, result); }
 
  private:
-  double f32(double x) const { return round_member(DType::fp32, x, seed); }
+  // result[l] = the member's dot product of a with b[l], for L lanes at once.
+  template <int L>
+  void dots(const double* a, const double* const* b, int64_t k, double* result) const {
+    double acc[L] = {};
+    if (k > 0) {
+      if (seed == 0) lanes<L, false>(a, b, k, acc);
+      else lanes<L, true>(a, b, k, acc);
+    }
+    for (int l = 0; l < L; ++l) result[l] = round_member(out, acc[l], seed);
+  }
   template <bool Random>
-  double f32_as(double x) const {
+  double f32(double x) const {
     return Random ? round_random(DType::fp32, x, rounding_draw(seed, x, DType::fp32)) : static_cast<double>(static_cast<float>(x));
   }
   // acc[l] += Σ a[i]·b[l][i] over [lo, hi) (downwards when lo > hi), an FMA chain per lane.
-  template <bool Random>
-  void chain4(const double* a, const double* const* b, int64_t lo, int64_t hi, double* acc) const {
+  template <int L, bool Random>
+  void chain(const double* a, const double* const* b, int64_t lo, int64_t hi, double* acc) const {
     const int64_t dir = lo <= hi ? 1 : -1;
     for (int64_t i = lo; i != hi; i += dir)
-      for (int l = 0; l < 4; ++l) acc[l] = f32_as<Random>(acc[l] + a[i] * b[l][i]);
+      for (int l = 0; l < L; ++l) acc[l] = f32<Random>(acc[l] + a[i] * b[l][i]);
   }
-  template <bool Random>
-  void pairwise4(const double* a, const double* const* b, int64_t lo, int64_t hi, double* r) const {
+  // Recursive halves; products rounded to fp32 first (no FMA).
+  template <int L, bool Random>
+  void pairwise(const double* a, const double* const* b, int64_t lo, int64_t hi, double* r) const {
     if (hi - lo == 1) {
-      for (int l = 0; l < 4; ++l) r[l] = f32_as<Random>(a[lo] * b[l][lo]);
+      for (int l = 0; l < L; ++l) r[l] = f32<Random>(a[lo] * b[l][lo]);
       return;
     }
     const int64_t mid = lo + (hi - lo) / 2;
-    double x[4], y[4];
-    pairwise4<Random>(a, b, lo, mid, x);
-    pairwise4<Random>(a, b, mid, hi, y);
-    for (int l = 0; l < 4; ++l) r[l] = f32_as<Random>(x[l] + y[l]);
+    double x[L], y[L];
+    pairwise<L, Random>(a, b, lo, mid, x);
+    pairwise<L, Random>(a, b, mid, hi, y);
+    for (int l = 0; l < L; ++l) r[l] = f32<Random>(x[l] + y[l]);
   }
-  template <bool Random>
+  template <int L, bool Random>
   void lanes(const double* a, const double* const* b, int64_t k, double* acc) const {
     switch (order) {
-      case DotOrder::pairwise: pairwise4<Random>(a, b, 0, k, acc); return;
-      case DotOrder::reversed: chain4<Random>(a, b, k - 1, -1, acc); return;
+      case DotOrder::sequential: chain<L, Random>(a, b, 0, k, acc); return;
+      case DotOrder::reversed: chain<L, Random>(a, b, k - 1, -1, acc); return;
+      case DotOrder::pairwise: pairwise<L, Random>(a, b, 0, k, acc); return;
       case DotOrder::blocked:
         for (int64_t lo = 0; lo < k; lo += block) {
-          double part[4] = {0.0, 0.0, 0.0, 0.0};
-          chain4<Random>(a, b, lo, std::min<int64_t>(lo + block, k), part);
-          for (int l = 0; l < 4; ++l) acc[l] = f32_as<Random>(acc[l] + part[l]);
+          double part[L] = {};
+          chain<L, Random>(a, b, lo, std::min<int64_t>(lo + block, k), part);
+          for (int l = 0; l < L; ++l) acc[l] = f32<Random>(acc[l] + part[l]);
         }
         return;
-      default: chain4<Random>(a, b, 0, k, acc); return;
     }
-  }
-  // An fp32 FMA chain over [lo, hi).
-  double chain(const double* a, const double* b, int64_t lo, int64_t hi) const {
-    double acc = 0.0;
-    for (int64_t i = lo; i < hi; ++i) acc = f32(acc + a[i] * b[i]);
-    return acc;
-  }
-  double pairwise(const double* a, const double* b, int64_t lo, int64_t hi) const {
-    if (hi - lo == 1) return f32(a[lo] * b[lo]);
-    const int64_t mid = lo + (hi - lo) / 2;
-    return f32(pairwise(a, b, lo, mid) + pairwise(a, b, mid, hi));
-  }
-  double sum(const double* a, const double* b, int64_t k) const {
-    if (k == 0) return 0.0;
-    switch (order) {
-      case DotOrder::sequential: return chain(a, b, 0, k);
-      case DotOrder::reversed: {
-        double acc = 0.0;
-        for (int64_t i = k - 1; i >= 0; --i) acc = f32(acc + a[i] * b[i]);
-        return acc;
-      }
-      case DotOrder::pairwise: return pairwise(a, b, 0, k);
-      case DotOrder::blocked: {
-        double acc = 0.0;
-        for (int64_t lo = 0; lo < k; lo += block) acc = f32(acc + chain(a, b, lo, std::min<int64_t>(lo + block, k)));
-        return acc;
-      }
-    }
-    return chain(a, b, 0, k);
   }
 };
 

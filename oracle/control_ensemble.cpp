@@ -2,7 +2,6 @@
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "oracle/engine.hpp"
 #include "oracle/parallel.hpp"
 
 namespace muoncheck::oracle {
@@ -65,16 +64,6 @@ std::string control_fingerprint(const Scenario& s) {
   return j.dump();
 }
 
-Trajectory run_control(const Scenario& s, const RoundingVariant& member) {
-  Engine<ControlArith> e(s, ControlArith::from(s, member));
-  Trajectory tr;
-  tr.producer = "control:" + member.label();
-  tr.tags = e.tags();
-  tr.initial = e.training_state().params;
-  for (int t = 0; t < s.steps; ++t) tr.steps.push_back(e.step(t));
-  return tr;
-}
-
 namespace {
 // Runs body(k) for every member, as tasks spread over the cores.
 template <class Body>
@@ -93,11 +82,7 @@ std::vector<Trajectory> run_control_ensemble(const Scenario& s, int count) {
 std::vector<StepRecord> control_steps_from(const Scenario& s, int step, const TrainingState& before, int count) {
   const auto members = control_members(count);
   std::vector<StepRecord> out(members.size());
-  for_each_member(count, [&](size_t k) {
-    Engine<ControlArith> e(s, ControlArith::from(s, members[k]));
-    e.load(before);
-    out[k] = e.step(step);
-  });
+  for_each_member(count, [&](size_t k) { out[k] = control_step_from(s, step, before, members[k]); });
   return out;
 }
 

@@ -28,6 +28,9 @@ std::vector<Trajectory> run_control_ensemble(const Scenario& s, int count);
 // reduction happens every micro-step (2/3) and whether U arrives through a 16-bit gather (≥ 1).
 std::string control_fingerprint(const Scenario& s);
 
+// One step of one member from a given state.
+StepRecord control_step_from(const Scenario& s, int step, const TrainingState& before, const RoundingVariant& member);
+
 // One step of every member from the same state (stepwise checks: the members' noise
 // of the very step the implementation took, from the implementation's own state).
 std::vector<StepRecord> control_steps_from(const Scenario& s, int step, const TrainingState& before, int count);

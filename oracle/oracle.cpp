@@ -56,6 +56,14 @@ Trajectory run_oracle(const Scenario& s, Precision p) {
 
 Trajectory run_control(const Scenario& s) { return run_control(s, RoundingVariant{}); }
 
+Trajectory run_control(const Scenario& s, const RoundingVariant& member) {
+  return run_engine(s, ControlArith::from(s, member), "control:" + member.label());
+}
+
+StepRecord control_step_from(const Scenario& s, int step, const TrainingState& before, const RoundingVariant& member) {
+  return one_step(s, ControlArith::from(s, member), step, before);
+}
+
 TrainingState initial_state(const Scenario& s) {
   return Engine<ExactArith<f64>>(s, ExactArith<f64>{}).training_state();
 }

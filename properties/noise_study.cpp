@@ -15,10 +15,7 @@ NoiseStudy study_noise(const Scenario& s, const Trajectory& exact, const Control
     for (size_t p = 0; p < exact.steps[t].params.size(); ++p)
       for (const auto& want : state_tensors(exact.steps[t].params[p])) {
         std::vector<double> e;
-        for (const auto* m : ms) {
-          const auto* v = find_tensor((*m)[p], want.kind);
-          e.push_back(v ? relative_error(*v, *want.values) : 0.0);
-        }
+        for (const auto* v : member_tensors(ms, p, want.kind)) e.push_back(v ? relative_error(*v, *want.values) : 0.0);
         const std::string where = "step " + std::to_string(t) + " " + s.model.params[p].name + " " + want.kind;
         if (want.kind == "weight") {
           const double band = allowed_error(s.tolerance, *std::max_element(e.begin(), e.end()));

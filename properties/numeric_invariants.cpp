@@ -113,9 +113,7 @@ std::vector<StepError> per_step_errors(const Trajectory& impl, const Trajectory&
     for (size_t p = 0; p < oracle.steps[t].params.size(); ++p) {
       const auto& exact = oracle.steps[t].params[p].weight;
       e.impl = std::max(e.impl, p < impl.steps[t].params.size() ? relative_error(impl.steps[t].params[p].weight, exact) : INFINITY);
-      std::vector<const std::vector<double>*> w;
-      for (const auto* m : members) w.push_back(&(*m)[p].weight);
-      e.control = std::max(e.control, ensemble_error(w, exact));
+      e.control = std::max(e.control, ensemble_error(member_tensors(members, p, "weight"), exact));
     }
     out.push_back(e);
   }

@@ -32,11 +32,7 @@ Verdict compare_runs(const std::string& invariant, const Scenario& s, const Traj
   const size_t steps = oracle.steps.size();
   if (a.impl->steps.size() != steps || b.impl->steps.size() != steps)
     return Verdict::judge(invariant, INFINITY, 1.0, "the runs have different step counts");
-  auto weights = [](const ControlEnsemble& e, size_t t, size_t p) {
-    std::vector<const std::vector<double>*> w;
-    for (const auto* m : member_params(e, t)) w.push_back(&(*m)[p].weight);
-    return w;
-  };
+  auto weights = [](const ControlEnsemble& e, size_t t, size_t p) { return member_tensors(member_params(e, t), p, "weight"); };
   for (size_t t = 0; t < steps; ++t)
     for (size_t p = 0; p < oracle.steps[t].params.size(); ++p) {
       const auto& exact = oracle.steps[t].params[p].weight;

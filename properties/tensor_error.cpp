@@ -85,8 +85,7 @@ BandCheck check_band(const Scenario& s, const StepSides& sides) {
     const ParamState none;
     const ParamState& have = p < sides.impl->size() ? (*sides.impl)[p] : none;
     for (const auto& want : state_tensors(exact[p])) {
-      std::vector<const std::vector<double>*> members;
-      for (const auto* m : sides.members) members.push_back(p < m->size() ? find_tensor((*m)[p], want.kind) : nullptr);
+      const auto members = member_tensors(sides.members, p, want.kind);
       const auto* got = find_tensor(have, want.kind);
       BandCheck c;
       c.worst_impl_error = got ? relative_error(*got, *want.values) : kInf;
@@ -116,6 +115,13 @@ std::vector<const std::vector<ParamState>*> member_params(const ControlEnsemble&
     if (t >= m.steps.size()) throw Error(ErrorKind::Internal, "noise band: a control member ran fewer steps");
     out.push_back(&m.steps[t].params);
   }
+  return out;
+}
+
+std::vector<const std::vector<double>*> member_tensors(const std::vector<const std::vector<ParamState>*>& members,
+                                                       size_t p, const std::string& kind) {
+  std::vector<const std::vector<double>*> out;
+  for (const auto* m : members) out.push_back(p < m->size() ? find_tensor((*m)[p], kind) : nullptr);
   return out;
 }
 

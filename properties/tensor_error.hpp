@@ -64,6 +64,9 @@ double update_sensitivity(double allowed, const std::vector<double>& exact, cons
 
 // The members' params at step t (ensemble order).
 std::vector<const std::vector<ParamState>*> member_params(const ControlEnsemble& e, size_t t);
+// Every member's tensor `kind` of param p (nullptr where a member lacks it).
+std::vector<const std::vector<double>*> member_tensors(const std::vector<const std::vector<ParamState>*>& members,
+                                                       size_t p, const std::string& kind);
 
 // The state before step `step` (the initial state for step 0) as a TrainingState.
 TrainingState state_before(const Scenario& s, const Trajectory& t, int step);
