@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
+#include "impl/comm/collective_bandwidth.hpp"
 #include "impl/run_impl.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
@@ -77,11 +78,20 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
       }
   for (size_t t = 0; t < b.impl.trajectory.steps.size(); ++t) {
     StepReport s = step_report_of(b.impl.trajectory.steps[t], static_cast<int>(t));
+    if (t < b.impl.step_seconds.size()) s.seconds = b.impl.step_seconds[t];
     s.bytes_by_kind = by_kind[static_cast<int>(t)];
     s.bytes_by_purpose = by_purpose[static_cast<int>(t)];
     if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
     r.steps.push_back(s);
   }
+  r.ranks = b.scenario.engine.dp;
+  if (!b.impl.collectives_by_rank.empty() && !b.impl.collective_seconds_by_rank.empty())
+    for (const auto purpose : {impl::Purpose::muon_gather, impl::Purpose::muon_exchange}) {
+      const auto bw = impl::bandwidth_of(b.impl.collectives_by_rank.front(), b.impl.collective_seconds_by_rank.front(),
+                                         purpose, r.ranks);
+      if (bw.calls > 0)
+        r.timing_by_purpose[impl::purpose_name(purpose)] = {bw.calls, bw.bytes, bw.seconds, bw.algbw_gbps, bw.busbw_gbps};
+    }
 }
 
 }  // namespace

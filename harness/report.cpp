@@ -11,6 +11,8 @@
 #include "core/atomic_file.hpp"
 #include "harness/backend_info.hpp"
 #include "harness/commands.hpp"
+#include "impl/comm/communicator.hpp"
+#include "impl/math/compute.hpp"
 
 namespace muoncheck {
 
@@ -41,6 +43,20 @@ std::string host_name() {
 
 nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
 
+// Wall time per step of the judged run and the measured bandwidth of its Muon collectives.
+nlohmann::json timing_json(const ScenarioResult& r) {
+  double total = 0.0;
+  int timed = 0;
+  for (const auto& s : r.steps)
+    if (s.seconds >= 0) total += s.seconds, ++timed;
+  nlohmann::json purposes = nlohmann::json::object();
+  for (const auto& [purpose, t] : r.timing_by_purpose)
+    purposes[purpose] = {{"calls", t.calls}, {"bytes", t.bytes}, {"seconds", t.seconds}, {"algbw_gbps", t.algbw_gbps},
+                         {"busbw_gbps", t.busbw_gbps}};
+  return {{"ranks", r.ranks}, {"step_seconds_mean", timed > 0 ? nlohmann::json(total / timed) : nlohmann::json(nullptr)},
+          {"collectives", purposes}};
+}
+
 nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_flags) {
   nlohmann::json inv = nlohmann::json::array(), steps = nlohmann::json::array(), repro = nlohmann::json::array();
   for (const auto& v : r.verdicts) {
@@ -51,13 +67,16 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
     if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
   }
   if (executed_count(r) == 0) repro.push_back(idle_repro_line(r, extra_flags));   // judged nothing: not OK either
-  for (const auto& s : r.steps)
+  for (const auto& s : r.steps) {
     steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
                      {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind}, {"bytes_by_purpose", s.bytes_by_purpose},
                      {"error_vs_oracle", number_or_null(s.error_vs_oracle)}, {"control_error", number_or_null(s.control_error)}});
+    if (s.seconds >= 0) steps.back()["seconds"] = s.seconds;
+  }
   nlohmann::json out = {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
                         {"wall_seconds", r.wall_seconds}, {"executed", executed_count(r)}, {"verdicts", r.verdicts.size()},
                         {"invariants", inv}, {"steps", steps}, {"repro", repro}};
+  if (r.ranks > 0) out["timing"] = timing_json(r);
   std::string where;
   if (const double s = scenario_sensitivity(r, &where); s >= 0)
     out["sensitivity"] = {{"band_over_update", number_or_null(s)}, {"where", where}, {"insensitive", !(s <= kInsensitiveAbove)}};
@@ -136,6 +155,8 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
             {"backend", meta.backend},
             {"compiler", compiler_description()},
             {"gloo_version", gloo_version()},
+            {"gpus", impl::cuda_device_count()},
+            {"nccl_version", impl::nccl_library_version()},
             {"host", host_name()}}},
           {"scenarios", scen},
           {"golden", gold},

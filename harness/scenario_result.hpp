@@ -24,6 +24,16 @@ struct StepReport {
   std::map<std::string, long long> bytes_by_purpose;
   double error_vs_oracle = 0.0;                     // worst relative error of impl weights
   double control_error = 0.0;                       // the control's at the same place
+  double seconds = -1.0;                            // wall time of the step's training work (-1: unknown)
+};
+
+// Measured bandwidth of one purpose's collectives on rank 0 (impl/comm/collective_bandwidth.hpp).
+struct TrafficTiming {
+  long long calls = 0;
+  long long bytes = 0;
+  double seconds = 0.0;
+  double algbw_gbps = 0.0;
+  double busbw_gbps = 0.0;
 };
 
 struct ScenarioResult {
@@ -34,6 +44,8 @@ struct ScenarioResult {
   std::vector<Verdict> verdicts;
   std::vector<StepReport> steps;
   double wall_seconds = 0.0;
+  int ranks = 0;                                    // dp of the run judged (0: no impl run)
+  std::map<std::string, TrafficTiming> timing_by_purpose;   // muon_gather, muon_exchange
   std::string repro_command;   // empty: "muoncheck run SOURCE"; `verify` sets its own
 };
 

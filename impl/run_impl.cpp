@@ -83,6 +83,7 @@ ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
   const int dp = s.engine.dp;
   std::vector<RankResult> ranks(static_cast<size_t>(dp));
   std::vector<std::vector<CollectiveRecord>> logs(static_cast<size_t>(dp));
+  std::vector<std::vector<double>> log_seconds(static_cast<size_t>(dp));
   std::vector<std::vector<NsCall>> ns_logs(static_cast<size_t>(dp));
   ImplResult out;
 
@@ -99,11 +100,13 @@ ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
     engine.run();
     ranks[static_cast<size_t>(comm.rank())] = engine.take_result();
     logs[static_cast<size_t>(comm.rank())] = counting.log();
+    log_seconds[static_cast<size_t>(comm.rank())] = counting.seconds();
     ns_logs[static_cast<size_t>(comm.rank())] = math.log();
   });
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   out.trajectory = std::move(ranks[0].trajectory);
+  out.step_seconds = std::move(ranks[0].step_seconds);
   for (auto& r : ranks) {
     out.tags_by_rank.push_back(std::move(r.tags));
     out.replicated_digest_by_rank.push_back(std::move(r.digests));
@@ -112,6 +115,7 @@ ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
   auto calls = ns_calls_by_step(ns_logs, static_cast<int>(out.trajectory.steps.size()));
   for (size_t t = 0; t < calls.size(); ++t) out.trajectory.steps[t].ns_calls = std::move(calls[t]);
   out.collectives_by_rank = std::move(logs);
+  out.collective_seconds_by_rank = std::move(log_seconds);
   out.faults = opts.faults;
   return out;
 }

@@ -39,6 +39,8 @@ struct ImplResult {
   Trajectory trajectory;                           // rank 0's gathered state; NS calls of all ranks
   std::vector<std::vector<ParamTag>> tags_by_rank;
   std::vector<std::vector<CollectiveRecord>> collectives_by_rank;
+  std::vector<std::vector<double>> collective_seconds_by_rank;   // wall time of each record above
+  std::vector<double> step_seconds;                 // rank 0: each step's training work
   std::vector<std::vector<uint64_t>> replicated_digest_by_rank;   // [rank][step]
   std::vector<std::string> faults;                 // the faults this run had switched on
   int64_t flat_elements = 0;                       // N

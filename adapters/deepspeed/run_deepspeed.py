@@ -9,7 +9,11 @@ so DeepSpeed's tagging reads real names; under `engine.zero_init` it is built in
 SPEC data, so DeepSpeed's backward makes the gradients. The engine is configured from the scenario;
 NS calls are counted by wrapping DeepSpeed's Newton–Schulz functions (ns_counter.py). After every
 step the fp32 master weights (and the Muon momentum where DeepSpeed exposes it) are read back.
-dp 1 only: one process, one GPU. Trace format: docs/trace-format.md.
+
+One process per GPU: a scenario with `engine.dp` N runs under `torchrun --nproc-per-node N`
+(scripts/deepspeed-run.sh groups the scenarios by dp); rank r feeds the SPEC samples of rank r, and
+rank 0 writes the one merged trace (NS calls summed over ranks, state read through DeepSpeed's
+collective full-tensor getters). Trace format: docs/trace-format.md.
 """
 import argparse
 import json
@@ -24,7 +28,7 @@ DEVICE = os.environ.get("MUONCHECK_DEVICE", "cuda")
 if DEVICE == "cpu":
     os.environ.setdefault("DS_ACCELERATOR", "cpu")
 for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MASTER_ADDR", "127.0.0.1"),
-                   ("MASTER_PORT", "29533")):
+                   ("MASTER_PORT", "29533")):   # torchrun sets these for dp > 1
     os.environ.setdefault(key, value)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -33,6 +37,8 @@ import torch  # noqa: E402
 
 import muoncheck_data as data  # noqa: E402
 import muoncheck_scenario  # noqa: E402
+import ranks  # noqa: E402
+from gather_timer import GatherTimer  # noqa: E402
 from ns_counter import NsCounter  # noqa: E402
 
 TRACE_FORMAT = "muoncheck-trace/1"
@@ -134,8 +140,9 @@ def head_config(scenario):
 # ---------------------------------------------------------------- configuration
 
 def check_runnable(s, deepspeed):
-    if s.dp != 1:
-        raise Unsupported(f"engine.dp {s.dp}: the adapter runs one process on one GPU (dp 1)")
+    if s.dp != ranks.world_size():
+        raise Unsupported(f"engine.dp {s.dp}: this launch has {ranks.world_size()} process(es), one per GPU; "
+                          f"scripts/deepspeed-run.sh starts dp-{s.dp} scenarios under torchrun --nproc-per-node {s.dp}")
     if s.momentum_form != "ema" or not s.nesterov:
         raise Unsupported("DeepSpeed's Muon is EMA momentum with Nesterov only")
     if s.ns_steps != 5 or [round(c, 4) for c in s.ns_coefficients] != [3.4445, -4.775, 2.0315]:
@@ -195,44 +202,65 @@ def loss_scale(engine):
     return float(getattr(scaler, "cur_scale", 1.0)) if scaler is not None else 1.0
 
 
-def _flat_momentum_12(engine, param):
-    """ZeRO-1/2 keep Muon momentum as one flat buffer per group, laid out like the group's params."""
+def _flat_momenta_12(engine, named):
+    """ZeRO-1/2 keep Muon momentum as one flat buffer per group, laid out like the params of this
+    rank's partition (whole params, a straddling one included). {param index: full momentum} for
+    the Muon params this rank holds."""
     opt = engine.optimizer
-    groups = getattr(opt, "params_in_partition", None) or getattr(opt, "bit16_groups", None)
-    for gi, group in enumerate(groups or []):
+    index_of = {id(p): i for i, (_, p) in enumerate(named)}
+    out = {}
+    for gi, group in enumerate(getattr(opt, "params_in_partition", None) or []):
+        flat = opt.optimizer.param_groups[gi]["params"][0]
+        buf = opt.optimizer.state.get(flat, {}).get("momentum_buffer")
         offset = 0
         for q in group:
-            if q is param:
-                flat = opt.optimizer.param_groups[gi]["params"][0]
-                buf = opt.optimizer.state.get(flat, {}).get("momentum_buffer")
-                if buf is None:
-                    return None
-                return buf.narrow(0, offset, q.numel()).view(param.shape)
+            if buf is not None and id(q) in index_of and getattr(q, "use_muon", False):
+                out[index_of[id(q)]] = buf.narrow(0, offset, q.numel()).detach().float().cpu().clone()
             offset += q.numel()
-    return None
+    return out
+
+
+def _muon_momenta_12(engine, named):
+    """Every Muon param's momentum at ZeRO-1/2, collected on rank 0 from the ranks that hold it.
+    A param held by two ranks (it straddles their partitions) must hold the same momentum on both:
+    DeepSpeed keeps a full copy on each; a disagreement is raised, never averaged away."""
+    gathered = ranks.gather_to_rank0(_flat_momenta_12(engine, named))
+    if gathered is None:
+        return None
+    merged = {}
+    for r, momenta in enumerate(gathered):
+        for i, m in momenta.items():
+            if i in merged and not torch.equal(torch.nan_to_num(merged[i][1], 1.0, 2.0, 3.0),
+                                               torch.nan_to_num(m, 1.0, 2.0, 3.0)):
+                raise RuntimeError(f"{named[i][0]}: Muon momentum differs between ranks {merged[i][0]} and {r}")
+            merged.setdefault(i, (r, m))
+    return {i: m for i, (_, m) in merged.items()}
 
 
 def read_state(engine, named, tags):
+    """The state after a step, on rank 0 (None elsewhere). Collective: every rank calls it."""
     from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
+    stage = engine.zero_optimization_stage()
+    momenta_12 = _muon_momenta_12(engine, named) if stage in (1, 2) else None
+    keep = ranks.rank() == 0
+    values = _values if keep else (lambda t: None)
     out = []
-    for (name, p), tag in zip(named, tags):
-        weight = safe_get_full_fp32_param(p)
-        entry = {"weight": _values(weight if weight is not None else p)}   # stage 0: the param itself
-        keys = ["momentum_buffer"] if tag["use_muon"] else ["exp_avg", "exp_avg_sq"]
-        for key, field in zip(keys, ["momentum"] if tag["use_muon"] else ["adam_m", "adam_v"]):
+    for i, ((name, p), tag) in enumerate(zip(named, tags)):
+        weight = safe_get_full_fp32_param(p) if stage > 0 else None
+        entry = {"weight": values(weight if weight is not None else p)}   # stage 0: the param itself
+        keys = [("momentum_buffer", "momentum")] if tag["use_muon"] else [("exp_avg", "adam_m"), ("exp_avg_sq", "adam_v")]
+        for key, field in keys:
             value = None
-            try:
-                value = safe_get_full_optimizer_state(p, key)
-            except Exception:   # not every DeepSpeed path maps Muon's state; fall back below
-                value = None
-            if value is None and key == "momentum_buffer" and engine.zero_optimization_stage() in (1, 2):
-                value = _flat_momentum_12(engine, p)
-            if value is None and engine.zero_optimization_stage() == 0:
+            if stage == 0:
                 value = engine.optimizer.state.get(p, {}).get(key) if hasattr(engine.optimizer, "state") else None
+            elif key == "momentum_buffer" and stage in (1, 2):
+                value = (momenta_12 or {}).get(i)
+            else:   # collective at every rank count: all ranks take this branch for the same params
+                value = safe_get_full_optimizer_state(p, key)
             if value is not None:
-                entry[field] = _values(value)
+                entry[field] = values(value)
         out.append(entry)
-    return out
+    return out if keep else None
 
 
 def _values(t):
@@ -243,7 +271,7 @@ def _values(t):
 # ---------------------------------------------------------------- one scenario
 
 def make_batch(s, step, micro_step, device, dtype):
-    samples = [s.global_sample(micro_step, 0, i) for i in range(s.micro_batch)]
+    samples = [s.global_sample(micro_step, ranks.rank(), i) for i in range(s.micro_batch)]
     batch = {}
     for p in s.params:
         x = torch.from_numpy(data.inputs(s.seed, p, step, samples)).to(device=device, dtype=dtype)
@@ -256,8 +284,10 @@ def install_injections(s, named, clock):
     """Overflow injections as gradient hooks: element `index` of the param's gradient becomes inf/nan."""
     handles = []
     for inj in s.overflow:
-        if inj.get("rank", 0) != 0:
-            raise Unsupported("overflow injection on a rank other than 0 at dp 1")
+        if inj.get("rank", 0) >= ranks.world_size():
+            raise Unsupported(f"overflow injection on rank {inj.get('rank', 0)} at dp {ranks.world_size()}")
+        if inj.get("rank", 0) != ranks.rank():
+            continue
         index = [i for i, (n, _) in enumerate(named) if n == inj["param"]][0]
         value = float("inf") if inj.get("value", "inf") == "inf" else float("nan")
 
@@ -272,11 +302,16 @@ def install_injections(s, named, clock):
     return handles
 
 
-def run_scenario(s, deepspeed):
+def _synchronize():
+    if DEVICE == "cuda":
+        torch.cuda.synchronize()
+
+
+def run_scenario(s, deepspeed, extra_config):
     check_runnable(s, deepspeed)
-    cfg = ds_config(s)
+    cfg = merged(ds_config(s), extra_config)
     dtype = _TORCH_DTYPE[s.param_dtype]
-    device = torch.device("cuda", 0) if DEVICE == "cuda" else torch.device("cpu")
+    device = torch.device("cuda", ranks.local_rank()) if DEVICE == "cuda" else torch.device("cpu")
     with deepspeed.zero.Init(config_dict_or_path=cfg, enabled=s.stage == 3 and s.zero_init):
         model = ScenarioModel(s)
     if s.per_head:
@@ -289,10 +324,12 @@ def run_scenario(s, deepspeed):
              "num_heads": int(getattr(p, "muon_num_heads", None) or 0)} for n, p in named]
     counter = NsCounter(named)
     counter.install()
+    gathers = GatherTimer(ranks.world_size(), _synchronize)
+    gathers.install()
     clock = {"step": 0, "micro_step": 0}
     hooks = install_injections(s, named, clock)
     initial = read_state(engine, named, tags)
-    steps = []
+    steps, step_seconds, calls_by_rank = [], [], []
     try:
         for t in range(s.steps):
             clock["step"] = t
@@ -300,32 +337,73 @@ def run_scenario(s, deepspeed):
             scale = loss_scale(engine)
             skipped_before = int(getattr(engine, "skipped_steps", 0))
             losses = []
+            ranks.barrier(device)
+            _synchronize()
+            begin = time.perf_counter()
             for k in range(s.gas):
                 clock["micro_step"] = k
                 loss = engine(make_batch(s, t, k, device, dtype))
                 losses.append(float(loss.detach().float()))
                 engine.backward(loss)
                 engine.step()
+            _synchronize()
+            step_seconds.append(time.perf_counter() - begin)
             skipped = int(getattr(engine, "skipped_steps", 0)) > skipped_before
-            steps.append({"step": t, "skipped": skipped, "loss": sum(losses) / len(losses), "loss_scale": scale,
+            mine = [counter.calls.get(i, 0) for i in range(len(named))] + [counter.unattributed]
+            per_rank = ranks.gather_to_rank0(mine)
+            loss = ranks.mean_over_ranks(sum(losses) / len(losses), device)
+            state = read_state(engine, named, tags)
+            if per_rank is None:
+                continue
+            calls_by_rank.append(per_rank)
+            steps.append({"step": t, "skipped": skipped, "loss": loss, "loss_scale": scale,
                           "loss_scale_after": loss_scale(engine),
-                          "ns_calls": [counter.calls.get(i, 0) for i in range(len(named))],
-                          "ns_unattributed": counter.unattributed,
-                          "params": read_state(engine, named, tags)})
+                          "ns_calls": [sum(r[i] for r in per_rank) for i in range(len(named))],
+                          "ns_unattributed": sum(r[-1] for r in per_rank),
+                          "params": state})
     finally:
         counter.uninstall()
+        gathers.uninstall()
         for h in hooks:
             h.remove()
-    ns_dtype = sorted(counter.dtypes)
+    heads_by_rank = ranks.gather_to_rank0(dict(counter.heads))
+    dtypes_by_rank = ranks.gather_to_rank0(sorted(counter.dtypes))
+    gathers_by_rank = ranks.gather_to_rank0(gathers.summary())
+    del engine
+    if ranks.rank() != 0:
+        return None
+    ns_dtype = sorted({d for ds in dtypes_by_rank for d in ds})
     dtypes = {"param": s.param_dtype, "grad_accum": s.grad_accum_dtype, "comm": s.comm_dtype, "master": "fp32",
               "ns": _DTYPE_NAME.get(ns_dtype[0], ns_dtype[0]) if len(ns_dtype) == 1 else
               ("fp16" if s.ns_method == "gram" else "bf16")}
-    for i, tag in enumerate(tags):
-        heads = counter.heads.get(i)
-        if heads is not None:
-            tag["ns_heads_seen"] = heads
-    del engine
-    return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps}
+    for heads in heads_by_rank:
+        for i, h in heads.items():
+            tags[i]["ns_heads_seen"] = h
+    details = {"world_size": ranks.world_size(), "step_seconds": [round(x, 6) for x in step_seconds],
+               "ns_calls_by_rank": [[r[:-1] for r in step] for step in calls_by_rank],
+               "muon_gathers_by_rank": gathers_by_rank}
+    if extra_config:
+        details["deepspeed_config_extra"] = extra_config
+    return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps}, details
+
+
+def merged(base, extra):
+    """base with extra deep-merged in (a scenario's DeepSpeed-only settings, ds-config/NAME.json)."""
+    out = dict(base)
+    for key, value in (extra or {}).items():
+        out[key] = merged(out.get(key, {}), value) if isinstance(value, dict) else value
+    return out
+
+
+def extra_config_for(path):
+    """scenarios/deepspeed/ds-config/NAME.json beside the scenario: DeepSpeed settings muoncheck's
+    scenario format has no field for (parameter_alignment, ...), recorded in the trace's details."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    extra = os.path.join(os.path.dirname(os.path.abspath(path)), "ds-config", name + ".json")
+    if not os.path.exists(extra):
+        return None
+    with open(extra) as f:
+        return json.load(f)
 
 
 def trace_for(s, deepspeed, body=None, unsupported=None, error=None):
@@ -333,6 +411,8 @@ def trace_for(s, deepspeed, body=None, unsupported=None, error=None):
              "implementation": {"name": "deepspeed", "version": deepspeed.__version__,
                                 "details": {"torch": torch.__version__,
                                             "device": torch.cuda.get_device_name(0) if DEVICE == "cuda" else "cpu",
+                                            "gpus": torch.cuda.device_count() if DEVICE == "cuda" else 0,
+                                            "nccl": ranks.nccl_version() if DEVICE == "cuda" else None,
                                             "adapter": "adapters/deepspeed/run_deepspeed.py",
                                             "torch_compile": "disabled (TORCH_COMPILE_DISABLE=1)"}},
              "scenario": {"name": s.name, "json": s.raw}}
@@ -341,7 +421,8 @@ def trace_for(s, deepspeed, body=None, unsupported=None, error=None):
     if error:
         trace["error"] = error
     if body:
-        trace.update(body)
+        trace.update(body[0])
+        trace["implementation"]["details"].update(body[1])
     return trace
 
 
@@ -351,6 +432,8 @@ def main(argv=None):
     ap.add_argument("--out", required=True, help="folder the traces go to (<scenario>.trace.json)")
     args = ap.parse_args(argv)
     import deepspeed
+    if DEVICE == "cuda":
+        torch.cuda.set_device(ranks.local_rank())
     deepspeed.init_distributed(dist_backend="nccl" if DEVICE == "cuda" else "gloo")
     os.makedirs(args.out, exist_ok=True)
     failures = 0
@@ -358,8 +441,8 @@ def main(argv=None):
         s = muoncheck_scenario.load(path)
         start = time.time()
         try:
-            trace = trace_for(s, deepspeed, body=run_scenario(s, deepspeed))
-            status = "ran"
+            body = run_scenario(s, deepspeed, extra_config_for(path))
+            trace, status = (trace_for(s, deepspeed, body=body) if body else None), "ran"
         except Unsupported as e:
             trace, status = trace_for(s, deepspeed, unsupported=str(e)), "UNSUPPORTED: " + str(e)
         except Exception as e:   # one scenario's crash must not lose the others' traces
@@ -367,12 +450,14 @@ def main(argv=None):
             traceback.print_exc()
             trace, status = trace_for(s, deepspeed, error=f"{type(e).__name__}: {e}"), f"ERROR: {e}"
             failures += 1
-        trace.setdefault("implementation", {}).setdefault("details", {})["wall_seconds"] = round(time.time() - start, 2)
-        out = os.path.join(args.out, f"{s.name}.trace.json")
-        with open(out, "w") as f:
-            json.dump(trace, f)
-        print(f"{s.name}: {status} in {time.time() - start:.1f} s -> {out}", flush=True)
-        torch.cuda.empty_cache()
+        if ranks.rank() == 0 and trace is not None:
+            trace.setdefault("implementation", {}).setdefault("details", {})["wall_seconds"] = round(time.time() - start, 2)
+            out = os.path.join(args.out, f"{s.name}.trace.json")
+            with open(out, "w") as f:
+                json.dump(trace, f)
+            print(f"{s.name}: {status} in {time.time() - start:.1f} s -> {out}", flush=True)
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
     return 1 if failures else 0
 
 

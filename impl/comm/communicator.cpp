@@ -52,4 +52,8 @@ void throw_if_unusable(bool& broken, const std::atomic<bool>* abort, int rank, C
   }
 }
 
+#ifndef MUONCHECK_HAVE_CUDA
+std::string nccl_library_version() { return ""; }
+#endif
+
 }  // namespace muoncheck::impl

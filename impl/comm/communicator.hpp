@@ -98,4 +98,7 @@ class Communicator {
   virtual void set_context(const CommContext& ctx) { (void)ctx; }
 };
 
+// "2.28.3": the NCCL library this process loaded; "" in a build without CUDA.
+std::string nccl_library_version();
+
 }  // namespace muoncheck::impl

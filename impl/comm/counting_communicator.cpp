@@ -1,5 +1,7 @@
 #include "impl/comm/counting_communicator.hpp"
 
+#include <chrono>
+
 namespace muoncheck::impl {
 
 std::string to_string(const CollectiveRecord& r) {
@@ -9,7 +11,11 @@ std::string to_string(const CollectiveRecord& r) {
          ",step=" + std::to_string(r.step) + ",rank=" + std::to_string(r.rank) + ")";
 }
 
-void CountingCommunicator::record(CollectiveKind kind, DType dtype, int64_t elements) {
+template <class Call>
+void CountingCommunicator::timed(CollectiveKind kind, DType dtype, int64_t elements, Call&& call) {
+  const auto start = std::chrono::steady_clock::now();
+  call();
+  seconds_.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   log_.push_back(CollectiveRecord{inner_.rank(), kind, dtype, elements, elements * dtype_bytes(dtype),
                                   ctx_.purpose, ctx_.phase, ctx_.step});
 }
@@ -20,33 +26,27 @@ void CountingCommunicator::set_context(const CommContext& ctx) {
 }
 
 void CountingCommunicator::all_reduce(Buffer buf) {
-  inner_.all_reduce(buf);
-  record(CollectiveKind::all_reduce, buf.dtype, buf.count);
+  timed(CollectiveKind::all_reduce, buf.dtype, buf.count, [&] { inner_.all_reduce(buf); });
 }
 
 void CountingCommunicator::reduce_scatter(Buffer in, Buffer out) {
-  inner_.reduce_scatter(in, out);
-  record(CollectiveKind::reduce_scatter, in.dtype, in.count);
+  timed(CollectiveKind::reduce_scatter, in.dtype, in.count, [&] { inner_.reduce_scatter(in, out); });
 }
 
 void CountingCommunicator::all_gather(Buffer in, Buffer out) {
-  inner_.all_gather(in, out);
-  record(CollectiveKind::all_gather, out.dtype, out.count);
+  timed(CollectiveKind::all_gather, out.dtype, out.count, [&] { inner_.all_gather(in, out); });
 }
 
 void CountingCommunicator::all_gather_v(Buffer in, Buffer out, const std::vector<int64_t>& counts) {
-  inner_.all_gather_v(in, out, counts);
-  record(CollectiveKind::all_gather_v, out.dtype, out.count);
+  timed(CollectiveKind::all_gather_v, out.dtype, out.count, [&] { inner_.all_gather_v(in, out, counts); });
 }
 
 void CountingCommunicator::broadcast(Buffer buf, int root) {
-  inner_.broadcast(buf, root);
-  record(CollectiveKind::broadcast, buf.dtype, buf.count);
+  timed(CollectiveKind::broadcast, buf.dtype, buf.count, [&] { inner_.broadcast(buf, root); });
 }
 
 void CountingCommunicator::barrier() {
-  inner_.barrier();
-  record(CollectiveKind::barrier, DType::fp32, 0);
+  timed(CollectiveKind::barrier, DType::fp32, 0, [&] { inner_.barrier(); });
 }
 
 std::map<int, StepSummary> summarize_by_step(const std::vector<CollectiveRecord>& log) {

@@ -1,6 +1,8 @@
 // Decorator that forwards every collective to an inner Communicator and records it under
 // the CommContext last set (which it also forwards, so errors name purpose and step).
 // A record is appended only after the inner collective returned: the log is what ran.
+// Beside each record it keeps the call's wall time (seconds(), same index): timing is not
+// part of a record, so two runs' logs still compare equal event for event.
 // bytes = the logical size of the whole tensor the collective works on (nccl-tests' "size").
 #pragma once
 #include <map>
@@ -48,14 +50,20 @@ class CountingCommunicator final : public Communicator {
 
   const CommContext& context() const { return ctx_; }
   const std::vector<CollectiveRecord>& log() const { return log_; }
-  void clear_log() { log_.clear(); }
+  const std::vector<double>& seconds() const { return seconds_; }
+  void clear_log() {
+    log_.clear();
+    seconds_.clear();
+  }
 
  private:
-  void record(CollectiveKind kind, DType dtype, int64_t elements);
+  template <class Call>
+  void timed(CollectiveKind kind, DType dtype, int64_t elements, Call&& call);
 
   Communicator& inner_;
   CommContext ctx_;
   std::vector<CollectiveRecord> log_;
+  std::vector<double> seconds_;
 };
 
 struct CommTotals {

@@ -327,4 +327,10 @@ void run_ranks_nccl(int dp, std::chrono::milliseconds timeout,
   if (const auto* root = failures.root_cause()) rethrow_as_one_error(root->rank, root->error);
 }
 
+std::string nccl_library_version() {
+  int code = 0;
+  if (ncclGetVersion(&code) != ncclSuccess) return "unknown";
+  return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." + std::to_string(code % 100);
+}
+
 }  // namespace muoncheck::impl

@@ -16,6 +16,7 @@ void RankEngine::run() {
   result_.trajectory.tags = tags_;
   export_state(nullptr);
   for (int t = 0; t < s_.steps; ++t) {
+    step_start_ = std::chrono::steady_clock::now();
     for (int k = 0; k < s_.engine.gas; ++k) micro_step(t, k);
     optimizer_step(t);
   }
@@ -109,6 +110,7 @@ void RankEngine::optimizer_step(int step) {
   local_unreduced_.clear();
   rec.scaler_after = scaler_.state();
   rec.good_steps_after = good_steps_;
+  result_.step_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start_).count());
   export_state(&rec);
 }
 

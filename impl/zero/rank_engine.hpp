@@ -8,6 +8,7 @@
 // backward, gradient reduction), engine_boundary.cpp (overflow, clip, AdamW, scaler,
 // re-sync), muon_step.cpp (distributed Muon), state_export.cpp (trajectory, digests).
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct RankResult {
   int rank = 0;
   std::vector<ParamTag> tags;
   std::vector<uint64_t> digests;                 // one per step: the replicated state
+  std::vector<double> step_seconds;              // wall time of each step's training work
+                                                 // (micro-steps and optimizer step, not the export)
   Trajectory trajectory;                         // rank 0: complete but for NS events (run_impl adds
                                                  // them from every rank's CountingCompute log)
 };
@@ -89,6 +92,7 @@ class RankEngine {
   double loss_local_ = 0.0;            // Σ loss over this rank's samples of the step
   std::vector<float> grad_record_;     // G as recorded (unscaled, unclipped), owned_
   RankResult result_;
+  std::chrono::steady_clock::time_point step_start_;
 };
 
 }  // namespace muoncheck::impl

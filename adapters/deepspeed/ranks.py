@@ -1,0 +1,53 @@
+"""The adapter's view of its process group: who am I, and how rank 0 collects what all ranks saw.
+
+One process per GPU (torchrun sets RANK / LOCAL_RANK / WORLD_SIZE); a scenario runs only when its
+`engine.dp` equals the world size. Every helper here is collective: all ranks call it in the same
+order, rank 0 gets the result, the others get None.
+"""
+import os
+
+import torch
+import torch.distributed as dist
+
+
+def rank():
+    return dist.get_rank() if dist.is_initialized() else int(os.environ.get("RANK", "0"))
+
+
+def world_size():
+    return dist.get_world_size() if dist.is_initialized() else int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def local_rank():
+    return int(os.environ.get("LOCAL_RANK", "0"))
+
+
+def gather_to_rank0(obj):
+    """[obj of rank 0, obj of rank 1, ...] on rank 0, None elsewhere (pickled through the backend)."""
+    if world_size() == 1:
+        return [obj]
+    out = [None] * world_size() if rank() == 0 else None
+    dist.gather_object(obj, out, dst=0)
+    return out
+
+
+def mean_over_ranks(value, device):
+    """The mean of a float over the ranks (the global batch's loss from each rank's micro-batch)."""
+    if world_size() == 1:
+        return value
+    t = torch.tensor([value], dtype=torch.float64, device=device)
+    dist.all_reduce(t)
+    return float(t.item()) / world_size()
+
+
+def barrier(device):
+    if world_size() > 1:
+        dist.barrier(device_ids=[device.index] if device.type == "cuda" else None)
+
+
+def nccl_version():
+    try:
+        v = torch.cuda.nccl.version()
+        return ".".join(str(x) for x in v) if isinstance(v, tuple) else str(v)
+    except Exception:   # CPU build of torch
+        return None
