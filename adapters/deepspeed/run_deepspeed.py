@@ -255,8 +255,11 @@ def read_state(engine, named, tags):
                 value = engine.optimizer.state.get(p, {}).get(key) if hasattr(engine.optimizer, "state") else None
             elif key == "momentum_buffer" and stage in (1, 2):
                 value = (momenta_12 or {}).get(i)
-            else:   # collective at every rank count: all ranks take this branch for the same params
-                value = safe_get_full_optimizer_state(p, key)
+            else:   # collective; a state not created yet (before step 0) raises on every rank alike
+                try:
+                    value = safe_get_full_optimizer_state(p, key)
+                except (KeyError, TypeError, AttributeError):
+                    value = None
             if value is not None:
                 entry[field] = values(value)
         out.append(entry)
