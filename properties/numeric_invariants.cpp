@@ -25,8 +25,10 @@ Verdict trajectory_conforms(const RunBundle& b) { return trajectory_conforms(b.s
 
 namespace {
 Verdict band_verdict(const char* id, const BandCheck& worst, const std::string& located) {
+  const std::string by_kind = per_kind_summary(worst);
   Verdict v = Verdict::judge(id, worst.worst_ratio, 1.0,
-                             located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error));
+                             located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error) +
+                                 (by_kind.empty() ? "" : "; worst of the band per tensor: " + by_kind));
   v.sensitivity = worst.sensitivity;
   v.sensitivity_where = worst.sensitivity_where;
   return v;

@@ -1,6 +1,7 @@
 #include "properties/tensor_error.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 #include "core/error.hpp"
@@ -64,6 +65,24 @@ void BandCheck::merge(const BandCheck& o, const std::string& prefix) {
     where = prefix + o.where;
   }
   if (o.sensitivity > sensitivity) sensitivity = o.sensitivity, sensitivity_where = prefix + o.sensitivity_where;
+  for (const auto& [kind, worst] : o.by_kind) {
+    const double ratio = std::isnan(worst.first) ? kInf : worst.first;
+    auto it = by_kind.find(kind);
+    if (it == by_kind.end() || !(ratio <= it->second.first)) by_kind[kind] = {ratio, prefix + worst.second};
+  }
+}
+
+std::string per_kind_summary(const BandCheck& b) {
+  if (b.by_kind.size() < 2) return "";
+  std::string out;
+  for (const auto& [kind, worst] : b.by_kind) {
+    char ratio[32];
+    std::snprintf(ratio, sizeof ratio, "%.3g", worst.first);
+    std::string where = worst.second;
+    while (!where.empty() && where.back() == ' ') where.pop_back();
+    out += (out.empty() ? "" : ", ") + kind + " " + ratio + " (" + where + ")";
+  }
+  return out;
 }
 
 double update_sensitivity(double allowed, const std::vector<double>& exact, const std::vector<double>& exact_before) {
@@ -95,6 +114,7 @@ BandCheck check_band(const Scenario& s, const StepSides& sides) {
       c.where = want.kind + (got ? "" : " (not exported by the implementation)");
       if (want.kind == "weight" && sides.exact_before && p < sides.exact_before->size())
         c.sensitivity = update_sensitivity(allowed, *want.values, (*sides.exact_before)[p].weight), c.sensitivity_where = "weight";
+      c.by_kind[want.kind] = {c.worst_ratio, ""};
       b.merge(c, name);
     }
     // A tensor the exact state does not have (momentum of an AdamW param) is a tagging error.

@@ -5,6 +5,7 @@
 // control_ensemble.hpp), so no single order, and no lucky near-zero sample, sets the band.
 // Written once here; every numeric and relational invariant uses it.
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -46,8 +47,14 @@ struct BandCheck {
   std::string where;   // "param <name> <tensor>"
   double sensitivity = 0.0;
   std::string sensitivity_where;
+  // The worst ratio per kind of tensor (weight, momentum, adam_m, adam_v) and where, so a
+  // verdict can show the weights apart from state an implementation keeps in other units.
+  std::map<std::string, std::pair<double, std::string>> by_kind;
   void merge(const BandCheck& o, const std::string& prefix);   // keeps the worst of each
 };
+
+// "weight 0.26 (step 4 param a), momentum 256 (step 1 param b)" — empty with fewer than two kinds.
+std::string per_kind_summary(const BandCheck& b);
 
 // One step's tensors from every side. `exact_before` is the exact state the step started
 // from (weights only are read: ΔW* = W*_after − W*_before).

@@ -13,6 +13,12 @@
 #       (one GPU: every scenario re-split to one rank) and `--comm gloo` at dp 2 and 4
 #       (rank threads share the GPU); eight files (logs, JSON reports) land in OUTDIR.
 #
+#   on a machine with several GPUs:  scripts/gpu-run.sh multi [OUTDIR]
+#       one rank per GPU over NCCL: `muoncheck check` and `muoncheck mutants` as written
+#       (every shipped scenario is dp <= 2), and the largest scenario (llama2-zero3-init) at
+#       dp 1 and at dp = #GPUs, whose reports carry the wall time per step and the measured
+#       bandwidth of the Muon gathers (metadata: GPU count, NCCL version).
+#
 # With the device tool: run(command="bash scripts/gpu-run.sh device", carry=["build-cuda/bundle"]).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -100,8 +106,37 @@ device() {
   echo "total $((SECONDS - t0)) s" | tee -a "$log"
 }
 
+multi() {
+  local out=${1:-${OUT:-gpu-out}}
+  mkdir -p "$out"
+  local bin=build-cuda/bundle/bin log="$out/multi.log" t0=$SECONDS gpus
+  export LD_LIBRARY_PATH="$PWD/build-cuda/bundle/lib:${LD_LIBRARY_PATH:-}"
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1   # never NVLink multicast
+  for l in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do find_lib "$l"; done
+  gpus=$(nvidia-smi -L | wc -l)
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$log"
+  nvidia-smi topo -m 2>&1 | head -5 >> "$log"
+  # check and mutants side by side (both mostly oracle time on the CPU), then the timing runs alone.
+  $bin/muoncheck check --backend cuda --comm nccl --report "$out/check-nccl-${gpus}gpu.json" > "$out/check-nccl.txt" 2>&1 &
+  local check=$!
+  $bin/muoncheck mutants --backend cuda --comm nccl --json "$out/mutants-nccl-${gpus}gpu.json" > "$out/mutants-nccl.txt" 2>&1 &
+  local mutants=$!
+  wait $check; echo "check cuda+nccl, $gpus GPUs: exit $? ($((SECONDS - t0)) s)" | tee -a "$log"
+  wait $mutants; echo "mutants cuda+nccl, $gpus GPUs: exit $? ($((SECONDS - t0)) s)" | tee -a "$log"
+  grep -E "scenarios:.*=>|FAIL |^muoncheck " "$out/check-nccl.txt" | head -30 | tee -a "$log"
+  tail -20 "$out/mutants-nccl.txt" | tee -a "$log"
+  local dp
+  for dp in 1 "$gpus"; do
+    $bin/muoncheck run scenarios/llama2-zero3-init.json --backend cuda --comm nccl --dp "$dp" \
+        --invariant trajectory-conforms --report "$out/llama-dp$dp.json" > /dev/null 2>&1
+    echo "llama2-zero3-init at dp $dp: exit $?" | tee -a "$log"
+  done
+  echo "total $((SECONDS - t0)) s" | tee -a "$log"
+}
+
 case $mode in
   build) build ;;
   device) shift; device "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | device [OUTDIR]" >&2; exit 2 ;;
+  multi) shift; multi "$@" ;;
+  *) echo "usage: scripts/gpu-run.sh build | device [OUTDIR] | multi [OUTDIR]" >&2; exit 2 ;;
 esac

@@ -255,10 +255,12 @@ def read_state(engine, named, tags):
                 value = engine.optimizer.state.get(p, {}).get(key) if hasattr(engine.optimizer, "state") else None
             elif key == "momentum_buffer" and stage in (1, 2):
                 value = (momenta_12 or {}).get(i)
-            else:   # collective; a state not created yet (before step 0) raises on every rank alike
+            else:   # collective; a state not created yet (before step 0) or not mapped (DeepSpeed
+                #   raises "not found in optimizer state fragment") fails the local lookup that
+                #   precedes the collective, alike on every rank
                 try:
                     value = safe_get_full_optimizer_state(p, key)
-                except (KeyError, TypeError, AttributeError):
+                except Exception:
                     value = None
             if value is not None:
                 entry[field] = values(value)
