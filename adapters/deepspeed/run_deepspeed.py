@@ -151,8 +151,6 @@ def check_runnable(s, deepspeed):
         raise Unsupported(f"scale_rule {s.scale_rule}: DeepSpeed scales by sqrt(max(1, rows/cols))")
     if s.groups:
         raise Unsupported("optimizer.groups: not mapped onto DeepSpeed param groups by this adapter")
-    if s.clip["max_norm"] > 0 and s.clip["mode"] != "raw_grad":
-        raise Unsupported("clip mode update is DeepSpeed's own behaviour, not a setting")
     if s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype:
         raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype are not mapped")
     if s.per_head and not hasattr(deepspeed, "resolve_per_head_muon_after_sharding"):
