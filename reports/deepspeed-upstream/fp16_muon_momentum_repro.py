@@ -95,9 +95,10 @@ def main():
         d = ((w_dynamic[t] - w_static[t]).norm() / w_static[t].norm()).item()
         worst = max(worst, d)
         print(f"{t:4d}  {s_static[t]:12.0f} {s_dynamic[t]:14.0f}  {d:.3e}")
-    print(f"expected: the two runs agree to fp16 rounding (<~1e-3) because the loss scale is divided out; "
-          f"observed worst {worst:.3e}")
-    defect = abs(ratio - 1) > 0.01 or worst > 1e-2
+    # A power-of-two scale is exact in fp16 (short of under/overflow), so the runs should agree to the bit.
+    print(f"expected: the two runs agree (0, or ~1e-6 from gradients that underflow differently) because the "
+          f"loss scale is divided out; observed worst {worst:.3e}")
+    defect = abs(ratio - 1) > 0.01 or worst > 1e-4
     print("DEFECT PRESENT" if defect else "no defect")
     return 1 if defect else 0
 

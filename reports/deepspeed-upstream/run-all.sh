@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every repro script here against each DeepSpeed version carried as a wheel (.whl/ds-X.Y.Z,
+# see adapters/deepspeed/README.md), one GPU each, and prints what each printed.
+#   reports/deepspeed-upstream/run-all.sh [VERSION...]
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+versions=("$@")
+if [ ${#versions[@]} -eq 0 ]; then for d in .whl/ds-*/; do versions+=("$(basename "$d" | sed 's/^ds-//')"); done; fi
+export TORCH_COMPILE_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 DS_BUILD_OPS=0
+for v in "${versions[@]}"; do
+  site=/tmp/muoncheck-site-ds-$v
+  [ -d "$site/deepspeed" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+      --target "$site" .whl/common/*.whl .whl/ds-"$v"/*.whl
+  for run in "fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --stage 3" \
+             "per_head_alignment_repro.py" "clip_muon_repro.py --stage 2" "clip_muon_repro.py --stage 3"; do
+    echo "=== deepspeed $v: $run"
+    PYTHONPATH="$site" python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
+        reports/deepspeed-upstream/$run 2>&1 | grep -vE "Warning|warnings.warn|^\[rank[0-9]+\]:\[W|^W[0-9]{4}|^I[0-9]{4}|^ +return func"
+    echo "=== exit ${PIPESTATUS[0]}"
+  done
+done
