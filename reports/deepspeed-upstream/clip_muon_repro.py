@@ -60,7 +60,8 @@ def main():
     expected = (1 - BETA) * clip * ref.w.grad
     cfg = {"train_micro_batch_size_per_gpu": 64, "steps_per_print": 1 << 30, "gradient_clipping": MAX_NORM,
            "zero_optimization": {"stage": stage, "reduce_scatter": False, "stage3_param_persistence_threshold": 0},
-           "optimizer": {"type": "Muon", "params": {"lr": 0.02, "momentum": BETA}}}
+           "optimizer": {"type": "Muon", "params": {"lr": 0.02, "momentum": BETA,
+                                                   "torch_adam": True}}}   # the AdamW group without a JIT-built kernel
     model = Model()
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
     loss = engine(x.cuda(), y.cuda())
