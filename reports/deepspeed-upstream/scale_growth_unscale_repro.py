@@ -32,6 +32,11 @@ def batches():
     return [(torch.randn(64, 64, generator=g), torch.randn(64, 32, generator=g)) for _ in range(STEPS)]
 
 
+def scale_of(engine):
+    value = getattr(engine.optimizer, "cur_scale", None)
+    return float(value if value is not None else engine.optimizer.loss_scale)
+
+
 def train(stage, dynamic):
     from deepspeed.utils import safe_get_full_fp32_param
     fp16 = {"enabled": True, "initial_scale_power": 8, "loss_scale_window": 2, "hysteresis": 2,
@@ -43,12 +48,12 @@ def train(stage, dynamic):
     engine, *_ = deepspeed.initialize(model=model, optimizer=opt, config=cfg)
     steps, before = [], safe_get_full_fp32_param(engine.module.w).detach().float().clone()
     for x, y in batches():
-        scale = engine.optimizer.cur_scale
+        scale = scale_of(engine)
         loss = engine(x.cuda().half(), y.cuda().half())
         engine.backward(loss)
         engine.step()
         after = safe_get_full_fp32_param(engine.module.w).detach().float().clone()
-        steps.append((scale, engine.optimizer.cur_scale, (after - before).norm().item()))
+        steps.append((scale, scale_of(engine), (after - before).norm().item()))
         before = after
     return steps
 
