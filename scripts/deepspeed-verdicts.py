@@ -1,40 +1,159 @@
 #!/usr/bin/env python3
-"""Builds the DeepSpeed verdict table (version x scenario x invariant) from `muoncheck verify` reports.
+"""Builds the DeepSpeed verdict table (version x dp x scenario x invariant) from `muoncheck verify` reports.
 
-    scripts/deepspeed-verdicts.py OUT.json REPORT.json...
+    scripts/deepspeed-verdicts.py OUT.json CAUSES.json TRACE_ROOT REPORT.json...
 
 Each REPORT is the --report of one `muoncheck verify` over one DeepSpeed version's traces
-(scripts/deepspeed-run.sh). Writes OUT.json (schema "muoncheck-deepspeed-verdicts/1") and prints
-the Markdown table that reports/deepspeed-verdicts.md carries.
+(scripts/deepspeed-run.sh); a later report's row replaces an earlier one for the same version and
+scenario. TRACE_ROOT holds the traces (TRACE_ROOT/ds-VERSION/NAME.trace.json) where they came
+back; CAUSES.json maps FAILs to their analysed cause (one line each, with the upstream report).
+
+A FAIL stays a FAIL, with one exception kept apart as a NOTE: `ns-once-per-matrix-per-step` /
+`overflow-skip-clean` failures whose every extra Newton-Schulz call is wasted work on a correct
+state — a call on a skipped step whose state the trace shows bit-identical to the step before,
+or the same matrix orthogonalised by each rank it straddles (the trace's per-rank counts show at
+most one call per rank). The NOTE states the cost. Anything the trace cannot show stays a FAIL.
+
+Writes OUT.json (schema "muoncheck-deepspeed-verdicts/2") and prints the Markdown that
+reports/deepspeed-verdicts.md carries: the table, then every FAIL and every NOTE in one line each.
 """
 import json
+import os
 import re
 import sys
 
 COLUMNS = ["trajectory-conforms", "ns-once-per-matrix-per-step", "tagging-matches", "gas-invariant",
-           "stage-invariant", "overflow-skip-clean"]
-SHORT = {"PASS": "PASS", "FAIL": "**FAIL**", "UNSUPPORTED": "UNSUP", "SKIPPED": "–"}
+           "dp-invariant", "stage-invariant", "overflow-skip-clean"]
+HEAD = ["trajectory", "NS once", "tagging", "gas-inv", "dp-inv", "stage-inv", "skip-clean"]
+SHORT = {"PASS": "PASS", "FAIL": "**FAIL**", "NOTE": "note", "UNSUPPORTED": "UNSUP", "SKIPPED": "–"}
+
+
+def load_trace(root, version, scenario):
+    path = os.path.join(root, f"ds-{version}", f"{scenario}.trace.json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
+def wasted_ns(trace):
+    """(extra calls explained as wasted work, all calls) or None when some extra call is not."""
+    if not trace or "steps" not in trace:
+        return None
+    muon = [i for i, t in enumerate(trace["tags"]) if t["use_muon"]]
+    by_rank = trace.get("implementation", {}).get("details", {}).get("ns_calls_by_rank")
+    extra, total = {"skipped": 0, "replicated": 0}, 0
+    previous = trace.get("initial")
+    for t, step in enumerate(trace["steps"]):
+        calls = step["ns_calls"]
+        total += sum(calls)
+        if step["ns_unattributed"]:
+            return None
+        if step["skipped"]:
+            if previous is None or step["params"] != previous:
+                return None   # the state moved: not wasted work, a violation
+            extra["skipped"] += sum(calls)
+        else:
+            for i in range(len(calls)):
+                want = 1 if i in muon else 0
+                if calls[i] == want:
+                    continue
+                ranks = [r[i] for r in by_rank[t]] if by_rank else None
+                if want == 1 and ranks and max(ranks) == 1:   # each rank once: a straddling copy
+                    extra["replicated"] += calls[i] - 1
+                else:
+                    return None
+        previous = step["params"]
+    return extra, total
+
+
+def note_for(inv_id, inv, trace):
+    if inv["status"] != "FAIL" or inv_id not in ("ns-once-per-matrix-per-step", "overflow-skip-clean"):
+        return None
+    if inv_id == "overflow-skip-clean" and "NS calls on a skipped step" not in inv["message"]:
+        return None
+    wasted = wasted_ns(trace)
+    if wasted is None:
+        return None
+    (extra, total) = wasted
+    if inv_id == "overflow-skip-clean":   # every violation must be a skipped step's NS calls
+        skipped_with_calls = sum(1 for st in trace["steps"] if st["skipped"] and sum(st["ns_calls"]) > 0)
+        if inv["metric"] != skipped_with_calls:
+            return None
+    parts = []
+    if extra["skipped"]:
+        parts.append(f"{extra['skipped']} NS calls on skipped steps (state bit-identical across them)")
+    if extra["replicated"]:
+        parts.append(f"{extra['replicated']} repeated NS calls (a straddling matrix orthogonalised by each rank it spans)")
+    if not parts:
+        return None
+    return f"extra NS calls that are wasted work, not extra updates: {' and '.join(parts)}; {sum(extra.values())} of {total} NS calls"
+
+
+def cause_for(causes, version, scenario, inv_id):
+    for c in causes:
+        if (c["version"] in ("*", version) and re.fullmatch(c["scenario"], scenario)
+                and inv_id in c["invariants"]):
+            return c
+    return None
+
+
+def where(message):
+    """The failing tensor, and the weights' own worst ratio when another tensor kind is the worst."""
+    m = re.search(r"(?:worst|first divergence) at (step \d+ param \S+ \w+)", message)
+    if not m:
+        return None
+    w = re.search(r"per tensor:.*?\bweight ([0-9.e+-]+|inf|nan) \(([^)]*)\)", message)
+    if w and not m.group(1).endswith(" weight"):
+        return f"{m.group(1)}; weights alone {w.group(1)} of the band ({w.group(2)})"
+    return m.group(1)
 
 
 def main():
-    out_path, reports = sys.argv[1], sys.argv[2:]
-    rows = []
+    out_path, causes_path, trace_root, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    causes = json.load(open(causes_path))["causes"]
+    rows = {}
     for path in reports:
-        report = json.load(open(path))
-        for s in report["scenarios"]:
+        for s in json.load(open(path))["scenarios"]:
             m = re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"])
-            rows.append({"implementation": m.group(2), "version": m.group(3), "scenario": m.group(1),
-                         "trace": s["source"], "scenario_hash": s["scenario_hash"],
-                         "invariants": {v["id"]: {"status": v["status"], "metric": v["metric"],
-                                                  "threshold": v["threshold"], "message": v["message"]}
-                                        for v in s["invariants"]},
-                         "repro": s["repro"]})
-    json.dump({"schema": "muoncheck-deepspeed-verdicts/1", "rows": rows}, open(out_path, "w"), indent=1)
-    print("| version | scenario | " + " | ".join(COLUMNS) + " |")
-    print("|---|---|" + "---|" * len(COLUMNS))
-    for r in rows:
+            name, version = m.group(1), m.group(3)
+            trace = load_trace(trace_root, version, name)
+            dp = json.load(open(f"scenarios/deepspeed/{name}.json")).get("engine", {}).get("dp", 1)
+            invariants = {}
+            for v in s["invariants"]:
+                entry = {"status": v["status"], "metric": v["metric"], "threshold": v["threshold"],
+                         "message": v["message"]}
+                note = note_for(v["id"], v, trace)
+                if note:
+                    entry.update(status="NOTE", verify_status="FAIL", note=note)
+                elif v["status"] == "FAIL":
+                    c = cause_for(causes, version, name, v["id"])
+                    entry["cause"] = c["cause"] if c else "not analysed"
+                    entry["upstream_report"] = c.get("report") if c else None
+                    entry["tensor"] = where(v["message"])
+                invariants[v["id"]] = entry
+            rows[(version, name)] = {"implementation": m.group(2), "version": version, "scenario": name, "dp": dp,
+                                     "trace": s["source"], "scenario_hash": s["scenario_hash"],
+                                     "invariants": invariants, "repro": s["repro"]}
+    ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[1]))]
+    json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered}, open(out_path, "w"), indent=1)
+
+    print("| version | dp | scenario | " + " | ".join(HEAD) + " |")
+    print("|---|---|---|" + "---|" * len(HEAD))
+    for r in ordered:
         cells = [SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in COLUMNS]
-        print(f"| {r['version']} | {r['scenario']} | " + " | ".join(cells) + " |")
+        print(f"| {r['version']} | {r['dp']} | {r['scenario']} | " + " | ".join(cells) + " |")
+    print("\n### Every FAIL: cause, tensor, repro\n")
+    for r in ordered:
+        for inv_id, e in r["invariants"].items():
+            if e["status"] != "FAIL":
+                continue
+            repro = next((x for x in r["repro"] if x.endswith("--invariant " + inv_id)), "")
+            repro = repro.replace("/tmp/muoncheck-traces/", ".traces/")   # traces judged on the GPU machine
+            tensor = f" — {e['tensor']}" if e.get("tensor") else ""
+            print(f"- {r['version']} dp {r['dp']} `{r['scenario']}` {inv_id}{tensor}: {e['cause']}. `{repro}`")
+    print("\n### Notes (not conformance failures)\n")
+    for r in ordered:
+        for inv_id, e in r["invariants"].items():
+            if e["status"] == "NOTE":
+                print(f"- {r['version']} dp {r['dp']} `{r['scenario']}` {inv_id}: {e['note']}")
 
 
 if __name__ == "__main__":
