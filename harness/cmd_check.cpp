@@ -14,6 +14,7 @@ Outcome run(const cli::Args& args) {
   SuiteOptions o;
   o.judge = judge_options_from(args);
   o.command = "check";
+  o.views = ViewPaths::from(args);
   o.report_path = args.value_or("report", "reports/latest.json");
   o.golden = true;
   o.golden_dir = args.value_or("golden", "golden");

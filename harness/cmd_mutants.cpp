@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/report_views.hpp"
 #include "harness/noise_options.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
@@ -37,11 +38,15 @@ Outcome run(const cli::Args& args) {
   const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), repro_flags(o), min_executed};
   const Summary sum = summarize(all, {}, meta);
   print_coverage(stdout, sum.coverage, sum.coverage_problems);
-  if (auto path = args.value("json")) {
+  const auto views = ViewPaths::from(args);
+  if (auto path = args.value("json"); path || views.any()) {
     auto report = build_report(meta, all, {});
     report["mutants"] = mutants_json(result);
-    write_report(*path, report);
-    std::printf("report: %s\n", path->c_str());
+    if (path) {
+      write_report(*path, report);
+      std::printf("report: %s\n", path->c_str());
+    }
+    write_report_views(report, views);
   }
   return result.ok() && sum.coverage_problems.empty() ? Outcome::success : Outcome::conformance_failure;
 }
@@ -65,7 +70,7 @@ Command mutants_command() {
             {"dp", true, false, "re-split each scenario's global batch over N ranks"},
             control_members_option(),
             {"scenarios", true, false, "scenarios folder (default scenarios)"},
-            min_executed_option()}},
+            min_executed_option(), report_view_options()[0], report_view_options()[1]}},
           run};
 }
 

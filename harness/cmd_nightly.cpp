@@ -9,6 +9,7 @@
 #include "harness/cmd_sweep_report.hpp"
 #include "harness/cmd_sweep_runner.hpp"
 #include "harness/commands.hpp"
+#include "harness/report_views.hpp"
 #include "harness/noise_options.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
@@ -80,6 +81,7 @@ Outcome run(const cli::Args& args) {
   report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
                        {"ok", suite_sum.ok() && mutants_ok && sweep_ok}};
   write_report(report_path, report);
+  write_report_views(report, ViewPaths::from(args));
   std::printf("nightly: %.0f s; suite %s (%s), mutants %d/%zu%s, sweep %d cases %s; report: %s\n", seconds,
               suite_sum.ok() ? "OK" : "FAILED", executed_text(suite_sum.coverage).c_str(), mutants.killed(),
               mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",
@@ -110,7 +112,7 @@ Command nightly_command() {
             {"report", true, false, "the JSON report (default reports/nightly.json)"},
             {"golden", true, false, "golden folder (default golden)"},
             {"scenarios", true, false, "scenarios folder (default scenarios)"},
-            min_executed_option()}},
+            min_executed_option(), report_view_options()[0], report_view_options()[1]}},
           run};
 }
 

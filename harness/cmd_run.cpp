@@ -17,6 +17,7 @@ Outcome run(const cli::Args& args) {
   SuiteOptions o;
   o.judge = judge_options_from(args);
   o.command = "run";
+  o.views = ViewPaths::from(args);
   o.report_path = args.value_or("report", "");
   o.min_executed = min_executed_from(args);
   const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), false);
@@ -45,7 +46,7 @@ std::vector<cli::OptionSpec> judge_option_specs() {
           control_members_option(),
           {"report", true, false, "write the JSON report to FILE"},
           {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"},
-          min_executed_option()};
+          min_executed_option(), report_view_options()[0], report_view_options()[1]};
 }
 
 Command run_command() {

@@ -8,6 +8,7 @@
 #include "harness/cmd_sweep_report.hpp"
 #include "harness/cmd_sweep_runner.hpp"
 #include "harness/commands.hpp"
+#include "harness/report_views.hpp"
 #include "harness/noise_options.hpp"
 #include "impl/faults/faults.hpp"
 
@@ -54,6 +55,7 @@ Outcome run(const cli::Args& args) {
     write_sweep_json(*json, o, r);
     std::printf("report: %s\n", json->c_str());
   }
+  write_report_views(sweep_json(o, r), ViewPaths::from(args));
   return r.failure || !sweep_coverage_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
 }
 
@@ -79,7 +81,7 @@ Command sweep_command() {
             control_members_option(),
             {"backend", true, false, "cpu (default) | cuda: where the implementation's NS and optimizer math run"},
             {"comm", true, false, "gloo (default) | nccl (one GPU per rank)"},
-            min_executed_option()}},
+            min_executed_option(), report_view_options()[0], report_view_options()[1]}},
           run};
 }
 

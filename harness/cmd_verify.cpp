@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/report_views.hpp"
 #include "harness/noise_options.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
@@ -40,9 +41,14 @@ Outcome run(const cli::Args& args) {
   const std::string flags = o.precision == oracle::Precision::float128 ? "" : "--oracle-precision " + p;
   const RunMetadata meta{"verify", "trace", flags, min_executed};
   print_failures_and_summary(stdout, results, {}, meta);
-  if (const auto report = args.value("report")) {
-    write_report(*report, build_report(meta, results, {}));
-    std::printf("report: %s\n", report->c_str());
+  const auto views = ViewPaths::from(args);
+  if (const auto report = args.value("report"); report || views.any()) {
+    const auto json = build_report(meta, results, {});
+    if (report) {
+      write_report(*report, json);
+      std::printf("report: %s\n", report->c_str());
+    }
+    write_report_views(json, views);
   }
   return summarize(results, {}, meta).ok() ? Outcome::success : Outcome::conformance_failure;
 }
@@ -65,7 +71,7 @@ Command verify_command() {
             {"oracle-precision", true, false, "double | float128 (default) | bin50"},
             control_members_option(),
             {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"},
-            min_executed_option()}},
+            min_executed_option(), report_view_options()[0], report_view_options()[1]}},
           run};
 }
 

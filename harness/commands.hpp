@@ -26,6 +26,8 @@ Command mutants_command();
 Command nightly_command();
 Command verify_command();
 Command noise_command();
+Command diff_command();
+Command html_command();
 
 // The full command line of this process, for reports and repro lines.
 const std::vector<std::string>& process_argv();

@@ -79,6 +79,7 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
   for (size_t t = 0; t < b.impl.trajectory.steps.size(); ++t) {
     StepReport s = step_report_of(b.impl.trajectory.steps[t], static_cast<int>(t));
     if (t < b.impl.step_seconds.size()) s.seconds = b.impl.step_seconds[t];
+    if (t < b.oracle.steps.size()) s.exact_loss = b.oracle.steps[t].loss;
     s.bytes_by_kind = by_kind[static_cast<int>(t)];
     s.bytes_by_purpose = by_purpose[static_cast<int>(t)];
     if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;

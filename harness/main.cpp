@@ -14,7 +14,8 @@ namespace {
 std::vector<muoncheck::Command> commands() {
   return {muoncheck::check_command(), muoncheck::run_command(), muoncheck::oracle_command(),
           muoncheck::certify_command(), muoncheck::golden_command(), muoncheck::mutants_command(), muoncheck::nightly_command(), muoncheck::sweep_command(),
-          muoncheck::verify_command(), muoncheck::noise_command()};
+          muoncheck::verify_command(), muoncheck::noise_command(), muoncheck::diff_command(),
+          muoncheck::html_command()};
 }
 
 void print_usage(std::ostream& out) {

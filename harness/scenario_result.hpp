@@ -25,6 +25,7 @@ struct StepReport {
   double error_vs_oracle = 0.0;                     // worst relative error of impl weights
   double control_error = 0.0;                       // the control's at the same place
   double seconds = -1.0;                            // wall time of the step's training work (-1: unknown)
+  double exact_loss = 0.0;                          // the exact trajectory's loss at the same step
 };
 
 // Measured bandwidth of one purpose's collectives on rank 0 (impl/comm/collective_bandwidth.hpp).

@@ -77,9 +77,13 @@ bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts)
   const RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), repro_flags(opts.judge),
                          opts.min_executed};
   print_failures_and_summary(stdout, results, golden, meta);
-  if (!opts.report_path.empty()) {
-    write_report(opts.report_path, build_report(meta, results, golden));
-    std::printf("report: %s\n", opts.report_path.c_str());
+  if (!opts.report_path.empty() || opts.views.any()) {
+    const auto report = build_report(meta, results, golden);
+    if (!opts.report_path.empty()) {
+      write_report(opts.report_path, report);
+      std::printf("report: %s\n", opts.report_path.c_str());
+    }
+    write_report_views(report, opts.views);
   }
   return summarize(results, golden, meta).ok();
 }

@@ -8,6 +8,7 @@
 #include "harness/coverage.hpp"
 #include "harness/judge_scenario.hpp"
 #include "harness/report.hpp"
+#include "harness/report_views.hpp"
 
 namespace muoncheck {
 
@@ -15,6 +16,7 @@ struct SuiteOptions {
   JudgeOptions judge;
   std::string command;
   std::string report_path;      // empty: no report
+  ViewPaths views;              // --junit / --summary-md
   bool golden = false;          // also compare against golden/
   std::string golden_dir = "golden";
   double min_executed = kDefaultMinExecuted;   // --min-executed (coverage.hpp)

@@ -141,6 +141,7 @@ void fill_steps(ScenarioResult& r, const Judged& j) {
   for (size_t t = 0; t < j.impl.steps.size(); ++t) {
     StepReport s = step_report_of(j.impl.steps[t], static_cast<int>(t));
     if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
+    if (t < j.exact.steps.size()) s.exact_loss = j.exact.steps[t].loss;
     r.steps.push_back(s);
   }
 }

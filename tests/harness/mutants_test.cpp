@@ -8,9 +8,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
+#include <unistd.h>
 
 TEST(Mutants, EveryFaultIsKilledBySymptomAndTheControlIsClean) {
-  const auto json_path = (std::filesystem::temp_directory_path() / "muoncheck_mutants_test.json").string();
+  // One file per process: two checkouts running this test at once must not share it.
+  const auto json_path =
+      (std::filesystem::temp_directory_path() / ("muoncheck_mutants_test." + std::to_string(::getpid()) + ".json")).string();
   const std::string cmd = std::string(MUONCHECK_BIN) + " mutants --json " + json_path + " 2>&1";
   std::string output;
   FILE* p = ::popen(cmd.c_str(), "r");

@@ -1,0 +1,28 @@
+// The other views of a report a command writes: `--junit FILE` (JUnit XML for CI) and
+// `--summary-md FILE` (a Markdown job summary), and reading a report back (diff, html).
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/cli_args.hpp"
+
+namespace muoncheck {
+
+std::vector<cli::OptionSpec> report_view_options();
+
+struct ViewPaths {
+  std::string junit;        // --junit FILE ("" none)
+  std::string summary_md;   // --summary-md FILE ("" none)
+  static ViewPaths from(const cli::Args& args);
+  bool any() const { return !junit.empty() || !summary_md.empty(); }
+};
+
+// Writes the views asked for (none when both paths are empty).
+void write_report_views(const nlohmann::json& report, const ViewPaths& paths);
+
+// A report written by muoncheck (any command that writes one, sweep --json included).
+// BadInput naming the file when it is missing, not JSON, or not a muoncheck report.
+nlohmann::json load_report(const std::string& path);
+
+}  // namespace muoncheck

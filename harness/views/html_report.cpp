@@ -1,0 +1,153 @@
+#include "harness/views/html_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "harness/views/junit.hpp"
+
+namespace muoncheck {
+namespace {
+
+std::string str(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+double number(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
+}
+
+std::string fmt(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
+// A report writes a non-finite metric as null.
+std::string metric_text(double x) { return std::isfinite(x) ? fmt("%.3g", x) : "non-finite"; }
+
+constexpr double kW = 420, kH = 180, kLeft = 56, kRight = 12, kTop = 22, kBottom = 28;
+
+const char* kStyle =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}"
+    "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+    ".PASS{color:#17692d}.FAIL{color:#b00020;font-weight:bold}.SKIPPED,.UNSUPPORTED{color:#777}"
+    ".ok{background:#e6f4ea;padding:6px 10px}.bad{background:#fde7e9;padding:6px 10px}"
+    "section{border-top:1px solid #ddd;margin-top:18px}.plots{display:flex;gap:16px;flex-wrap:wrap}"
+    "code{font-size:12px;word-break:break-all}";
+
+}  // namespace
+
+std::string svg_plot(const std::string& title, const std::vector<PlotSeries>& series, bool log_y) {
+  auto usable = [&](double v) { return std::isfinite(v) && (!log_y || v > 0); };
+  double lo = INFINITY, hi = -INFINITY;
+  size_t n = 0;
+  for (const auto& s : series) {
+    n = std::max(n, s.y.size());
+    for (double v : s.y)
+      if (usable(v)) lo = std::min(lo, log_y ? std::log10(v) : v), hi = std::max(hi, log_y ? std::log10(v) : v);
+  }
+  std::ostringstream out;
+  out << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << kW << "\" height=\"" << kH << "\" role=\"img\">"
+      << "<text x=\"" << kLeft << "\" y=\"14\" font-size=\"12\">" << xml_escape(title) << "</text>";
+  if (!std::isfinite(lo)) return out.str() + "<text x=\"60\" y=\"90\" font-size=\"12\">no data</text></svg>";
+  if (hi - lo < 1e-12) lo -= 0.5, hi += 0.5;
+  const double pw = kW - kLeft - kRight, ph = kH - kTop - kBottom;
+  auto px = [&](size_t i) { return kLeft + (n > 1 ? pw * static_cast<double>(i) / static_cast<double>(n - 1) : pw / 2); };
+  auto py = [&](double v) { return kTop + ph * (1.0 - ((log_y ? std::log10(v) : v) - lo) / (hi - lo)); };
+  out << "<rect x=\"" << kLeft << "\" y=\"" << kTop << "\" width=\"" << pw << "\" height=\"" << ph << "\" fill=\"none\" stroke=\"#bbb\"/>";
+  for (double t : {lo, hi}) {   // axis labels: the range's ends
+    const double v = log_y ? std::pow(10.0, t) : t;
+    out << "<text x=\"2\" y=\"" << py(v) + 4 << "\" font-size=\"10\">" << fmt("%.2g", v) << "</text>";
+  }
+  out << "<text x=\"" << kLeft << "\" y=\"" << kH - 8 << "\" font-size=\"10\">step 0</text><text x=\"" << kW - kRight - 40
+      << "\" y=\"" << kH - 8 << "\" font-size=\"10\">step " << (n ? n - 1 : 0) << "</text>";
+  for (size_t k = 0; k < series.size(); ++k) {
+    const auto& s = series[k];
+    std::string path;
+    bool pen_down = false;
+    for (size_t i = 0; i < s.y.size(); ++i) {
+      if (!usable(s.y[i])) {
+        pen_down = false;
+        continue;
+      }
+      path += std::string(path.empty() ? "M" : pen_down ? " L" : " M") + fmt("%.1f", px(i)) + "," + fmt("%.1f", py(s.y[i]));
+      pen_down = true;
+      out << "<circle cx=\"" << fmt("%.1f", px(i)) << "\" cy=\"" << fmt("%.1f", py(s.y[i])) << "\" r=\"2\" fill=\"" << s.color << "\"/>";
+    }
+    if (!path.empty()) out << "<path d=\"" << path << "\" fill=\"none\" stroke=\"" << s.color << "\" stroke-width=\"1.5\"/>";
+    out << "<text x=\"" << kLeft + 8 + 150 * static_cast<double>(k) << "\" y=\"" << kTop + 12 << "\" font-size=\"11\" fill=\"" << s.color
+        << "\">" << xml_escape(s.label) << "</text>";
+  }
+  return out.str() + "</svg>";
+}
+
+std::string html_report(const nlohmann::json& report) {
+  const auto meta = report.value("metadata", nlohmann::json::object());
+  const auto sum = report.value("summary", nlohmann::json::object());
+  const bool ok = sum.value("ok", false) && (!report.contains("nightly") || report["nightly"].value("ok", false));
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>muoncheck " << xml_escape(str(meta, "command"))
+      << "</title><style>" << kStyle << "</style></head><body>\n";
+  out << "<h1>muoncheck " << xml_escape(str(meta, "command")) << "</h1>\n<p class=\"" << (ok ? "ok" : "bad") << "\">"
+      << (ok ? "OK" : "FAILED") << " — " << sum.value("scenarios", 0) << " scenarios, " << sum.value("pass", 0) << " PASS, "
+      << sum.value("fail", 0) << " FAIL, " << sum.value("skipped", 0) << " SKIPPED, " << sum.value("unsupported", 0)
+      << " UNSUPPORTED; executed " << sum.value("executed", 0) << " of " << sum.value("verdicts", 0) << "; golden failed "
+      << sum.value("golden_fail", 0) << "</p>\n";
+  out << "<table><tr><th>device</th><td>" << xml_escape(str(meta, "backend")) << "</td></tr><tr><th>commit</th><td><code>"
+      << xml_escape(str(meta, "git_commit")) << "</code></td></tr><tr><th>time</th><td>" << xml_escape(str(meta, "time"))
+      << "</td></tr><tr><th>host</th><td>" << xml_escape(str(meta, "host")) << "</td></tr></table>\n";
+
+  for (const auto& s : report.value("scenarios", nlohmann::json::array())) {
+    out << "<section><h2>" << xml_escape(str(s, "scenario")) << "</h2>\n<table><tr><th>invariant</th><th>status</th><th>metric / threshold</th><th>message</th></tr>\n";
+    for (const auto& v : s.value("invariants", nlohmann::json::array())) {
+      const std::string status = str(v, "status");
+      out << "<tr><td>" << xml_escape(str(v, "id")) << "</td><td class=\"" << xml_escape(status) << "\">" << xml_escape(status) << "</td><td>"
+          << metric_text(number(v, "metric")) << " / " << metric_text(number(v, "threshold")) << "</td><td>" << xml_escape(str(v, "message"))
+          << "</td></tr>\n";
+    }
+    out << "</table>\n";
+    std::vector<double> err, control, loss, exact_loss;
+    for (const auto& st : s.value("steps", nlohmann::json::array())) {
+      err.push_back(number(st, "error_vs_oracle"));
+      control.push_back(number(st, "control_error"));
+      loss.push_back(number(st, "loss"));
+      exact_loss.push_back(number(st, "exact_loss"));
+    }
+    if (!err.empty())
+      out << "<div class=\"plots\">"
+          << svg_plot("weight error vs exact, per step", {{"implementation", "#b00020", err}, {"control ensemble", "#1a5fb4", control}}, true)
+          << svg_plot("loss per step", {{"implementation", "#b00020", loss}, {"exact", "#1a5fb4", exact_loss}}, false) << "</div>\n";
+    for (const auto& r : s.value("repro", nlohmann::json::array())) out << "<p><code>" << xml_escape(r.get<std::string>()) << "</code></p>\n";
+    out << "</section>\n";
+  }
+  if (report.contains("mutants") && report["mutants"].is_object()) {
+    const auto& m = report["mutants"];
+    out << "<section><h2>Mutants: " << m.value("killed", 0) << " of " << m.value("total", 0) << " killed</h2><table><tr><th>fault</th><th>status</th><th>killed by</th></tr>\n";
+    for (const auto& f : m.value("faults", nlohmann::json::array())) {
+      std::string by;
+      for (const auto& k : f.value("kills", nlohmann::json::array()))
+        by += (by.empty() ? "" : ", ") + str(k, "scenario") + ": " + str(k, "invariant") + (k.value("symptom", false) ? "*" : "");
+      const std::string status = str(f, "status");
+      out << "<tr><td>" << xml_escape(str(f, "fault")) << "</td><td class=\"" << (status == "KILLED" ? "PASS" : "FAIL") << "\">"
+          << xml_escape(status) << "</td><td>" << xml_escape(by) << "</td></tr>\n";
+    }
+    out << "</table></section>\n";
+  }
+  const nlohmann::json* sweep = report.contains("sweep") ? &report["sweep"] : (str(report, "command") == "sweep" ? &report : nullptr);
+  if (sweep && sweep->is_object()) {
+    out << "<section><h2>Sweep</h2><p>seed " << sweep->value("seed", 0) << ", " << sweep->value("cases_run", 0) << " cases, "
+        << fmt("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
+    if (sweep->contains("failure") && (*sweep)["failure"].is_object())
+      out << "<span class=\"FAIL\">found a counterexample</span></p><p>" << xml_escape(str((*sweep)["failure"], "message"))
+          << "</p><p><code>" << xml_escape(str((*sweep)["failure"], "repro")) << "</code></p>";
+    else
+      out << "<span class=\"PASS\">clean</span></p>";
+    out << "</section>\n";
+  }
+  out << "</body></html>\n";
+  return out.str();
+}
+
+}  // namespace muoncheck
