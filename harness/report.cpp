@@ -10,6 +10,7 @@
 
 #include "core/atomic_file.hpp"
 #include "harness/backend_info.hpp"
+#include "harness/build_info.hpp"
 #include "harness/commands.hpp"
 #include "impl/comm/communicator.hpp"
 #include "impl/math/compute.hpp"
@@ -23,17 +24,6 @@ std::string utc_now() {
   std::array<char, 32> buf{};
   std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return buf.data();
-}
-
-std::string command_output(const char* cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd, "r")) {
-    std::array<char, 256> buf{};
-    while (std::fgets(buf.data(), buf.size(), p)) out += buf.data();
-    ::pclose(p);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
 }
 
 std::string host_name() {
@@ -146,12 +136,15 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
   }
   nlohmann::json idle = nlohmann::json::array();
   for (const auto& i : sum.coverage.idle) idle.push_back(i.scenario);
+  const BuildInfo build = build_info();
   return {{"schema", kReportSchema},
           {"metadata",
            {{"time", utc_now()},
             {"command", meta.command},
             {"argv", process_argv()},
-            {"git_commit", command_output("git rev-parse HEAD 2>/dev/null")},
+            {"git_commit", build.git_commit},
+            {"git_dirty", build.git_dirty},
+            {"build", {{"type", build.build_type}, {"cxx_flags", build.cxx_flags}, {"cuda", build.cuda}}},
             {"muoncheck_version", MUONCHECK_VERSION},
             {"backend", meta.backend},
             {"compiler", compiler_description()},

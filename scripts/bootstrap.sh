@@ -13,6 +13,8 @@ packages=(
   libgloo-dev               # CPU collectives (ranks as threads over loopback TCP)
   libbenchmark-dev          # micro-benchmarks
   python3-numpy             # tests/trace: the DeepSpeed adapter's data generator vs ours
+  libxml2-utils             # tests/views: xmllint validates --junit output against junit.xsd
+  chromium                  # tests/views: muoncheck html rendered in a headless browser
 )
 
 missing=()

@@ -9,9 +9,9 @@
 #   on the GPU machine, from the repository root, with build-cuda/bundle carried:
 #       scripts/gpu-run.sh device [OUTDIR]        (OUTDIR defaults to $OUT, else gpu-out/)
 #       runs the gpu-labelled tests, the NS benchmark, compute-sanitizer memcheck on one
-#       scenario, then side by side `muoncheck check --backend cuda --comm nccl --dp 1`
-#       (one GPU: every scenario re-split to one rank) and `--comm gloo` at dp 2 and 4
-#       (rank threads share the GPU); eight files (logs, JSON reports) land in OUTDIR.
+#       scenario, then side by side `muoncheck check --backend cuda --comm nccl --dp N` with N
+#       the number of GPUs (every scenario re-split to one rank per GPU) and `--comm gloo` at
+#       dp 2 and 4 (rank threads share the GPUs); logs and JSON reports land in OUTDIR.
 #
 #   on a machine with several GPUs:  scripts/gpu-run.sh multi [OUTDIR]
 #       one rank per GPU over NCCL: `muoncheck check` and `muoncheck mutants` as written
@@ -85,7 +85,10 @@ device() {
 
   # The suites share the GPU and spend CPU time on the oracle: run them side by side.
   t=$SECONDS
-  local runs=("nccl 1" "gloo 2" "gloo 4") pids=() r
+  # NCCL over every GPU present (dp = #GPUs when there are two or more), beside Gloo at dp 2 and 4.
+  local gpus runs pids=() r
+  gpus=$(nvidia-smi -L | wc -l)
+  runs=("nccl $gpus" "gloo 2" "gloo 4")
   for r in "${runs[@]}"; do
     set -- $r
     timeout "${CHECK_TIMEOUT:-330}" $bin/muoncheck check --backend cuda --comm "$1" --dp "$2" \
