@@ -14,6 +14,7 @@
 #include "harness/report.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -28,6 +29,7 @@ Outcome run(const cli::Args& args) {
   if (faults.empty()) faults = all_fault_ids();
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto control = select_scenarios({}, dir, true);
+  if (const auto path = args.value("json")) check_writable(*path);   // before the runs, not after
   const double min_executed = min_executed_from(args);
   const auto result = run_mutants(control, faults, dir, o);
   print_kill_table(stdout, result);

@@ -16,6 +16,7 @@
 #include "harness/report.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -38,6 +39,7 @@ Outcome run(const cli::Args& args) {
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto report_path = args.value_or("report", "reports/nightly.json");
   const double min_executed = min_executed_from(args);
+  check_writable(report_path);   // before the hours of work, not after
 
   std::printf("== suite: every scenario, golden comparison\n");
   const auto suite = judge_suite(select_scenarios({}, dir, true), so);

@@ -9,6 +9,9 @@
 #include <ctime>
 
 #include "core/atomic_file.hpp"
+#include "core/bounded_json.hpp"
+#include "core/error.hpp"
+#include "core/json_reader.hpp"
 #include "harness/backend_info.hpp"
 #include "harness/commands.hpp"
 
@@ -150,6 +153,15 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
 
 void write_report(const std::string& path, const nlohmann::json& report) {
   write_file_atomically(path, report.dump(2) + "\n");
+}
+
+nlohmann::json read_report(const std::string& path) {
+  auto j = read_json_file(path, "report");
+  const auto* schema = j.is_object() && j.contains("schema") ? &j["schema"] : nullptr;
+  if (!schema || *schema != kReportSchema)
+    throw bad_input(path, schema ? "/schema" : "", std::string("a report with \"schema\": \"") + kReportSchema + "\"",
+                    schema ? describe_json(*schema) : describe_json(j));
+  return j;
 }
 
 }  // namespace muoncheck

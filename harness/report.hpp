@@ -23,6 +23,9 @@ struct RunMetadata {
 nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
                             const std::vector<GoldenResult>& golden);
 void write_report(const std::string& path, const nlohmann::json& report);
+// A report read back (by tests and tools), bounded like every input; its "schema" must be
+// kReportSchema. Throws Error{BadInput} "FILE: at /schema: expected ..., got ...".
+nlohmann::json read_report(const std::string& path);
 
 // Counts of PASS/FAIL/UNSUPPORTED/SKIPPED over every verdict, golden failures, and the
 // executed counts with the reasons they make the run not OK (coverage.hpp).
