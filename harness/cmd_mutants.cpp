@@ -45,6 +45,7 @@ Outcome run(const cli::Args& args) {
     write_report(*path, report);
     std::printf("report: %s\n", path->c_str());
   }
+  if (result.ok()) throw_if_only_errors(sum, all);   // exit 3 when only errors stood in the way
   return result.ok() && sum.coverage_problems.empty() ? Outcome::success : Outcome::conformance_failure;
 }
 

@@ -87,6 +87,7 @@ Outcome run(const cli::Args& args) {
               mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",
               sweep.cases_run, sweep.failure ? "FOUND A COUNTEREXAMPLE" : sweep_problems.empty() ? "clean" : "NOT OK: executed counts",
               report_path.c_str());
+  if (mutants_ok && sweep_ok) throw_if_only_errors(suite_sum, suite.results);   // exit 3, report written
   return report["nightly"]["ok"].get<bool>() ? Outcome::success : Outcome::conformance_failure;
 }
 

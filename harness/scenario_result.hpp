@@ -4,9 +4,11 @@
 // report and the console table are two views of these records.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/trajectory.hpp"
 #include "properties/verdict.hpp"
 
@@ -26,6 +28,13 @@ struct StepReport {
   double control_error = 0.0;                       // the control's at the same place
 };
 
+// Why a scenario could not be judged at all: a collective failed or mismatched in some rank,
+// a timeout, or a broken invariant of muoncheck. The run goes on with the next scenario.
+struct ScenarioError {
+  ErrorKind kind = ErrorKind::Infrastructure;
+  std::string message;
+};
+
 struct ScenarioResult {
   std::string scenario;
   std::string source;
@@ -35,6 +44,7 @@ struct ScenarioResult {
   std::vector<StepReport> steps;
   double wall_seconds = 0.0;
   std::string repro_command;   // empty: "muoncheck run SOURCE"; `verify` sets its own
+  std::optional<ScenarioError> error;   // set: no verdicts, the scenario is reported as an error
 };
 
 struct GoldenResult {
