@@ -53,8 +53,15 @@ class LimitChecker : public nlohmann::json_sax<json> {
   bool parse_error(std::size_t, const std::string& last_token, const nlohmann::detail::exception& ex) override {
     if (ex.id == 406)  // out_of_range: a number beyond ±DBL_MAX
       return fail("a number within the range of a double (magnitude below 1.8e308)", "number " + last_token);
+    // "[json.exception.parse_error.101] parse error at line 1, column 9: syntax error while
+    // parsing value - invalid literal; last read: '1x'" -> "line 1, column 9: invalid literal; ..."
     std::string what = ex.what();
-    if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    if (const auto at = what.find(" at line "); at != std::string::npos) {
+      const auto colon = what.find(": ", at);
+      const auto dash = what.find(" - ", at);
+      if (colon != std::string::npos && dash != std::string::npos && dash > colon)
+        what = what.substr(at + 4, colon - at - 4) + ": " + what.substr(dash + 3);
+    }
     return fail("valid JSON", what);
   }
 

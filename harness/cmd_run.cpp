@@ -7,7 +7,7 @@
 #include "harness/coverage.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
-#include "harness/trace_io.hpp"
+#include "harness/trace_from_impl.hpp"
 #include "core/atomic_file.hpp"
 
 namespace muoncheck {

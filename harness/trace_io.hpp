@@ -16,10 +16,6 @@
 
 namespace muoncheck {
 
-namespace impl {
-struct ImplResult;
-}
-
 constexpr const char* kTraceFormat = "muoncheck-trace/1";
 
 // The dtypes the implementation actually computed in (the control emulates these).
@@ -64,8 +60,5 @@ Trace trace_from_json(const nlohmann::json& j, const std::string& source);
 Trace load_trace(const std::string& path);
 Trace trace_from_text(std::string_view text, const std::string& source);
 void save_trace(const Trace& t, const std::string& path);  // atomic write
-
-// The trace of our own implementation's run of `s` (producer "muoncheck-impl").
-Trace trace_from_impl(const Scenario& s, const impl::ImplResult& r);
 
 }  // namespace muoncheck

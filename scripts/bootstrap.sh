@@ -13,6 +13,7 @@ packages=(
   libgloo-dev               # CPU collectives (ranks as threads over loopback TCP)
   libbenchmark-dev          # micro-benchmarks
   python3-numpy             # tests/trace: the DeepSpeed adapter's data generator vs ours
+  clang libclang-rt-dev     # scripts/fuzz.sh: libFuzzer targets of the loaders
 )
 
 missing=()
