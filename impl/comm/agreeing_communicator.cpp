@@ -46,7 +46,17 @@ void AgreeingCommunicator::agree(CollectiveKind kind, int64_t dtype, int64_t a, 
   std::vector<float> out(static_cast<size_t>(kFloats * n));
   std::array<float, kFloats> in{};
   std::memcpy(in.data(), mine.words.data(), sizeof(mine.words));
-  inner_.all_gather(Buffer{in.data(), kFloats, DType::fp32}, Buffer{out.data(), kFloats * n, DType::fp32});
+  try {
+    inner_.all_gather(Buffer{in.data(), kFloats, DType::fp32}, Buffer{out.data(), kFloats * n, DType::fp32});
+  } catch (const CommError& e) {
+    // A timeout or a peer gone shows up in the exchange: name the collective the caller
+    // asked for ("rank 0: barrier (scalar, step 7) failed: ..."), keeping kind and echo flag.
+    std::string msg = e.what();
+    const std::string exchange = "rank " + std::to_string(rank()) + ": " + collective_name(CollectiveKind::all_gather) + " (";
+    if (msg.rfind(exchange, 0) == 0)
+      msg = "rank " + std::to_string(rank()) + ": " + collective_name(kind) + " (" + msg.substr(exchange.size());
+    throw CommError(e.kind(), e.rank(), collective_name(kind), msg, e.peer_failure());
+  }
   std::vector<CollectiveSignature> all(static_cast<size_t>(n));
   bool same = true;
   for (int r = 0; r < n; ++r) {
@@ -60,28 +70,50 @@ void AgreeingCommunicator::agree(CollectiveKind kind, int64_t dtype, int64_t a, 
   throw comm_error(ErrorKind::Infrastructure, rank(), kind, ctx_, "mismatched across ranks", what);
 }
 
+void AgreeingCommunicator::bad_args(CollectiveKind kind, const std::string& what) const {
+  throw comm_error(ErrorKind::Internal, rank(), kind, ctx_, "bad arguments", what);
+}
+
 void AgreeingCommunicator::all_reduce(Buffer buf) {
+  if (buf.count < 0) bad_args(CollectiveKind::all_reduce, "count " + std::to_string(buf.count));
   agree(CollectiveKind::all_reduce, static_cast<int64_t>(buf.dtype), buf.count, kNone, kNone);
   inner_.all_reduce(buf);
 }
 
 void AgreeingCommunicator::reduce_scatter(Buffer in, Buffer out) {
+  if (in.dtype != out.dtype || out.count < 0 || in.count != out.count * size())
+    bad_args(CollectiveKind::reduce_scatter, "need in.count == dp * out.count and one dtype, got in.count " +
+                                                 std::to_string(in.count) + ", out.count " + std::to_string(out.count) +
+                                                 ", dp " + std::to_string(size()));
   agree(CollectiveKind::reduce_scatter, static_cast<int64_t>(in.dtype), in.count, out.count, static_cast<int64_t>(out.dtype));
   inner_.reduce_scatter(in, out);
 }
 
 void AgreeingCommunicator::all_gather(Buffer in, Buffer out) {
+  if (in.dtype != out.dtype || in.count < 0 || out.count != in.count * size())
+    bad_args(CollectiveKind::all_gather, "need out.count == dp * in.count and one dtype, got in.count " +
+                                             std::to_string(in.count) + ", out.count " + std::to_string(out.count) +
+                                             ", dp " + std::to_string(size()));
   agree(CollectiveKind::all_gather, static_cast<int64_t>(in.dtype), in.count, out.count, static_cast<int64_t>(out.dtype));
   inner_.all_gather(in, out);
 }
 
 void AgreeingCommunicator::all_gather_v(Buffer in, Buffer out, const std::vector<int64_t>& counts) {
+  int64_t total = 0;
+  bool ok = in.dtype == out.dtype && static_cast<int>(counts.size()) == size();
+  for (int64_t c : counts) ok = ok && c >= 0, total += c;
+  if (!ok || in.count != counts[static_cast<size_t>(rank())] || out.count != total)
+    bad_args(CollectiveKind::all_gather_v, "need one count per rank, in.count == counts[rank], out.count == sum(counts) "
+                                           "and one dtype, got in.count " + std::to_string(in.count) + ", out.count " +
+                                               std::to_string(out.count) + ", " + std::to_string(counts.size()) + " counts");
   agree(CollectiveKind::all_gather_v, static_cast<int64_t>(in.dtype), out.count, static_cast<int64_t>(counts.size()),
         counts_hash(counts));
   inner_.all_gather_v(in, out, counts);
 }
 
 void AgreeingCommunicator::broadcast(Buffer buf, int root) {
+  if (buf.count < 0 || root < 0 || root >= size())
+    bad_args(CollectiveKind::broadcast, "count " + std::to_string(buf.count) + ", root " + std::to_string(root));
   agree(CollectiveKind::broadcast, static_cast<int64_t>(buf.dtype), buf.count, kNone, root);
   inner_.broadcast(buf, root);
 }

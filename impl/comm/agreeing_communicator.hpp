@@ -5,7 +5,9 @@
 // instead of reaching the transport, where Gloo's event-loop thread enforces sizes with
 // an exception nobody can catch (std::terminate: the whole process, report and all, gone).
 // The header always has the same size, so its own exchange can never mismatch; a rank
-// that never joins still ends in the inner backend's timeout.
+// that never joins still ends in the inner backend's timeout (named after the collective
+// asked for). A rank whose own arguments are inconsistent fails before the exchange, with
+// the inner backends' "bad arguments" CommError{Internal}.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -42,6 +44,8 @@ class AgreeingCommunicator final : public Communicator {
   // Exchanges `mine` with every rank; throws CommError{Infrastructure} naming each rank's
   // signature when they differ.
   void agree(CollectiveKind kind, int64_t dtype, int64_t a, int64_t b, int64_t c);
+  // This rank's own arguments are inconsistent: CommError{Internal}, before any exchange.
+  [[noreturn]] void bad_args(CollectiveKind kind, const std::string& what) const;
 
   Communicator& inner_;
   CommContext ctx_;
