@@ -1,13 +1,14 @@
 #include "core/scenario_io.hpp"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "core/atomic_file.hpp"
+#include "core/bounded_json.hpp"
 #include "core/datagen.hpp"
 #include "core/error.hpp"
+#include "core/input_limits.hpp"
 #include "core/json_reader.hpp"
 #include "core/llama_preset.hpp"
 
@@ -15,7 +16,6 @@ namespace muoncheck {
 
 namespace {
 
-constexpr int64_t kMaxDim = int64_t{1} << 31;
 
 DType read_dtype(JsonObjectReader& r, const std::string& key, DType fallback) {
   return *parse_dtype(r.one_of(key, std::string(dtype_name(fallback)), {"fp32", "bf16", "fp16"}));
@@ -25,12 +25,36 @@ std::vector<int64_t> read_shape(const nlohmann::json& v, const std::string& file
   const std::string expected = "an array of 1 to 4 positive integers";
   if (!v.is_array() || v.empty() || v.size() > 4) throw bad_input(file, path, expected, describe_json(v));
   std::vector<int64_t> shape;
+  int64_t elements = 1;
   for (size_t i = 0; i < v.size(); ++i) {
-    if (!v[i].is_number_integer() || v[i].get<int64_t>() < 1 || v[i].get<int64_t>() > kMaxDim)
-      throw bad_input(file, path + "/" + std::to_string(i), "a positive integer dimension", describe_json(v[i]));
-    shape.push_back(v[i].get<int64_t>());
+    const auto& d = v[i];
+    if (!d.is_number_integer() || (d.is_number_unsigned() && d.get<uint64_t>() > static_cast<uint64_t>(limits::kMaxDim)) ||
+        d.get<int64_t>() < 1 || d.get<int64_t>() > limits::kMaxDim)
+      throw bad_input(file, path + "/" + std::to_string(i),
+                      "a positive integer dimension of at most " + std::to_string(limits::kMaxDim), describe_json(d));
+    shape.push_back(d.get<int64_t>());
+    // Each factor is at most 2^22 and the running product at most 2^22: no overflow.
+    elements *= shape.back();
+    if (elements > limits::kMaxTensorElements)
+      throw bad_input(file, path, "a shape of at most " + std::to_string(limits::kMaxTensorElements) + " elements",
+                      describe_json(v) + " (more than " + std::to_string(limits::kMaxTensorElements) + " elements)");
   }
   return shape;
+}
+
+// The whole model against the resource limits, before any component allocates its state.
+void check_model_size(JsonObjectReader& r, const ModelSpec& m, const char* key) {
+  int64_t total = 0;
+  for (const auto& p : m.params) {
+    const int64_t n = element_count(p.shape);
+    if (n > limits::kMaxTensorElements)
+      r.fail(key, "params of at most " + std::to_string(limits::kMaxTensorElements) + " elements each",
+             p.name + " with " + std::to_string(n));
+    total += n;   // both at most 2^22 here: no overflow
+    if (total > limits::kMaxModelElements)
+      r.fail(key, "a model of at most " + std::to_string(limits::kMaxModelElements) + " elements in all",
+             "more (reached at " + p.name + ")");
+  }
 }
 
 void read_model(JsonObjectReader& r, ModelSpec& m) {
@@ -54,6 +78,7 @@ void read_model(JsonObjectReader& r, ModelSpec& m) {
       r.fail("kv_heads", "a divisor of heads (" + std::to_string(p.heads) + ")", std::to_string(p.kv_heads));
     m.preset = p;
     m.params = expand_llama(p);
+    check_model_size(r, m, "preset");
     return;
   }
   std::set<std::string> names;
@@ -78,6 +103,7 @@ void read_model(JsonObjectReader& r, ModelSpec& m) {
     m.params.push_back(std::move(p));
   });
   if (m.params.empty()) r.fail("params", "a non-empty array of {name, shape}", "an empty array");
+  check_model_size(r, m, "params");
 }
 
 void read_engine(JsonObjectReader& r, EngineConfig& e) {
@@ -192,15 +218,11 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& source, cons
 }
 
 Scenario load_scenario(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw Error(ErrorKind::BadInput, path + ": cannot open the scenario file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorKind::BadInput, path + ": not valid JSON (" + std::string(e.what()) + ")");
-  }
-  return parse_scenario(j, path, std::filesystem::path(path).stem().string());
+  return parse_scenario(read_json_file(path, "scenario file"), path, std::filesystem::path(path).stem().string());
+}
+
+Scenario parse_scenario_text(std::string_view text, const std::string& source, const std::string& expect_stem) {
+  return parse_scenario(parse_json_bounded(text, source), source, expect_stem);
 }
 
 std::string to_string(MomentumForm v) { return v == MomentumForm::ema ? "ema" : "sum"; }

@@ -4,13 +4,18 @@
 #pragma once
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "core/scenario.hpp"
 
 namespace muoncheck {
 
-// Throws Error{BadInput} naming the file, the JSON path and what was expected.
+// Throws Error{BadInput} naming the file, the JSON path and what was expected. The file
+// is read bounded (core/bounded_json.hpp) and the model checked against the resource
+// limits of core/input_limits.hpp before anything of its size is allocated.
 Scenario load_scenario(const std::string& path);
+// The same from text already in memory (the fuzz target, tests).
+Scenario parse_scenario_text(std::string_view text, const std::string& source, const std::string& expect_stem = "");
 // `source` names the input in errors; when `expect_stem` is set, `name` must equal it.
 Scenario parse_scenario(const nlohmann::json& j, const std::string& source, const std::string& expect_stem = "");
 

@@ -3,6 +3,7 @@
 #include "harness/commands.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -16,6 +17,7 @@ Outcome run(const cli::Args& args) {
   o.command = "check";
   o.views = ViewPaths::from(args);
   o.report_path = args.value_or("report", "reports/latest.json");
+  check_writable(o.report_path);   // before the suite runs, not after
   o.golden = true;
   o.golden_dir = args.value_or("golden", "golden");
   o.min_executed = min_executed_from(args);

@@ -22,6 +22,8 @@ Outcome run(const cli::Args& args) {
   pos.erase(pos.begin());
   const auto dir = args.value_or("golden", "golden");
   const auto scenarios = select_scenarios(pos, args.value_or("scenarios", "scenarios"), true);
+  if (update)
+    for (const auto& s : scenarios) check_writable(golden::golden_path(dir, s));   // before any oracle runs
   bool all_ok = true;
   for (const auto& s : scenarios) {
     if (update) {

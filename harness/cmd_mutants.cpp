@@ -15,6 +15,7 @@
 #include "harness/report.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -29,6 +30,7 @@ Outcome run(const cli::Args& args) {
   if (faults.empty()) faults = all_fault_ids();
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto control = select_scenarios({}, dir, true);
+  if (const auto path = args.value("json")) check_writable(*path);   // before the runs, not after
   const double min_executed = min_executed_from(args);
   const auto result = run_mutants(control, faults, dir, o);
   print_kill_table(stdout, result);
@@ -48,6 +50,7 @@ Outcome run(const cli::Args& args) {
     }
     write_report_views(report, views);
   }
+  if (result.ok()) throw_if_only_errors(sum, all);   // exit 3 when only errors stood in the way
   return result.ok() && sum.coverage_problems.empty() ? Outcome::success : Outcome::conformance_failure;
 }
 

@@ -17,6 +17,7 @@
 #include "harness/report.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -39,6 +40,7 @@ Outcome run(const cli::Args& args) {
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto report_path = args.value_or("report", "reports/nightly.json");
   const double min_executed = min_executed_from(args);
+  check_writable(report_path);   // before the hours of work, not after
 
   std::printf("== suite: every scenario, golden comparison\n");
   const auto suite = judge_suite(select_scenarios({}, dir, true), so);
@@ -87,6 +89,7 @@ Outcome run(const cli::Args& args) {
               mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",
               sweep.cases_run, sweep.failure ? "FOUND A COUNTEREXAMPLE" : sweep_problems.empty() ? "clean" : "NOT OK: executed counts",
               report_path.c_str());
+  if (mutants_ok && sweep_ok) throw_if_only_errors(suite_sum, suite.results);   // exit 3, report written
   return report["nightly"]["ok"].get<bool>() ? Outcome::success : Outcome::conformance_failure;
 }
 

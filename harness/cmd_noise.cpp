@@ -24,6 +24,7 @@ Outcome run(const cli::Args& args) {
   if (!oracle::parse_precision(pname, p))
     throw Error(ErrorKind::Usage, "--oracle-precision expects double|float128|bin50, got \"" + pname + "\"");
   const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), true);
+  if (const auto json = args.value("json")) check_writable(*json);   // before the study, not after
   nlohmann::json out = nlohmann::json::array();
   std::printf("%-28s %12s %12s %8s %12s %10s %10s\n", "scenario", "single band", "ensemble", "ratio", "band/update",
               "LOO max", "LOO >1");

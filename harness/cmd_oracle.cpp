@@ -34,6 +34,7 @@ Outcome run(const cli::Args& args) {
     throw Error(ErrorKind::Usage, "muoncheck oracle: --precision expects double|float128|bin50, got \"" + pname + "\"");
   if (args.flag("control") && args.value("precision"))
     throw Error(ErrorKind::Usage, "muoncheck oracle: --control runs in double with dtype emulation; drop --precision");
+  if (const auto out = args.value("out")) check_writable(*out);   // before the oracle runs
   const Trajectory t = args.flag("control") ? oracle::run_control(s) : oracle::run_oracle(s, p);
   if (auto out = args.value("out")) {
     write_file_atomically(*out, trajectory_to_json(t).dump() + "\n");

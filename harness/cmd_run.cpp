@@ -7,7 +7,8 @@
 #include "harness/coverage.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/suite.hpp"
-#include "harness/trace_io.hpp"
+#include "harness/trace_from_impl.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -19,12 +20,14 @@ Outcome run(const cli::Args& args) {
   o.command = "run";
   o.views = ViewPaths::from(args);
   o.report_path = args.value_or("report", "");
+  if (!o.report_path.empty()) check_writable(o.report_path);   // before the suite runs, not after
   o.min_executed = min_executed_from(args);
   const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), false);
   if (const auto path = args.value("trace")) {   // docs/trace-format.md
     const bool folder = std::filesystem::is_directory(*path);
     if (!folder && scenarios.size() != 1)
       throw Error(ErrorKind::Usage, "--trace FILE takes one scenario; give an existing folder for several");
+    for (const auto& s : scenarios) check_writable(folder ? *path + "/" + s.name + ".trace.json" : *path);
     o.judge.on_impl_result = [p = *path, folder](const Scenario& s, const impl::ImplResult& r) {
       save_trace(trace_from_impl(s, r), folder ? p + "/" + s.name + ".trace.json" : p);
     };

@@ -11,6 +11,7 @@
 #include "harness/report_views.hpp"
 #include "harness/noise_options.hpp"
 #include "impl/faults/faults.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -49,6 +50,7 @@ Outcome run(const cli::Args& args) {
   o.min_executed = min_executed_from(args);
   o.progress = [](int done, int total, double s, int f, int u) { print_sweep_progress(stderr, done, total, s, f, u); };
 
+  if (const auto json = args.value("json")) check_writable(*json);   // before the sweep, not after
   const SweepResult r = run_sweep(o);
   print_sweep_summary(stdout, o, r);
   if (const auto json = args.value("json")) {

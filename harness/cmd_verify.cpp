@@ -12,6 +12,7 @@
 #include "harness/report.hpp"
 #include "harness/scenario_selection.hpp"
 #include "harness/verify_traces.hpp"
+#include "core/atomic_file.hpp"
 
 namespace muoncheck {
 
@@ -21,6 +22,7 @@ Outcome run(const cli::Args& args) {
   if (args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck verify: give at least one scenario");
   const auto paths = args.values("trace");
   if (paths.empty()) throw Error(ErrorKind::Usage, "muoncheck verify: give at least one --trace FILE");
+  if (const auto report = args.value("report")) check_writable(*report);   // before any judging
   VerifyOptions o;
   const double min_executed = min_executed_from(args);
   const auto p = args.value_or("oracle-precision", "float128");

@@ -40,13 +40,16 @@ void print_scenario_table(std::FILE* out, const ScenarioResult& r) {
   }
   const int executed = executed_count(r);
   const std::string counts = executed_text(executed, static_cast<int>(r.verdicts.size())) +
-                             (executed == 0 ? ": NOTHING JUDGED (not OK)" : "");
+                             (r.error ? ": ERROR, NOT JUDGED" : executed == 0 ? ": NOTHING JUDGED (not OK)" : "");
   std::fprintf(out, "%s  (%.1f s%s)  %s%s\n", r.scenario.c_str(), r.wall_seconds, sens.c_str(), counts.c_str(),
                r.faults.empty() ? "" : ("  faults: " + [&] {
                  std::string f;
                  for (const auto& x : r.faults) f += (f.empty() ? "" : ",") + x;
                  return f;
                }()).c_str());
+  if (r.error)
+    std::fprintf(out, "  %-28s %-11s %-22s %s\n", "(scenario)", "ERROR", std::string(kind_name(r.error->kind)).c_str(),
+                 r.error->message.c_str());
   for (const auto& v : r.verdicts)
     std::fprintf(out, "  %-28s %-11s %-22s %s\n", v.invariant.c_str(), status_name(v.status).c_str(),
                  metric_text(v).c_str(), v.message.c_str());
@@ -69,7 +72,8 @@ void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult
   for (const auto& r : results) {
     for (const auto& v : r.verdicts)
       if (v.status == Status::fail) lines.push_back(repro_line(r, v.invariant, meta.extra_flags));
-    if (executed_count(r) == 0) lines.push_back(idle_repro_line(r, meta.extra_flags));
+    if (r.error) lines.push_back(error_repro_line(r, meta.extra_flags));
+    else if (executed_count(r) == 0) lines.push_back(idle_repro_line(r, meta.extra_flags));
   }
   for (const auto& g : golden)
     if (!g.ok) lines.push_back("muoncheck golden check " + g.scenario);
@@ -79,9 +83,10 @@ void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult
     std::fprintf(out, "\nFailing cases (%zu):\n", lines.size());
     for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());
   }
-  const char* verdict = s.ok() ? "OK" : (s.fail || s.golden_fail) ? "FAILED" : "NOT OK";
-  std::fprintf(out, "\n%zu scenarios: %d PASS, %d FAIL, %d UNSUPPORTED, %d SKIPPED; %s; golden %zu checked, %d failed => %s\n",
-               results.size(), s.pass, s.fail, s.unsupported, s.skipped,
+  const char* verdict = s.ok() ? "OK" : (s.fail || s.golden_fail) ? "FAILED" : s.errors ? "ERROR" : "NOT OK";
+  const std::string errors = s.errors ? ", " + std::to_string(s.errors) + " scenario ERRORS" : "";
+  std::fprintf(out, "\n%zu scenarios%s: %d PASS, %d FAIL, %d UNSUPPORTED, %d SKIPPED; %s; golden %zu checked, %d failed => %s\n",
+               results.size(), errors.c_str(), s.pass, s.fail, s.unsupported, s.skipped,
                executed_text(s.coverage).c_str(), golden.size(), s.golden_fail, verdict);
   for (const auto& p : s.coverage_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
 }

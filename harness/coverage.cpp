@@ -53,7 +53,7 @@ void Coverage::add(const ScenarioResult& r, const std::string& idle_repro) {
     skipped += v.status == Status::skipped;
     unsupported += v.status == Status::unsupported;
   }
-  if (n == 0)
+  if (n == 0 && !r.error)   // an errored scenario is reported as an error, not as idle
     idle.push_back({r.scenario, executed_text(0, static_cast<int>(r.verdicts.size())) + " (" + not_executed_text(r) + ")",
                     idle_repro});
 }

@@ -2,7 +2,8 @@
 
 #include <filesystem>
 
-#include "core/atomic_file.hpp"
+#include "core/bounded_json.hpp"
+#include "core/error.hpp"
 #include "oracle/oracle.hpp"
 
 namespace muoncheck {
@@ -18,9 +19,9 @@ golden::Comparison check_against_golden(const Scenario& s, const std::string& go
   }
   nlohmann::json expected;
   try {
-    expected = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    c.message = path + ": not valid JSON (" + std::string(e.what()) + ")";
+    expected = read_json_file(path, "golden digest");
+  } catch (const Error& e) {   // bad input in one golden file fails that golden check only
+    c.message = e.what();
     return c;
   }
   const auto actual = golden::digest(s, float128_oracle ? *float128_oracle : oracle::run_oracle(s, oracle::Precision::float128),

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 
 #include "core/error.hpp"
@@ -188,6 +189,31 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("ranks-agree", [&] { return ranks_agree(b); });
   add("deterministic", [&] { return deterministic(b, impl::run_impl(s, impl_options(o))); });
   return finish();
+}
+
+ScenarioResult judge_scenario_or_error(const Scenario& s, const JudgeOptions& opts, Trajectory* exact_out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto errored = [&](ErrorKind kind, const std::string& message) {
+    ScenarioResult r;
+    r.scenario = s.name;
+    r.source = s.source;
+    r.scenario_hash = scenario_hash(s);
+    r.faults = opts.faults;
+    r.error = ScenarioError{kind, message};
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (exact_out) exact_out->steps.clear();
+    return r;
+  };
+  try {
+    return judge_scenario(s, opts, exact_out);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Infrastructure && e.kind() != ErrorKind::Internal) throw;
+    return errored(e.kind(), e.what());
+  } catch (const std::bad_alloc&) {
+    return errored(ErrorKind::Infrastructure, "out of memory judging " + s.name);
+  } catch (const std::exception& e) {
+    return errored(ErrorKind::Internal, e.what());
+  }
 }
 
 }  // namespace muoncheck

@@ -39,4 +39,9 @@ impl::ImplOptions impl_options(const JudgeOptions& o);
 // against (so the golden check can reuse a float128 run instead of repeating it).
 ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& opts, Trajectory* exact_out = nullptr);
 
+// judge_scenario for a run of many scenarios: an Infrastructure or Internal error (a failed
+// or mismatched collective, a timeout, out of memory) becomes the scenario's `error` and
+// the caller goes on with the next one. Bad input and usage errors still propagate.
+ScenarioResult judge_scenario_or_error(const Scenario& s, const JudgeOptions& opts, Trajectory* exact_out = nullptr);
+
 }  // namespace muoncheck

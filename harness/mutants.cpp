@@ -54,7 +54,7 @@ MutationRun run_mutants(const std::vector<Scenario>& control_scenarios, const st
   std::vector<ScenarioResult> control;
   std::fprintf(stdout, "control: %zu scenarios, no fault\n", control_scenarios.size());
   for (const auto& s : control_scenarios) {
-    control.push_back(judge_scenario(s, base));
+    control.push_back(judge_scenario_or_error(s, base));
     print_scenario_table(stdout, control.back());
   }
   auto run = run_mutants_after(std::move(control), faults, scenario_dir, base);
@@ -77,7 +77,7 @@ MutationRun run_mutants_after(std::vector<ScenarioResult> control, const std::ve
     JudgeOptions o = base;
     o.faults = {id};
     for (const auto& s : select_scenarios(plan->scenarios, scenario_dir, false)) {
-      out.results.push_back(judge_scenario(s, o));
+      out.results.push_back(judge_scenario_or_error(s, o));
       for (const auto& v : out.results.back().verdicts)
         if (v.status == Status::fail) {
           const bool symptom = std::find(plan->symptoms.begin(), plan->symptoms.end(), v.invariant) != plan->symptoms.end();

@@ -9,6 +9,9 @@
 #include <ctime>
 
 #include "core/atomic_file.hpp"
+#include "core/bounded_json.hpp"
+#include "core/error.hpp"
+#include "core/json_reader.hpp"
 #include "harness/backend_info.hpp"
 #include "harness/build_info.hpp"
 #include "harness/commands.hpp"
@@ -56,7 +59,8 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
       inv.back()["sensitivity"] = {{"band_over_update", number_or_null(v.sensitivity)}, {"where", v.sensitivity_where}};
     if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
   }
-  if (executed_count(r) == 0) repro.push_back(idle_repro_line(r, extra_flags));   // judged nothing: not OK either
+  if (r.error) repro.push_back(error_repro_line(r, extra_flags));
+  else if (executed_count(r) == 0) repro.push_back(idle_repro_line(r, extra_flags));   // judged nothing: not OK either
   for (const auto& s : r.steps) {
     steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
                      {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind}, {"bytes_by_purpose", s.bytes_by_purpose},
@@ -68,6 +72,7 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
                         {"wall_seconds", r.wall_seconds}, {"executed", executed_count(r)}, {"verdicts", r.verdicts.size()},
                         {"invariants", inv}, {"steps", steps}, {"repro", repro}};
   if (r.ranks > 0) out["timing"] = timing_json(r);
+  if (r.error) out["error"] = {{"kind", kind_name(r.error->kind)}, {"message", r.error->message}};
   std::string where;
   if (const double s = scenario_sensitivity(r, &where); s >= 0)
     out["sensitivity"] = {{"band_over_update", number_or_null(s)}, {"where", where}, {"insensitive", !(s <= kInsensitiveAbove)}};
@@ -103,12 +108,27 @@ std::string repro_line(const ScenarioResult& r, const std::string& invariant, co
   return line;
 }
 
+std::string error_repro_line(const ScenarioResult& r, const std::string& extra_flags) {
+  std::string line = r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command;
+  for (const auto& f : r.faults) line += " --fault " + f;
+  return extra_flags.empty() ? line : line + " " + extra_flags;
+}
+
+void throw_if_only_errors(const Summary& s, const std::vector<ScenarioResult>& results) {
+  if (s.errors == 0 || s.fail > 0 || s.golden_fail > 0) return;
+  for (const auto& r : results)
+    if (r.error)
+      throw Error(r.error->kind, std::to_string(s.errors) + " of " + std::to_string(results.size()) +
+                                     " scenarios could not be judged; first: " + r.scenario + ": " + r.error->message);
+}
+
 Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden,
                   const RunMetadata& meta) {
   Summary s;
   s.coverage = coverage_of(results, meta.extra_flags);
   s.coverage_problems = coverage_problems(s.coverage, meta.min_executed, this_command_line());
-  for (const auto& r : results)
+  for (const auto& r : results) {
+    s.errors += r.error ? 1 : 0;
     for (const auto& v : r.verdicts) {
       switch (v.status) {
         case Status::pass: ++s.pass; break;
@@ -117,6 +137,7 @@ Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<
         case Status::skipped: ++s.skipped; break;
       }
     }
+  }
   for (const auto& g : golden) s.golden_fail += !g.ok;
   return s;
 }
@@ -156,7 +177,7 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
           {"golden", gold},
           {"repro", repro},
           {"summary",
-           {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"unsupported", sum.unsupported},
+           {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"errors", sum.errors}, {"unsupported", sum.unsupported},
             {"skipped", sum.skipped}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()},
             {"executed", sum.coverage.executed}, {"verdicts", sum.coverage.verdicts},
             {"executed_share", sum.coverage.share()}, {"min_executed", meta.min_executed},
@@ -165,6 +186,15 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
 
 void write_report(const std::string& path, const nlohmann::json& report) {
   write_file_atomically(path, report.dump(2) + "\n");
+}
+
+nlohmann::json read_report(const std::string& path) {
+  auto j = read_json_file(path, "report");
+  const auto* schema = j.is_object() && j.contains("schema") ? &j["schema"] : nullptr;
+  if (!schema || *schema != kReportSchema)
+    throw bad_input(path, schema ? "/schema" : "", std::string("a report with \"schema\": \"") + kReportSchema + "\"",
+                    schema ? describe_json(*schema) : describe_json(j));
+  return j;
 }
 
 }  // namespace muoncheck

@@ -21,8 +21,8 @@ struct ViewPaths {
 // Writes the views asked for (none when both paths are empty).
 void write_report_views(const nlohmann::json& report, const ViewPaths& paths);
 
-// A report written by muoncheck (any command that writes one, sweep --json included).
-// BadInput naming the file when it is missing, not JSON, or not a muoncheck report.
+// A report written by muoncheck (any command that writes one, sweep --json included), read
+// through the bounded JSON reader. BadInput naming the file and JSON path otherwise.
 nlohmann::json load_report(const std::string& path);
 
 }  // namespace muoncheck

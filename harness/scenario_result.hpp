@@ -4,9 +4,11 @@
 // report and the console table are two views of these records.
 #pragma once
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "core/error.hpp"
 #include "core/trajectory.hpp"
 #include "properties/verdict.hpp"
 
@@ -37,6 +39,13 @@ struct TrafficTiming {
   double busbw_gbps = 0.0;
 };
 
+// Why a scenario could not be judged at all: a collective failed or mismatched in some rank,
+// a timeout, or a broken invariant of muoncheck. The run goes on with the next scenario.
+struct ScenarioError {
+  ErrorKind kind = ErrorKind::Infrastructure;
+  std::string message;
+};
+
 struct ScenarioResult {
   std::string scenario;
   std::string source;
@@ -48,6 +57,7 @@ struct ScenarioResult {
   int ranks = 0;                                    // dp of the run judged (0: no impl run)
   std::map<std::string, TrafficTiming> timing_by_purpose;   // muon_gather, muon_exchange
   std::string repro_command;   // empty: "muoncheck run SOURCE"; `verify` sets its own
+  std::optional<ScenarioError> error;   // set: no verdicts, the scenario is reported as an error
 };
 
 struct GoldenResult {

@@ -57,7 +57,7 @@ SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOpti
   auto& golden = out.golden;
   for (const auto& s : scenarios) {
     Trajectory exact;
-    results.push_back(judge_scenario(s, opts.judge, &exact));
+    results.push_back(judge_scenario_or_error(s, opts.judge, &exact));
     if (opts.golden) {
       const bool reusable = opts.judge.precision == oracle::Precision::float128 && !exact.steps.empty();
       const auto c = check_against_golden(s, opts.golden_dir, reusable ? &exact : nullptr);
@@ -85,7 +85,9 @@ bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts)
     }
     write_report_views(report, opts.views);
   }
-  return summarize(results, golden, meta).ok();
+  const Summary sum = summarize(results, golden, meta);
+  throw_if_only_errors(sum, results);   // exit 3, after the report is safely written
+  return sum.ok();
 }
 
 }  // namespace muoncheck

@@ -4,10 +4,11 @@
 #include <limits>
 
 #include "core/atomic_file.hpp"
+#include "core/bounded_json.hpp"
 #include "core/error.hpp"
+#include "core/input_limits.hpp"
 #include "core/json_reader.hpp"
 #include "core/scenario_io.hpp"
-#include "impl/run_impl.hpp"
 
 namespace muoncheck {
 
@@ -159,6 +160,7 @@ Trace trace_from_json(const nlohmann::json& j, const std::string& file) {
   if (r.has("initial"))
     r.array("initial", [&](const nlohmann::json& v, const std::string& path) { t.initial.push_back(state_from_json(v, file, path)); });
   if (!r.has("steps")) r.fail("steps", "an array (required)", "nothing");
+  int64_t ns_calls_total = 0;
   r.array("steps", [&](const nlohmann::json& v, const std::string& path) {
     JsonObjectReader sr(v, file, path);
     TraceStep s;
@@ -169,11 +171,23 @@ Trace trace_from_json(const nlohmann::json& j, const std::string& file) {
     s.loss_scale = sr.number("loss_scale", 1.0, 0.0, INFINITY, true);
     if (!sr.has("loss_scale_after")) sr.fail("loss_scale_after", "a positive number (required)", "nothing");
     s.loss_scale_after = sr.number("loss_scale_after", 1.0, 0.0, INFINITY, true);
-    s.ns_unattributed = static_cast<int>(sr.integer("ns_unattributed", 0, 0, 1 << 30));
+    // Judging a trace makes one record per NS call: the counts are bounded before that.
+    auto count_calls = [&](int64_t n, const std::string& path) {
+      ns_calls_total += n;
+      if (ns_calls_total > limits::kMaxNsCallsPerTrace)
+        throw bad_input(file, path, "at most " + std::to_string(limits::kMaxNsCallsPerTrace) + " NS calls in the whole trace",
+                        "more (reached here)");
+    };
+    s.ns_unattributed = static_cast<int>(sr.integer("ns_unattributed", 0, 0, limits::kMaxNsCallsPerEntry));
+    count_calls(s.ns_unattributed, sr.path_of("ns_unattributed"));
     if (!sr.has("ns_calls")) sr.fail("ns_calls", "an array of counts, one per tag (required)", "nothing");
     sr.array("ns_calls", [&](const nlohmann::json& c, const std::string& cp) {
-      if (!c.is_number_integer() || c.get<int64_t>() < 0) throw bad_input(file, cp, "a count (integer >= 0)", describe_json(c));
-      s.ns_calls.push_back(c.get<int>());
+      const std::string expected = "a count (integer in [0, " + std::to_string(limits::kMaxNsCallsPerEntry) + "])";
+      if (!c.is_number_integer() || (c.is_number_unsigned() && c.get<uint64_t>() > static_cast<uint64_t>(limits::kMaxNsCallsPerEntry)) ||
+          c.get<int64_t>() < 0 || c.get<int64_t>() > limits::kMaxNsCallsPerEntry)
+        throw bad_input(file, cp, expected, describe_json(c));
+      count_calls(c.get<int64_t>(), cp);
+      s.ns_calls.push_back(static_cast<int>(c.get<int64_t>()));
     });
     if (s.ns_calls.size() != t.tags.size()) sr.fail("ns_calls", std::to_string(t.tags.size()) + " counts (one per tag)", std::to_string(s.ns_calls.size()));
     if (!sr.has("params")) sr.fail("params", "an array of states, one per tag (required)", "nothing");
@@ -188,48 +202,12 @@ Trace trace_from_json(const nlohmann::json& j, const std::string& file) {
   return t;
 }
 
-Trace load_trace(const std::string& path) {
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(ErrorKind::BadInput, path + ": not JSON (" + e.what() + ")");
-  }
-  return trace_from_json(j, path);
+Trace load_trace(const std::string& path) { return trace_from_json(read_json_file(path, "trace"), path); }
+
+Trace trace_from_text(std::string_view text, const std::string& source) {
+  return trace_from_json(parse_json_bounded(text, source), source);
 }
 
 void save_trace(const Trace& t, const std::string& path) { write_file_atomically(path, trace_to_json(t).dump() + "\n"); }
-
-Trace trace_from_impl(const Scenario& s, const impl::ImplResult& r) {
-  Trace t;
-  t.impl_name = "muoncheck-impl";
-  t.impl_version = MUONCHECK_VERSION;
-  t.impl_details = {{"backend", "cpu"}, {"dp", s.engine.dp}, {"faults", r.faults}};
-  t.scenario_name = s.name;
-  t.scenario_hash = scenario_hash(s);
-  t.scenario_json = scenario_to_json(s);
-  // The implementation computes in exactly the scenario's dtypes (SPEC §5).
-  t.dtypes = {s.engine.param_dtype, s.engine.grad_accum_dtype, s.engine.comm_dtype, s.optimizer.ns_dtype, DType::fp32};
-  t.tags = r.tags_by_rank.empty() ? std::vector<ParamTag>{} : r.tags_by_rank.front();
-  t.initial = r.trajectory.initial;
-  for (auto& p : t.initial) p.grad.clear();
-  for (const auto& st : r.trajectory.steps) {
-    TraceStep ts;
-    ts.step = st.step;
-    ts.skipped = st.skipped;
-    ts.loss = st.loss;
-    ts.loss_scale = st.scale;
-    ts.loss_scale_after = st.scaler_after.scale;
-    ts.ns_calls.assign(t.tags.size(), 0);
-    for (const auto& c : st.ns_calls) {
-      if (c.param >= 0 && c.param < static_cast<int>(ts.ns_calls.size())) ++ts.ns_calls[c.param];
-      else ++ts.ns_unattributed;
-    }
-    ts.params = st.params;
-    for (auto& p : ts.params) p.grad.clear();
-    t.steps.push_back(std::move(ts));
-  }
-  return t;
-}
 
 }  // namespace muoncheck

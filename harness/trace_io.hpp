@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/dtype.hpp"
@@ -14,10 +15,6 @@
 #include "core/trajectory.hpp"
 
 namespace muoncheck {
-
-namespace impl {
-struct ImplResult;
-}
 
 constexpr const char* kTraceFormat = "muoncheck-trace/1";
 
@@ -58,10 +55,10 @@ struct Trace {
 
 nlohmann::json trace_to_json(const Trace& t);
 Trace trace_from_json(const nlohmann::json& j, const std::string& source);
-Trace load_trace(const std::string& path);                 // throws BadInput
+// Both read bounded (core/bounded_json.hpp) and bound the NS call counts
+// (core/input_limits.hpp); every error is BadInput naming the file and JSON path.
+Trace load_trace(const std::string& path);
+Trace trace_from_text(std::string_view text, const std::string& source);
 void save_trace(const Trace& t, const std::string& path);  // atomic write
-
-// The trace of our own implementation's run of `s` (producer "muoncheck-impl").
-Trace trace_from_impl(const Scenario& s, const impl::ImplResult& r);
 
 }  // namespace muoncheck

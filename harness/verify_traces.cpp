@@ -44,21 +44,26 @@ Trajectory impl_trajectory(const Scenario& s, const Trace& t) {
   std::map<std::string, size_t> at;
   for (size_t i = 0; i < t.tags.size(); ++i) at[t.tags[i].name] = i;
   if (t.tags.size() != params.size())
-    throw Error(ErrorKind::BadInput, t.source + ": " + std::to_string(t.tags.size()) + " params traced, scenario " + s.name +
-                                         " has " + std::to_string(params.size()));
+    throw bad_input(t.source, "/tags", std::to_string(params.size()) + " tags, one per param of scenario " + s.name,
+                    std::to_string(t.tags.size()));
   std::vector<size_t> order;
   for (const auto& p : params) {
     auto it = at.find(p.name);
-    if (it == at.end()) throw Error(ErrorKind::BadInput, t.source + ": no traced param named " + p.name);
+    if (it == at.end()) throw bad_input(t.source, "/tags", "a tag named \"" + p.name + "\" (a param of scenario " + s.name + ")", "none");
     order.push_back(it->second);
   }
+  // `where` is the JSON path of the state list ("/initial", "/steps/3/params").
   auto check_sizes = [&](const std::vector<ParamState>& states, const std::string& where) {
     for (size_t p = 0; p < params.size(); ++p) {
       const auto& st = states[order[p]];
       const auto n = static_cast<size_t>(element_count(params[p].shape));
-      if (st.weight.size() != n || (!st.momentum.empty() && st.momentum.size() != n) || (!st.adam_m.empty() && st.adam_m.size() != n))
-        throw Error(ErrorKind::BadInput, t.source + ": " + where + " " + params[p].name + ": expected " + std::to_string(n) +
-                                             " elements per tensor, got " + std::to_string(st.weight.size()));
+      const std::string path = where + "/" + std::to_string(order[p]) + "/";
+      const std::string expected = std::to_string(n) + " elements (param " + params[p].name + ")";
+      if (st.weight.size() != n) throw bad_input(t.source, path + "weight", expected, std::to_string(st.weight.size()));
+      if (!st.momentum.empty() && st.momentum.size() != n)
+        throw bad_input(t.source, path + "momentum", expected, std::to_string(st.momentum.size()));
+      if (!st.adam_m.empty() && st.adam_m.size() != n)
+        throw bad_input(t.source, path + "adam_m", expected, std::to_string(st.adam_m.size()));
     }
   };
   Trajectory out;
@@ -67,12 +72,12 @@ Trajectory impl_trajectory(const Scenario& s, const Trace& t) {
   if (t.initial.empty()) {
     out.initial = oracle::initial_state(s).params;   // SPEC initial weights are exact in every dtype
   } else {
-    check_sizes(t.initial, "initial");
+    check_sizes(t.initial, "/initial");
     for (size_t p = 0; p < params.size(); ++p) out.initial.push_back(t.initial[order[p]]);
   }
   int good = 0;
   for (const auto& ts : t.steps) {
-    check_sizes(ts.params, "step " + std::to_string(ts.step));
+    check_sizes(ts.params, "/steps/" + std::to_string(ts.step) + "/params");
     StepRecord r;
     r.step = ts.step;
     r.loss = ts.loss.value_or(NAN);

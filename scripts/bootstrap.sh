@@ -15,6 +15,7 @@ packages=(
   python3-numpy             # tests/trace: the DeepSpeed adapter's data generator vs ours
   libxml2-utils             # tests/views: xmllint validates --junit output against junit.xsd
   chromium                  # tests/views: muoncheck html rendered in a headless browser
+  clang libclang-rt-dev     # scripts/fuzz.sh: libFuzzer targets of the loaders
 )
 
 missing=()

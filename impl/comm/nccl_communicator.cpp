@@ -8,6 +8,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include "impl/comm/agreeing_communicator.hpp"
 #include "impl/comm/rank_failures.hpp"
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/device_buffer.hpp"
@@ -314,7 +315,8 @@ void run_ranks_nccl(int dp, std::chrono::milliseconds timeout,
       std::unique_ptr<NcclCommunicator> comm;
       try {
         comm = std::make_unique<NcclCommunicator>(comms[static_cast<size_t>(r)], r, dp, r, timeout, &failures.abort);
-        body(*comm, r);
+        AgreeingCommunicator agreeing(*comm);   // a mismatch is an error, not a hang or garbage
+        body(agreeing, r);
       } catch (...) {
         failures.record(r, std::current_exception());
         if (comm) comm->mark_failed();

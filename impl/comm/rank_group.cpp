@@ -7,6 +7,7 @@
 
 #include <gloo/rendezvous/hash_store.h>
 
+#include "impl/comm/agreeing_communicator.hpp"
 #include "impl/comm/gloo_communicator.hpp"
 #include "impl/comm/rank_failures.hpp"
 
@@ -27,7 +28,8 @@ void run_ranks(int dp, std::chrono::milliseconds timeout, const std::function<vo
       std::unique_ptr<GlooCommunicator> comm;
       try {
         comm = std::make_unique<GlooCommunicator>(r, dp, store, timeout, &failures.abort);
-        body(*comm);
+        AgreeingCommunicator agreeing(*comm);   // a mismatch throws here, never in Gloo's event loop
+        body(agreeing);
       } catch (...) {
         failures.record(r, std::current_exception());
         if (comm) comm->close();  // after recording: peers now fail fast, as secondaries

@@ -11,6 +11,8 @@
 namespace muoncheck::impl {
 
 // Calls body(comm) on dp threads (comm.rank() = 0..dp-1) and returns when all are done.
+// `comm` agrees on every collective's signature first (agreeing_communicator.hpp), so a
+// mismatch between ranks is a CommError{Infrastructure}, never a crash inside Gloo.
 // On failure throws one muoncheck::Error for the root cause: the first failure recorded
 // that is not an echo (CommError::peer_failure(): a peer's connection closed under us, or
 // the run was aborted). Echoes are dropped; if there are only echoes, the first is used.

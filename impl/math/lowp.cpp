@@ -11,6 +11,7 @@ void round_inplace(DType t, float* x, int64_t n) {
 }
 
 void WireBuffer::store(int64_t at, const float* src, int64_t n) {
+  if (n <= 0) return;   // an empty param's span: its pointers may be null, memcpy's may not
   if (dtype_ == DType::fp32) {
     std::memcpy(f32_.data() + at, src, static_cast<size_t>(n) * 4);
     return;
@@ -32,6 +33,7 @@ void WireBuffer::store(int64_t at, const float* src, int64_t n) {
 }
 
 void WireBuffer::load(int64_t at, float* dst, int64_t n) const {
+  if (n <= 0) return;
   if (dtype_ == DType::fp32) {
     std::memcpy(dst, f32_.data() + at, static_cast<size_t>(n) * 4);
     return;

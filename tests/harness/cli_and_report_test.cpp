@@ -164,7 +164,7 @@ TEST(Report, WrittenAtomicallyWithoutLeftovers) {
   const auto path = (dir / "r.json").string();
   write_file_atomically(path, "old");
   write_report(path, build_report({"run", "cpu", ""}, {failing_result()}, {}));
-  EXPECT_EQ(nlohmann::json::parse(read_file(path)).at("schema"), kReportSchema);
+  EXPECT_EQ(read_report(path).at("schema"), kReportSchema);
   int files = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir)) ++files;
   EXPECT_EQ(files, 1);   // no temporary left beside it

@@ -2,8 +2,14 @@
 // scenario is reported as stale with the command that regenerates it.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
 #include "core/scenario_io.hpp"
 #include "harness/golden.hpp"
+#include "harness/golden_check.hpp"
 #include "oracle/oracle.hpp"
 
 namespace muoncheck {
@@ -42,6 +48,25 @@ TEST(Golden, ChangedScenarioIsStaleWithAHint) {
   EXPECT_FALSE(c.ok);
   EXPECT_TRUE(c.stale);
   EXPECT_NE(golden::regenerate_hint(s).find("muoncheck golden update scenarios/tiny.json"), std::string::npos);
+}
+
+// Issue 13: a golden file is read bounded like every input; a hostile one fails that
+// golden check with the file and JSON path, and never crashes the suite.
+TEST(Golden, HostileGoldenFileFailsItsCheckWithFileAndPath) {
+  const auto dir = std::filesystem::temp_directory_path() / ("muoncheck-golden-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto s = tiny();
+  const auto exact = oracle::run_oracle(s, oracle::Precision::float128);
+  const auto path = golden::golden_path(dir.string(), s);
+  std::ofstream(path) << R"({"format": "muoncheck-golden", "steps": [{"loss": 1e400}]})";
+  auto c = check_against_golden(s, dir.string(), &exact);
+  EXPECT_FALSE(c.ok);
+  EXPECT_EQ(c.message.rfind(path + ": at /steps/0/loss: expected a number within the range of a double", 0), 0u) << c.message;
+  std::ofstream(path) << "{\"a\": " + std::string(60000, '[') + std::string(60000, ']') + "}";
+  c = check_against_golden(s, dir.string(), &exact);
+  EXPECT_FALSE(c.ok);
+  EXPECT_NE(c.message.find("nested at most 64 deep"), std::string::npos) << c.message;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

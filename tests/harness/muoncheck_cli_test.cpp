@@ -153,3 +153,30 @@ TEST(MuoncheckCli, OracleShowsTagsAndSteps) {
 }
 
 }  // namespace
+
+// Issue 13 end to end: bad input is exit 2 with file and path (never a crash, never
+// "internal"), and an unwritable report target fails before any scenario runs.
+TEST(MuoncheckCli, HostileInputIsExit2NeverACrashOrInternal) {
+  const auto deep = write_temp("deep.trace.json", std::string(60000, '[') + std::string(60000, ']'));
+  auto r = run("verify stage0-basic --trace " + deep);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("deep.trace.json: at /0/0/"), std::string::npos) << r.output;
+  const auto big = write_temp("bignum.json", R"({"name": "bignum", "model": {"params": [{"name": "w", "shape": [4]}]}, "optimizer": {"lr": 1e400}})");
+  r = run("run " + big);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bignum.json: at /optimizer/lr: expected a number within the range of a double"), std::string::npos) << r.output;
+  const auto giant = write_temp("giant.json", R"({"name": "giant", "model": {"params": [{"name": "w", "shape": [2147483648, 2147483648, 2147483648, 2147483648]}]}})");
+  r = run("run " + giant);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("giant.json: at /model/params/0/shape/0: expected a positive integer dimension"), std::string::npos) << r.output;
+  for (const auto* out : {&r}) EXPECT_EQ(out->output.find("internal"), std::string::npos) << out->output;
+}
+
+TEST(MuoncheckCli, UnwritableReportFailsBeforeTheSuiteRuns) {
+  const auto file = write_temp("not-a-folder", "x");
+  const auto r = run("check stage0-basic --report " + file + "/latest.json");
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find(file + "/latest.json: cannot create its folder"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Not a directory"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("stage0-basic  ("), std::string::npos) << "the suite ran first:\n" << r.output;
+}

@@ -16,6 +16,7 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
@@ -135,6 +136,47 @@ TEST(RunRanks, ManyRunsInOneProcessDoNotCollide) {
 TEST(RunRanks, RejectsNonsense) {
   EXPECT_THROW(run_ranks(0, milliseconds(100), [](Communicator&) {}), Error);
   EXPECT_THROW(run_ranks(2, milliseconds(0), [](Communicator&) {}), Error);
+}
+
+// Issue 13: ranks that disagree on a collective used to reach Gloo's event loop, whose size
+// check throws where nobody can catch it (std::terminate, exit 134). Now every rank sees
+// the other's signature first and the run ends in one typed Infrastructure error.
+TEST(RunRanks, MismatchedCollectivesAreAnInfrastructureErrorNotAnAbort) {
+  const milliseconds timeout(5000);
+  std::vector<float> v(1000, 1.0f), o(2000);
+  // Same collective, different counts (Gloo: "op.preamble.length <= op.nbytes. 1000 vs 4").
+  Outcome sizes = run_and_catch(2, timeout, [&](Communicator& comm) {
+    std::vector<float> x(1000, 1.0f);
+    comm.all_reduce(Buffer{x.data(), comm.rank() == 0 ? 4 : 1000, DType::fp32});
+  });
+  ASSERT_TRUE(sizes.threw);
+  EXPECT_EQ(sizes.kind, ErrorKind::Infrastructure);
+  EXPECT_THAT(sizes.message, HasSubstr("mismatched across ranks: rank 0: all_reduce of 4 fp32 (collective #0); "
+                                       "rank 1: all_reduce of 1000 fp32 (collective #0)"));
+  EXPECT_LT(sizes.elapsed, timeout);
+  // Different collectives in the same place, after one that agreed.
+  Outcome kinds = run_and_catch(2, timeout, [&](Communicator& comm) {
+    sum_one(comm);
+    comm.set_context({Purpose::weight_sync, Phase::boundary, 2});
+    std::vector<float> x(10, 1.0f), y(20);
+    if (comm.rank() == 1) comm.all_gather(Buffer{x.data(), 10, DType::fp32}, Buffer{y.data(), 20, DType::fp32});
+    else comm.broadcast(Buffer{x.data(), 10, DType::bf16}, 0);
+  });
+  ASSERT_TRUE(kinds.threw);
+  EXPECT_EQ(kinds.kind, ErrorKind::Infrastructure);
+  EXPECT_THAT(kinds.message, AllOf(HasSubstr("(weight_sync, step 2) mismatched across ranks"),
+                                   HasSubstr("broadcast of 10 bf16 from rank 0 (collective #1)"),
+                                   HasSubstr("all_gather of 10 -> 20 fp32 (collective #1)")));
+}
+
+TEST(RunRanks, AgreeingCollectivesStillComputeTheSameSums) {
+  std::vector<float> got(4);
+  run_ranks(4, milliseconds(5000), [&](Communicator& comm) {
+    float x = static_cast<float>(comm.rank() + 1);
+    comm.all_reduce(Buffer{&x, 1, DType::fp32});
+    got[static_cast<size_t>(comm.rank())] = x;
+  });
+  for (float x : got) EXPECT_EQ(x, 10.0f);
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "harness/trace_io.hpp"
+#include "harness/trace_from_impl.hpp"
 #include "harness/verify_traces.hpp"
 #include "impl/run_impl.hpp"
 
