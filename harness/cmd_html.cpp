@@ -28,6 +28,7 @@ Outcome run(const cli::Args& args) {
   }
   if (reports.size() != 1) throw Error(ErrorKind::Usage, "html: give one report, REPORT.json");
   if (!out) throw Error(ErrorKind::Usage, "html: -o FILE.html is required");
+  check_writable(*out);
   write_file_atomically(*out, html_report(load_report(reports[0])));
   std::printf("html: %s\n", out->c_str());
   return Outcome::success;

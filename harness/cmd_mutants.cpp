@@ -31,6 +31,7 @@ Outcome run(const cli::Args& args) {
   const auto dir = args.value_or("scenarios", "scenarios");
   const auto control = select_scenarios({}, dir, true);
   if (const auto path = args.value("json")) check_writable(*path);   // before the runs, not after
+  const auto views = ViewPaths::from(args);
   const double min_executed = min_executed_from(args);
   const auto result = run_mutants(control, faults, dir, o);
   print_kill_table(stdout, result);
@@ -40,7 +41,6 @@ Outcome run(const cli::Args& args) {
   const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), repro_flags(o), min_executed};
   const Summary sum = summarize(all, {}, meta);
   print_coverage(stdout, sum.coverage, sum.coverage_problems);
-  const auto views = ViewPaths::from(args);
   if (auto path = args.value("json"); path || views.any()) {
     auto report = build_report(meta, all, {});
     report["mutants"] = mutants_json(result);

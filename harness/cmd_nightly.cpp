@@ -41,6 +41,7 @@ Outcome run(const cli::Args& args) {
   const auto report_path = args.value_or("report", "reports/nightly.json");
   const double min_executed = min_executed_from(args);
   check_writable(report_path);   // before the hours of work, not after
+  const auto views = ViewPaths::from(args);
 
   std::printf("== suite: every scenario, golden comparison\n");
   const auto suite = judge_suite(select_scenarios({}, dir, true), so);
@@ -83,7 +84,7 @@ Outcome run(const cli::Args& args) {
   report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
                        {"ok", suite_sum.ok() && mutants_ok && sweep_ok}};
   write_report(report_path, report);
-  write_report_views(report, ViewPaths::from(args));
+  write_report_views(report, views);
   std::printf("nightly: %.0f s; suite %s (%s), mutants %d/%zu%s, sweep %d cases %s; report: %s\n", seconds,
               suite_sum.ok() ? "OK" : "FAILED", executed_text(suite_sum.coverage).c_str(), mutants.killed(),
               mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",

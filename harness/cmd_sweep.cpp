@@ -51,13 +51,14 @@ Outcome run(const cli::Args& args) {
   o.progress = [](int done, int total, double s, int f, int u) { print_sweep_progress(stderr, done, total, s, f, u); };
 
   if (const auto json = args.value("json")) check_writable(*json);   // before the sweep, not after
+  const auto views = ViewPaths::from(args);
   const SweepResult r = run_sweep(o);
   print_sweep_summary(stdout, o, r);
   if (const auto json = args.value("json")) {
     write_sweep_json(*json, o, r);
     std::printf("report: %s\n", json->c_str());
   }
-  write_report_views(sweep_json(o, r), ViewPaths::from(args));
+  write_report_views(sweep_json(o, r), views);
   return r.failure || !sweep_coverage_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
 }
 

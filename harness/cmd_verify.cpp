@@ -23,6 +23,7 @@ Outcome run(const cli::Args& args) {
   const auto paths = args.values("trace");
   if (paths.empty()) throw Error(ErrorKind::Usage, "muoncheck verify: give at least one --trace FILE");
   if (const auto report = args.value("report")) check_writable(*report);   // before any judging
+  const auto views = ViewPaths::from(args);
   VerifyOptions o;
   const double min_executed = min_executed_from(args);
   const auto p = args.value_or("oracle-precision", "float128");
@@ -43,7 +44,6 @@ Outcome run(const cli::Args& args) {
   const std::string flags = o.precision == oracle::Precision::float128 ? "" : "--oracle-precision " + p;
   const RunMetadata meta{"verify", "trace", flags, min_executed};
   print_failures_and_summary(stdout, results, {}, meta);
-  const auto views = ViewPaths::from(args);
   if (const auto report = args.value("report"); report || views.any()) {
     const auto json = build_report(meta, results, {});
     if (report) {

@@ -13,7 +13,12 @@ std::vector<cli::OptionSpec> report_view_options() {
           {"summary-md", true, false, "also write a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"}};
 }
 
-ViewPaths ViewPaths::from(const cli::Args& args) { return {args.value_or("junit", ""), args.value_or("summary-md", "")}; }
+ViewPaths ViewPaths::from(const cli::Args& args) {
+  ViewPaths p{args.value_or("junit", ""), args.value_or("summary-md", "")};
+  for (const auto* path : {&p.junit, &p.summary_md})
+    if (!path->empty()) check_writable(*path);   // before the work, not after
+  return p;
+}
 
 void write_report_views(const nlohmann::json& report, const ViewPaths& paths) {
   if (!paths.junit.empty()) write_file_atomically(paths.junit, junit_xml(report));

@@ -14,7 +14,7 @@ std::vector<cli::OptionSpec> report_view_options();
 struct ViewPaths {
   std::string junit;        // --junit FILE ("" none)
   std::string summary_md;   // --summary-md FILE ("" none)
-  static ViewPaths from(const cli::Args& args);
+  static ViewPaths from(const cli::Args& args);   // checks both targets writable: call it first
   bool any() const { return !junit.empty() || !summary_md.empty(); }
 };
 
