@@ -11,7 +11,8 @@
 # (every line and branch of the engine scope not hit, by file), summary*.json. Throw and compiler-generated unreachable
 # branches are excluded (gcovr --exclude-throw-branches --exclude-unreachable-branches):
 # they are the exception edges of every call, not decisions of the code. The NS inner loop
-# runs billions of times, above gcovr's "suspicious hits" guard, which is told to warn only.
+# runs billions of times, above gcovr's "suspicious hits" guard (meant for a gcov bug), which
+# is off. Lines that are no code (a lone closing brace) are not counted.
 # COVERAGE_REPORT_ONLY=1 re-reads the counters of the last run without building or running.
 # Not part of CI.
 set -euo pipefail
@@ -50,12 +51,14 @@ fi
 
 common=(--root "$root" --object-directory "$build" --filter 'impl/' --exclude 'impl/math/cuda/'
         --exclude 'impl/comm/nccl_communicator' --exclude-throw-branches --exclude-unreachable-branches
-        --gcov-ignore-parse-errors=suspicious_hits.warn_once_per_file)
+        --exclude-noncode-lines --gcov-suspicious-hits-threshold 0)
 # Two scopes. "all": every impl/ file this build compiles. "engine": the conformance paths
 # that `check` is meant to reach — impl/ less the fault catalogue (impl/faults/, and the
-# lines and branches marked CHECK_EXCL_*: they run only under --fault, and `mutants` runs
-# them) and less impl/comm/ (the transport: its failure handling and the collectives the
-# engine never calls are tested by tests/impl/comm_*). A CHECK_EXCL line that `check` did
+# lines and branches marked CHECK_EXCL_* "fault path": they run only under --fault, and
+# `mutants` runs them), less the selection of another build's backend (CHECK_EXCL_*
+# "another build's backend": CUDA/NCCL in a CPU build; check runs the CPU backend) and less
+# impl/comm/ (the transport: its failure handling and the collectives the engine never
+# calls are tested by tests/impl/comm_*). A CHECK_EXCL line that `check` did
 # run is reported (--warn-excluded-lines-with-hits): a marker must never hide real code.
 engine=(--exclude-pattern-prefix CHECK --exclude 'impl/faults/' --exclude 'impl/comm/' --warn-excluded-lines-with-hits)
 out="$build/coverage"

@@ -12,7 +12,7 @@
 namespace muoncheck::impl {
 
 void RankEngine::run() {
-  result_.trajectory.producer = math_.name() == "cpu" ? "impl:cpu" : "impl:cuda";
+  result_.trajectory.producer = math_.name() == "cpu" ? "impl:cpu" : "impl:cuda";  // CHECK_EXCL_BR_LINE: another build's backend
   result_.trajectory.tags = tags_;
   export_state(nullptr);
   for (int t = 0; t < s_.steps; ++t) {
@@ -81,7 +81,8 @@ void RankEngine::optimizer_step(int step) {
     rec.skipped = true;
     scaler_.on_overflow();
   } else {
-    const bool clip_on_update = opt.clip.mode == ClipMode::update || faults_.has(Fault::clip_muon_update);
+    bool clip_on_update = opt.clip.mode == ClipMode::update;
+    if (faults_.has(Fault::clip_muon_update)) clip_on_update = true;  // CHECK_EXCL_BR_LINE: fault path
     if (opt.clip.max_norm > 0 && !clip_on_update && rec.grad_norm > opt.clip.max_norm)
       math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), opt.clip.max_norm / (rec.grad_norm + 1e-6));
     ++good_steps_;

@@ -39,15 +39,15 @@ std::vector<float> RankEngine::muon_step(int step, const float* grad_owned, bool
     }
   const auto windows = gather_windows(layout_, placement_.muon_params(), e.reduce_bucket_size);
   auto param_of = [&](int64_t flat) {
-    for (int p : placement_.muon_params())
-      if (flat >= layout_.param(p).begin && flat < layout_.param(p).end) return p;
+    for (int p : placement_.muon_params())  // CHECK_EXCL_BR_LINE: every piece lies in a Muon param but under a faulty unpack
+      if (flat >= layout_.param(p).begin && flat < layout_.param(p).end) return p;  // CHECK_EXCL_BR_LINE: as above
     return -1;  // CHECK_EXCL_LINE: only a faulty unpack (mixed-shape-window-gather) reaches a gap
   };
   // Writes a received piece (which may span params under a faulty unpack) into the owner's buffers.
   auto deposit = [&](std::map<int, std::vector<float>>& dst, Range piece, const float* v) {
     for (int64_t f = piece.begin; f < piece.end;) {
       const int p = param_of(f);
-      if (p < 0) { ++f; continue; }  // CHECK_EXCL_LINE: only a faulty unpack (mixed-shape-window-gather) reaches a gap
+      if (p < 0) { ++f; continue; }  // CHECK_EXCL_BR_LINE: only a faulty unpack (mixed-shape-window-gather) reaches a gap
       const Range x = intersect(piece, layout_.param(p));
       if (placement_.owner(p) == rank_)
         std::copy_n(v + (x.begin - piece.begin), x.size(), dst[p].begin() + (x.begin - layout_.param(p).begin));
