@@ -14,6 +14,7 @@
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
+#include "properties/scaler_invariant.hpp"
 #include "properties/variants.hpp"
 
 namespace muoncheck {
@@ -179,6 +180,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
     return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, ensembles, label(s), label);
   });
   add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
+  add("scaler-state-exact", [&] { return scaler_state_exact(b); });
   add("comm-dtype-respected", [&] { return comm_dtype_respected(b); });
   add("gathers-once-per-step", [&] {
     const auto v = gas1_resplit(s);

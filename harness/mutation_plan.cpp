@@ -32,6 +32,8 @@ const std::vector<FaultPlan>& mutation_plan() {
        "two groups with their own lr scale and weight decay"},
       {"per-head-dropped-call-site", {"per-head-window-z1", "per-head-window-z2"}, {"tagging-matches", "stage-invariant"},
        "per-head params on the stage 1 and 2 step path"},
+      {"scaler-hysteresis-kept", {"scaler-growth-hysteresis-z1"}, {"scaler-state-exact"},
+       "an overflow spends one unit of hysteresis 2 and the growth at step 4 must restore it"},
   };
   return plan;
 }

@@ -16,14 +16,16 @@
 
 namespace muoncheck::impl {
 
-std::string comm_backend_name(CommBackend c) { return c == CommBackend::nccl ? "nccl" : "gloo"; }
+std::string comm_backend_name(CommBackend c) { return c == CommBackend::nccl ? "nccl" : "gloo"; }  // CHECK_EXCL_BR_LINE: another build's backend
 
+// The command line's --comm; `check` passes the default, so only one name is parsed there.
 bool parse_comm_backend(const std::string& s, CommBackend& out) {
   if (s == "gloo") out = CommBackend::gloo;
   else if (s == "nccl") out = CommBackend::nccl;
   else return false;
   return true;
 }
+
 
 std::string backend_label(const ImplOptions& o) {
   return compute_backend_name(o.backend) + "+" + comm_backend_name(o.comm);
@@ -45,15 +47,17 @@ namespace {
 // Calls body(comm, device) on dp rank threads over the chosen collectives. Under Gloo a
 // cuda rank uses GPU rank mod #GPUs (so dp > #GPUs shares them); under NCCL GPU rank.
 void run_on_ranks(int dp, const ImplOptions& opts, const std::function<void(Communicator&, int)>& body) {
-  if (opts.comm == CommBackend::nccl) {
+  if (opts.comm == CommBackend::nccl) {  // CHECK_EXCL_BR_LINE: another build's backend
+    // CHECK_EXCL_START: another build's backend
 #ifdef MUONCHECK_HAVE_CUDA
     run_ranks_nccl(dp, opts.timeout, body);
     return;
 #else
     throw Error(ErrorKind::Unsupported, "comm nccl: this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");
 #endif
+    // CHECK_EXCL_STOP
   }
-  const int gpus = opts.backend == ComputeBackend::cuda ? std::max(1, cuda_device_count()) : 1;
+  const int gpus = opts.backend == ComputeBackend::cuda ? std::max(1, cuda_device_count()) : 1;  // CHECK_EXCL_BR_LINE: another build's backend
   run_ranks(dp, opts.timeout, [&](Communicator& comm) { body(comm, comm.rank() % gpus); });
 }
 
@@ -62,8 +66,8 @@ void run_on_ranks(int dp, const ImplOptions& opts, const std::function<void(Comm
 void check_supported(const Scenario& s, const ImplOptions& opts) {
   (void)FaultSet::from_ids(opts.faults);
 #ifndef MUONCHECK_HAVE_CUDA
-  if (opts.backend == ComputeBackend::cuda || opts.comm == CommBackend::nccl)
-    throw Error(ErrorKind::Unsupported, backend_label(opts) + ": this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");
+  if (opts.backend == ComputeBackend::cuda || opts.comm == CommBackend::nccl)  // CHECK_EXCL_BR_LINE: another build's backend
+    throw Error(ErrorKind::Unsupported, backend_label(opts) + ": this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");  // CHECK_EXCL_LINE: another build's backend
 #endif
   if (s.model.params.empty()) throw Error(ErrorKind::Unsupported, s.name + ": the model has no parameters");
   if (s.optimizer.ns_steps < 1)

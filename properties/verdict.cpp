@@ -33,8 +33,8 @@ const std::vector<std::string>& invariant_ids() {
   static const std::vector<std::string> ids = {
       "trajectory-conforms", "step-conforms",      "grad-plumbing-exact", "ns-once-per-matrix-per-step",
       "tagging-matches",     "gas-invariant",      "dp-invariant",        "stage-invariant",
-      "bucket-invariant",    "overflow-skip-clean", "comm-dtype-respected", "gathers-once-per-step",
-      "ranks-agree",         "deterministic"};
+      "bucket-invariant",    "overflow-skip-clean", "scaler-state-exact",   "comm-dtype-respected",
+      "gathers-once-per-step", "ranks-agree",       "deterministic"};
   return ids;
 }
 

@@ -32,6 +32,8 @@ const std::vector<FaultInfo>& fault_catalogue() {
        "per-group lr_scale and weight_decay are ignored", true},
       {Fault::per_head_dropped_call_site, "per-head-dropped-call-site", "#8612",
        "the stage 1/2 step path orthogonalizes per-head params as whole matrices", true},
+      {Fault::scaler_hysteresis_kept, "scaler-hysteresis-kept", "fp16 dynamic scaler",
+       "a scale growth does not reset the hysteresis counter, so the next overflow halves the scale at once", true},
   };
   return catalogue;
 }

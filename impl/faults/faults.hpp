@@ -23,6 +23,7 @@ enum class Fault {
   skip_muon_large_param,
   drop_param_groups,
   per_head_dropped_call_site,
+  scaler_hysteresis_kept,
 };
 
 struct FaultInfo {

@@ -11,14 +11,16 @@
 
 namespace muoncheck::impl {
 
-std::string compute_backend_name(ComputeBackend b) { return b == ComputeBackend::cuda ? "cuda" : "cpu"; }
+std::string compute_backend_name(ComputeBackend b) { return b == ComputeBackend::cuda ? "cuda" : "cpu"; }  // CHECK_EXCL_BR_LINE: another build's backend
 
+// The command line's --backend; `check` passes the default, so only one name is parsed there.
 bool parse_compute_backend(const std::string& s, ComputeBackend& out) {
   if (s == "cpu") out = ComputeBackend::cpu;
   else if (s == "cuda") out = ComputeBackend::cuda;
   else return false;
   return true;
 }
+
 
 namespace {
 
@@ -51,6 +53,7 @@ class CpuCompute final : public Compute {
 
 std::unique_ptr<Compute> make_cpu_compute() { return std::make_unique<CpuCompute>(); }
 
+// CHECK_EXCL_START: another build's backend
 int cuda_device_count() {
 #ifdef MUONCHECK_HAVE_CUDA
   return cuda::device_count();
@@ -58,14 +61,15 @@ int cuda_device_count() {
   return 0;
 #endif
 }
+// CHECK_EXCL_STOP
 
 std::unique_ptr<Compute> make_compute(ComputeBackend b, int device) {
-  if (b == ComputeBackend::cpu) return make_cpu_compute();
+  if (b == ComputeBackend::cpu) return make_cpu_compute();  // CHECK_EXCL_BR_LINE: another build's backend
 #ifdef MUONCHECK_HAVE_CUDA
   return make_cuda_compute(device);
 #else
   (void)device;
-  throw Error(ErrorKind::Unsupported, "backend cuda: this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");
+  throw Error(ErrorKind::Unsupported, "backend cuda: this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");  // CHECK_EXCL_LINE: another build's backend
 #endif
 }
 

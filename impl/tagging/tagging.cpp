@@ -47,7 +47,7 @@ std::string leaf_module(const std::string& param_name) {
 ParamTag tag_param(const Scenario& s, const ParamHandle& p, const FaultSet& faults) {
   // The zero.Init bug (#8438) read the tensor in hand; the layer shape lives in ds_shape.
   const std::vector<int64_t>& shape =
-      faults.has(Fault::tag_placeholder_shape) ? p.local_shape : p.ds_shape;
+      faults.has(Fault::tag_placeholder_shape) ? p.local_shape : p.ds_shape;  // CHECK_EXCL_BR_LINE: fault path
   ParamTag tag;
   tag.name = p.name;
   const std::string lname = lower(p.name);

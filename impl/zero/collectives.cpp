@@ -39,14 +39,14 @@ void all_gather_pieces(Communicator& comm, DType wire, const std::vector<std::ve
   WireBuffer out(wire, total);
   comm.all_gather_v(view(in), view(out), counts);
 
-  const auto& layout = recv ? *recv : send;
+  const auto& layout = recv ? *recv : send;  // CHECK_EXCL_BR_LINE: only the mixed-shape-window-gather fault passes recv
   int64_t block = 0;
   for (size_t r = 0; r < send.size(); ++r) {
     int64_t off = 0;
     for (const Range& p : layout[r]) {
       if (p.empty()) continue;
       const int64_t n = std::min(p.size(), counts[r] - off);
-      if (n <= 0) break;
+      if (n <= 0) break;  // CHECK_EXCL_BR_LINE: only the fault's assumed layout overruns a block
       tmp.resize(static_cast<size_t>(n));
       out.load(block + off, tmp.data(), n);
       sink(static_cast<int>(r), Range{p.begin, p.begin + n}, tmp.data());

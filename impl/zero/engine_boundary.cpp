@@ -12,7 +12,7 @@
 namespace muoncheck::impl {
 
 void RankEngine::run() {
-  result_.trajectory.producer = math_.name() == "cpu" ? "impl:cpu" : "impl:cuda";
+  result_.trajectory.producer = math_.name() == "cpu" ? "impl:cpu" : "impl:cuda";  // CHECK_EXCL_BR_LINE: another build's backend
   result_.trajectory.tags = tags_;
   export_state(nullptr);
   for (int t = 0; t < s_.steps; ++t) {
@@ -38,7 +38,7 @@ void RankEngine::reduce_at_boundary(int step) {
 
 void RankEngine::optimizer_step(int step) {
   const auto& opt = s_.optimizer;
-  const bool muon_per_micro = stage_ == 3 && faults_.has(Fault::zero3_muon_per_microbatch);
+  const bool muon_per_micro = stage_ == 3 && faults_.has(Fault::zero3_muon_per_microbatch);  // CHECK_EXCL_BR_LINE: fault path
   StepRecord rec;
   rec.step = step;
   rec.scale = scaler_.scale();
@@ -46,10 +46,12 @@ void RankEngine::optimizer_step(int step) {
   const double inv_s = 1.0 / rec.scale;
 
   bool momentum_done = muon_per_micro;
-  if (faults_.has(Fault::momentum_on_overflow) && !muon_per_micro) {
+  if (faults_.has(Fault::momentum_on_overflow) && !muon_per_micro) {  // CHECK_EXCL_BR_LINE: fault path
+    // CHECK_EXCL_START: fault path (momentum-on-overflow)
     // #8432/#8435: momentum advanced from the fresh gradient before the overflow check.
     advance_momentum(grad_.data(), inv_s);
     momentum_done = true;
+    // CHECK_EXCL_STOP
   }
 
   // Overflow flag, loss and the squared norm travel together; nothing has moved yet.
@@ -66,24 +68,27 @@ void RankEngine::optimizer_step(int step) {
 
   math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), inv_s);   // Muon/AdamW see G/S
   grad_record_ = grad_;
-  if (faults_.has(Fault::muon_on_scaled_grads)) {
+  if (faults_.has(Fault::muon_on_scaled_grads)) {  // CHECK_EXCL_BR_LINE: fault path
+    // CHECK_EXCL_START: fault path (muon-on-scaled-grads)
     // fp16 ZeRO: the Muon path kept reading the loss-scaled buffer.
     for (int p : placement_.muon_params()) {
       const Range x = intersect(layout_.param(p), owned_);
       math_.scale_inplace(grad_.data() + at(x.begin), x.size(), rec.scale);
     }
+    // CHECK_EXCL_STOP
   }
 
   if (overflow) {
     rec.skipped = true;
     scaler_.on_overflow();
   } else {
-    const bool clip_on_update = opt.clip.mode == ClipMode::update || faults_.has(Fault::clip_muon_update);
+    bool clip_on_update = opt.clip.mode == ClipMode::update;
+    if (faults_.has(Fault::clip_muon_update)) clip_on_update = true;  // CHECK_EXCL_BR_LINE: fault path
     if (opt.clip.max_norm > 0 && !clip_on_update && rec.grad_norm > opt.clip.max_norm)
       math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), opt.clip.max_norm / (rec.grad_norm + 1e-6));
     ++good_steps_;
     std::vector<float> update(grad_.size(), 0.0f);
-    if (!muon_per_micro) update = muon_step(step, grad_.data(), !momentum_done, Phase::boundary);
+    if (!muon_per_micro) update = muon_step(step, grad_.data(), !momentum_done, Phase::boundary);  // CHECK_EXCL_BR_LINE: fault path
     if (opt.clip.max_norm > 0 && clip_on_update) {
       // DeepSpeed's ZeRO clip: the norm over the Muon updates and the other gradients.
       double ss = 0.0;
@@ -102,7 +107,7 @@ void RankEngine::optimizer_step(int step) {
         math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), f);
       }
     }
-    if (!muon_per_micro) apply_muon(update);
+    if (!muon_per_micro) apply_muon(update);  // CHECK_EXCL_BR_LINE: fault path
     apply_adamw();
     scaler_.on_good_step();
     resync_model(step);

@@ -55,9 +55,11 @@ void RankEngine::micro_step(int step, int k) {
                                                    ? std::numeric_limits<float>::infinity()
                                                    : std::numeric_limits<float>::quiet_NaN();
   }
-  if (faults_.has(Fault::straddle_partial_reduce)) {
+  if (faults_.has(Fault::straddle_partial_reduce)) {  // CHECK_EXCL_BR_LINE: fault path
+    // CHECK_EXCL_START: fault path (straddle-partial-reduce)
     if (local_unreduced_.empty()) local_unreduced_.assign(static_cast<size_t>(n), 0.0f);
     for (int64_t f = 0; f < n; ++f) local_unreduced_[f] += grad[f];
+    // CHECK_EXCL_STOP
   }
 
   const DType acc_t = e.grad_accum_dtype;
@@ -72,13 +74,15 @@ void RankEngine::micro_step(int step, int k) {
   for (size_t i = 0; i < reduced.size(); ++i)
     grad_acc_[i] = round_dtype(acc_t, static_cast<double>(grad_acc_[i]) + reduced[i]);
 
-  if (stage_ == 3 && faults_.has(Fault::zero3_muon_per_microbatch)) {
+  if (stage_ == 3 && faults_.has(Fault::zero3_muon_per_microbatch)) {  // CHECK_EXCL_BR_LINE: fault path
+    // CHECK_EXCL_START: fault path (zero3-muon-per-microbatch)
     // DeepSpeed #8443: the ZeRO-3 reduction hook ran the Muon update on every
     // micro-step's partial (reduced, unscaled) gradient instead of once per step.
     const double inv_s = 1.0 / scaler_.scale();
     for (float& g : reduced) g = static_cast<float>(g * inv_s);
     const std::vector<float> update = muon_step(step, reduced.data(), true, Phase::micro_step);
     apply_muon(update);
+    // CHECK_EXCL_STOP
   }
 }
 

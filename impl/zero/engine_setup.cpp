@@ -37,7 +37,7 @@ RankEngine::RankEngine(const Scenario& s, const FaultSet& faults, Communicator& 
       layout_(numels_of(s), comm.size()),
       ns_(NsConfig::from(s.optimizer)),
       placement_({}, 1),
-      scaler_(s.loss_scaler) {
+      scaler_(s.loss_scaler, faults) {
   if (dp_ != s.engine.dp)
     throw Error(ErrorKind::Internal, "rank engine built with " + std::to_string(dp_) + " ranks for dp " +
                                          std::to_string(s.engine.dp));
@@ -113,17 +113,17 @@ void RankEngine::build_params() {
 
 double RankEngine::lr_muon(int p) const {
   const auto& name = params_[static_cast<size_t>(p)].name;
-  return s_.optimizer.lr * (faults_.has(Fault::drop_param_groups) ? 1.0 : lr_scale_for(s_, name));
+  return s_.optimizer.lr * (faults_.has(Fault::drop_param_groups) ? 1.0 : lr_scale_for(s_, name));  // CHECK_EXCL_BR_LINE: fault path
 }
 
 double RankEngine::lr_adam(int p) const {
   const auto& name = params_[static_cast<size_t>(p)].name;
-  return s_.optimizer.adam.lr * (faults_.has(Fault::drop_param_groups) ? 1.0 : lr_scale_for(s_, name));
+  return s_.optimizer.adam.lr * (faults_.has(Fault::drop_param_groups) ? 1.0 : lr_scale_for(s_, name));  // CHECK_EXCL_BR_LINE: fault path
 }
 
 double RankEngine::weight_decay(int p) const {
   const auto& name = params_[static_cast<size_t>(p)].name;
-  return faults_.has(Fault::drop_param_groups) ? s_.optimizer.weight_decay : weight_decay_for(s_, name);
+  return faults_.has(Fault::drop_param_groups) ? s_.optimizer.weight_decay : weight_decay_for(s_, name);  // CHECK_EXCL_BR_LINE: fault path
 }
 
 }  // namespace muoncheck::impl

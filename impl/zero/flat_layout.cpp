@@ -30,11 +30,13 @@ std::vector<int64_t> FlatLayout::owned_counts() const {
   return c;
 }
 
+// CHECK_EXCL_START: used only by the straddle-partial-reduce fault path
 std::vector<int> FlatLayout::ranks_holding(Range r) const {
   std::vector<int> out;
   for (int q = 0; q < dp_; ++q)
     if (!intersect(owned(q), r).empty()) out.push_back(q);
   return out;
 }
+// CHECK_EXCL_STOP
 
 }  // namespace muoncheck::impl

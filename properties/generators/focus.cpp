@@ -20,6 +20,7 @@ Focus focus_for_fault(std::string_view id) {
   else if (id == "skip-muon-large-param") f.small_buckets = true;
   else if (id == "drop-param-groups") f.groups = true;
   else if (id == "per-head-dropped-call-site") f.min_stage = 1, f.max_stage = 2, f.per_head = true;
+  else if (id == "scaler-hysteresis-kept") f.injection = true, f.loss_scaler = true, f.scaler_growth = true;
   else throw Error(ErrorKind::Usage, "no generator focus for fault '" + std::string(id) + "'");
   return f;
 }

@@ -21,6 +21,8 @@ struct Focus {
   bool loss_scaler = false;         // a static or dynamic scaler with scale > 1
   bool clip = false;                // raw_grad clipping at a small max_norm (it binds)
   bool small_buckets = false;       // reduce_bucket_size below the largest Muon param
+  bool scaler_growth = false;       // dynamic scaler, hysteresis ≥ 2, scale_window ≤ 2, ≥ 3 steps:
+                                    // an overflow can spend the counter before a growth
 };
 
 // The focus under which a bounded sweep finds a catalogued fault quickly: the

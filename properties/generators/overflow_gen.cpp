@@ -38,7 +38,10 @@ rc::Gen<OverflowPattern> overflow_pattern(const Focus& f) {
                                     {f.injection ? 0 : 9, OverflowPattern::natural_fp16}});
 }
 
-int min_steps(OverflowPattern p) { return p == OverflowPattern::consecutive_steps ? 2 : 1; }
+int min_steps(OverflowPattern p, const Focus& f) {
+  if (f.scaler_growth) return 3;
+  return p == OverflowPattern::consecutive_steps ? 2 : 1;
+}
 
 rc::Gen<LossScalerConfig> loss_scaler(OverflowPattern p, const Focus& f) {
   return rc::gen::exec([p, f] {
@@ -50,14 +53,14 @@ rc::Gen<LossScalerConfig> loss_scaler(OverflowPattern p, const Focus& f) {
       c.scale_window = *weighted<int>({{50, 1000}, {25, 1}, {25, 2}});
       return c;
     }
-    const bool hysteresis_matters = p == OverflowPattern::consecutive_steps;
+    const bool hysteresis_matters = p == OverflowPattern::consecutive_steps || f.scaler_growth;
     c.type = hysteresis_matters ? ScalerType::dynamic
              : f.loss_scaler    ? *weighted<ScalerType>({{50, ScalerType::static_scale}, {50, ScalerType::dynamic}})
                                 : *weighted<ScalerType>({{60, ScalerType::none}, {15, ScalerType::static_scale}, {25, ScalerType::dynamic}});
     if (c.type == ScalerType::none) return c;
     c.initial_scale_power = *int_range(f.loss_scaler ? 1 : 0, c.type == ScalerType::static_scale ? 12 : 16);
-    c.scale_window = *weighted<int>({{40, 1000}, {30, 1}, {30, 2}});
-    c.hysteresis = *weighted<int>({{40, 2}, {40, 1}, {20, 3}});
+    c.scale_window = *weighted<int>({{f.scaler_growth ? 0 : 40, 1000}, {30, 1}, {30, 2}});
+    c.hysteresis = *weighted<int>({{40, 2}, {f.scaler_growth ? 0 : 40, 1}, {20, 3}});
     c.min_scale = *weighted<double>({{80, 1.0}, {20, 0.25}});
     return c;
   });

@@ -17,7 +17,7 @@ enum class OverflowPattern { none, one_rank_one_micro_step, every_micro_step_of_
 std::string to_string(OverflowPattern p);
 
 rc::Gen<OverflowPattern> overflow_pattern(const Focus& f);
-int min_steps(OverflowPattern p);                  // consecutive steps need two
+int min_steps(OverflowPattern p, const Focus& f);  // consecutive steps need two; a growth focus three
 rc::Gen<LossScalerConfig> loss_scaler(OverflowPattern p, const Focus& f);
 // Injections for pattern `p` in scenario `s` (its model, steps and engine are set).
 rc::Gen<std::vector<OverflowInjection>> injections(OverflowPattern p, const Scenario& s);

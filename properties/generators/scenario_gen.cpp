@@ -19,7 +19,7 @@ rc::Gen<Scenario> scenario(const Focus& f) {
     s.model = *model(f);
     const OverflowPattern pattern = *overflow_pattern(f);
     s.steps = *weighted<int>({{20, 1}, {35, 2}, {30, 3}, {15, 4}}) ;
-    s.steps = std::max(s.steps, min_steps(pattern));
+    s.steps = std::max(s.steps, min_steps(pattern, f));
     s.engine = *engine(s.model, f, pattern == OverflowPattern::natural_fp16);
     s.optimizer = *optimizer(s.model, f);
     s.loss_scaler = *loss_scaler(pattern, f);

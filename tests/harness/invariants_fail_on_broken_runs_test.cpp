@@ -13,6 +13,7 @@
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
+#include "properties/scaler_invariant.hpp"
 
 namespace muoncheck {
 namespace {
@@ -87,6 +88,7 @@ TEST_P(BrokenRuns, CleanRunPassesEverySingleScenarioInvariant) {
   expect_pass(gathers_once_per_step(b, nullptr));
   expect_pass(ranks_agree(b));
   expect_pass(deterministic(b, f.impl));
+  expect_pass(scaler_state_exact(b));
 }
 
 TEST_P(BrokenRuns, PerturbedWeightFailsTrajectoryAndStepConformance) {
@@ -215,6 +217,35 @@ TEST_P(BrokenRuns, SkippedStepThatMovesStateFailsOverflowSkipClean) {
   auto wrong_scale = f.impl;
   wrong_scale.trajectory.steps[1].scaler_after.scale *= 2;
   expect_fail(overflow_skip_clean(f.bundle(wrong_scale)));
+}
+
+// The scaler's counters are compared on good steps too, where overflow-skip-clean looks at
+// nothing: each field of the state, broken alone on a step that was not skipped, fails.
+TEST_P(BrokenRuns, ScalerStateThatDriftsOnAGoodStepFailsScalerStateExact) {
+  const auto& f = with_overflow();
+  ASSERT_FALSE(f.impl.trajectory.steps[2].skipped);
+  expect_pass(scaler_state_exact(f.bundle(f.impl)));
+  auto broken = [&](auto edit) {
+    auto r = f.impl;
+    edit(r.trajectory.steps[2]);
+    return scaler_state_exact(f.bundle(r));
+  };
+  const Verdict hysteresis = broken([](StepRecord& st) { st.scaler_after.hysteresis += 1; });
+  expect_fail(hysteresis);
+  EXPECT_NE(hysteresis.message.find("step 2: hysteresis counter"), std::string::npos) << hysteresis.message;
+  expect_pass(overflow_skip_clean(f.bundle([&] {   // the old comparison cannot see it
+    auto r = f.impl;
+    r.trajectory.steps[2].scaler_after.hysteresis += 1;
+    return r;
+  }())));
+  expect_fail(broken([](StepRecord& st) { st.scaler_after.good_streak += 1; }));
+  expect_fail(broken([](StepRecord& st) { st.scaler_after.scale *= 2; }));
+  expect_fail(broken([](StepRecord& st) { st.scale *= 2; }));
+  expect_fail(broken([](StepRecord& st) { st.good_steps_after += 1; }));
+  expect_fail(broken([](StepRecord& st) { st.skipped = true; }));
+  auto short_run = f.impl;
+  short_run.trajectory.steps.pop_back();
+  expect_fail(scaler_state_exact(f.bundle(short_run)));
 }
 
 TEST_P(BrokenRuns, OverflowSkipCleanIsSkippedWithoutOverflow) {

@@ -26,8 +26,8 @@ bool same_weights(const ImplResult& a, const ImplResult& b) {
   return true;
 }
 
-TEST(Faults, CatalogueHoldsTheThirteenIdsAndRejectsUnknownOnes) {
-  EXPECT_EQ(fault_catalogue().size(), 13u);
+TEST(Faults, CatalogueHoldsTheFourteenIdsAndRejectsUnknownOnes) {
+  EXPECT_EQ(fault_catalogue().size(), 14u);
   for (const auto& f : fault_catalogue()) EXPECT_EQ(parse_fault(f.id), f.fault);
   try {
     FaultSet::from_ids({"no-such-fault"});
@@ -131,11 +131,31 @@ TEST(Faults, EveryFaultChangesARunThatReachesItsPath) {
   }
 }
 
+// The scaler fault changes no weight until a later overflow; it changes the counter at
+// the growth itself: hysteresis 2, one overflow spends a unit, the growth that follows
+// must restore it.
+TEST(Faults, ScalerHysteresisKeptLeavesTheCounterSpentAfterAGrowth) {
+  Scenario s = two_layer(1, 2, 1, 1, 4);
+  s.loss_scaler.type = ScalerType::dynamic;
+  s.loss_scaler.initial_scale_power = 8;
+  s.loss_scaler.scale_window = 2;
+  s.loss_scaler.hysteresis = 2;
+  s.overflow.push_back({0, 0, 1, "layers.1.weight", 4, OverflowValue::inf});
+  const ImplResult good = run_impl(s);
+  const ImplResult bad = run_impl(s, {{"scaler-hysteresis-kept"}});
+  ASSERT_TRUE(good.trajectory.steps[0].skipped);
+  EXPECT_EQ(good.trajectory.steps[2].scaler_after.scale, 512.0);       // grew after steps 1 and 2
+  EXPECT_EQ(good.trajectory.steps[2].scaler_after.hysteresis, 2);
+  EXPECT_EQ(bad.trajectory.steps[2].scaler_after.scale, 512.0);
+  EXPECT_EQ(bad.trajectory.steps[2].scaler_after.hysteresis, 1);
+  EXPECT_EQ(good.trajectory.steps[1].scaler_after.hysteresis, bad.trajectory.steps[1].scaler_after.hysteresis);
+}
+
 TEST(Faults, AFaultLeavesRunsOffItsPathUnchanged) {
   Scenario s = small_llama(1, 2, 2);                   // stage 1, no groups, no scaler, no per-head
   const ImplResult good = run_impl(s);
   for (const char* f : {"stage0-no-newton-schulz", "drop-param-groups", "per-head-dropped-call-site",
-                        "zero3-muon-per-microbatch"}) {
+                        "zero3-muon-per-microbatch", "scaler-hysteresis-kept"}) {
     EXPECT_TRUE(same_weights(good, run_impl(s, {{f}}))) << f;
   }
 }
