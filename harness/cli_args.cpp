@@ -99,7 +99,8 @@ std::string help_text(const CommandSpec& spec) {
   for (const auto& o : spec.options) {
     std::string left = "  --" + o.name + (o.takes_value ? " VALUE" : "");
     if (left.size() < 28) left.resize(28, ' ');
-    out << left << " " << o.help << (o.repeatable ? " (repeatable)" : "") << "\n";
+    out << left << " " << o.help << (o.default_text.empty() ? "" : " (default " + o.default_text + ")")
+        << (o.repeatable ? " (repeatable)" : "") << "\n";
   }
   out << "  --help                       this text\n";
   return out.str();

@@ -14,6 +14,7 @@ struct OptionSpec {
   bool takes_value = true;
   bool repeatable = false;
   std::string help;
+  std::string default_text;   // "" when none; help_text shows it as "(default X)"
 };
 
 struct CommandSpec {

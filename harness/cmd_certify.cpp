@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/option_table.hpp"
 #include "harness/scenario_selection.hpp"
 #include "oracle/certify.hpp"
 
@@ -14,12 +15,10 @@ namespace muoncheck {
 
 namespace {
 
-constexpr double kRequiredDigits = 25.0;
-
 Outcome run(const cli::Args& args) {
   if (args.positionals().size() != 1) throw Error(ErrorKind::Usage, "muoncheck certify: give exactly one scenario");
-  const auto s = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), false).front();
-  const double required = args.double_value_or("min-digits", kRequiredDigits);
+  const auto s = select_scenarios(args.positionals(), option_text(args, "scenarios"), false).front();
+  const double required = number_from(args, "min-digits");
   const auto start = std::chrono::steady_clock::now();
   const auto c = oracle::certify(s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -48,9 +47,7 @@ Command certify_command() {
   return {{"certify", "muoncheck certify SCENARIO [--json] [--min-digits D]",
            "Runs the oracle in float128 and in cpp_bin_float_50 and reports, per step, how many decimal\n"
            "digits of the weights, momentum and Adam moments the two agree on. Exit 1 below --min-digits (25).",
-           {{"json", false, false, "print JSON instead of a table"},
-            {"min-digits", true, false, "digits every step must reach (default 25)"},
-            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},
+           options({"json/print", "min-digits", "scenarios"})},
           run};
 }
 

@@ -6,6 +6,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/option_table.hpp"
 #include "harness/golden_check.hpp"
 #include "harness/scenario_selection.hpp"
 #include "oracle/oracle.hpp"
@@ -20,8 +21,8 @@ Outcome run(const cli::Args& args) {
     throw Error(ErrorKind::Usage, "muoncheck golden: the first argument must be check or update");
   const bool update = pos[0] == "update";
   pos.erase(pos.begin());
-  const auto dir = args.value_or("golden", "golden");
-  const auto scenarios = select_scenarios(pos, args.value_or("scenarios", "scenarios"), true);
+  const auto dir = option_text(args, "golden");
+  const auto scenarios = select_scenarios(pos, option_text(args, "scenarios"), true);
   if (update)
     for (const auto& s : scenarios) check_writable(golden::golden_path(dir, s));   // before any oracle runs
   bool all_ok = true;
@@ -48,8 +49,7 @@ Command golden_command() {
            "check: recompute each scenario's float128 oracle trajectory and compare its digest with golden/.\n"
            "update: rewrite golden/<scenario>.json from the oracle (the only command that writes golden/).\n"
            "No scenario means every scenario in scenarios/.",
-           {{"golden", true, false, "golden folder (default golden)"},
-            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},
+           options({"golden", "scenarios"})},
           run};
 }
 

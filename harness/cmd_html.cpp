@@ -6,6 +6,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "harness/commands.hpp"
+#include "harness/option_table.hpp"
 #include "harness/report_views.hpp"
 #include "harness/views/html_report.hpp"
 
@@ -41,7 +42,7 @@ Command html_command() {
            "Writes the report as one self-contained HTML page (inline CSS and SVG, nothing fetched): verdict\n"
            "and device, per scenario its verdicts, the weight error per step beside the control ensemble's and\n"
            "the loss per step beside the exact one, the mutants' kill table and the sweep's result.",
-           {{"out", true, false, "the HTML file to write (also -o FILE)"}}},
+           options({"out/html"})},
           run};
 }
 

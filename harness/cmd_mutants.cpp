@@ -7,7 +7,7 @@
 #include "core/error.hpp"
 #include "harness/commands.hpp"
 #include "harness/report_views.hpp"
-#include "harness/noise_options.hpp"
+#include "harness/option_table.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
 #include "harness/mutants.hpp"
@@ -25,10 +25,10 @@ Outcome run(const cli::Args& args) {
   if (!args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck mutants takes no scenarios (see --fault)");
   JudgeOptions o = judge_options_from(args);
   if (!o.faults.empty()) o.faults.clear();   // --fault selects which mutants run, below
-  if (!args.value("oracle-precision")) o.precision = oracle::Precision::float64;
+  o.precision = precision_from(args, "oracle-precision/mutants");   // double unless given
   std::vector<std::string> faults = args.values("fault");
   if (faults.empty()) faults = all_fault_ids();
-  const auto dir = args.value_or("scenarios", "scenarios");
+  const auto dir = option_text(args, "scenarios");
   const auto control = select_scenarios({}, dir, true);
   if (const auto path = args.value("json")) check_writable(*path);   // before the runs, not after
   const auto views = ViewPaths::from(args);
@@ -63,17 +63,8 @@ Command mutants_command() {
            "The oracle runs in double here (its error is far below any fp32 band); --oracle-precision overrides.\n"
            "Exit 1 when a fault survives or is only killed incidentally, the control fails, a scenario (control\n"
            "or fault run) executed no invariant, or fewer than --min-executed of all verdicts ran.",
-           {{"fault", true, true, "only this fault (default: the whole catalogue)"},
-            {"json", true, false, "write the report, with its mutants section, to FILE"},
-            {"oracle-precision", true, false, "double (default here) | float128 | bin50"},
-            {"mode", true, false, "trajectory | stepwise | both (default both)"},
-            {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 60000)"},
-            {"backend", true, false, "cpu (default) | cuda"},
-            {"comm", true, false, "gloo (default) | nccl"},
-            {"dp", true, false, "re-split each scenario's global batch over N ranks"},
-            control_members_option(),
-            {"scenarios", true, false, "scenarios folder (default scenarios)"},
-            min_executed_option(), report_view_options()[0], report_view_options()[1]}},
+           options({"fault/mutants", "json/file", "oracle-precision/mutants", "mode", "timeout-ms", "backend", "comm",
+                    "dp", "control-members", "scenarios", "min-executed", "junit", "summary-md"})},
           run};
 }
 

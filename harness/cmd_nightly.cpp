@@ -10,7 +10,7 @@
 #include "harness/cmd_sweep_runner.hpp"
 #include "harness/commands.hpp"
 #include "harness/report_views.hpp"
-#include "harness/noise_options.hpp"
+#include "harness/option_table.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
 #include "harness/mutants.hpp"
@@ -35,11 +35,14 @@ Outcome run(const cli::Args& args) {
   if (!so.judge.faults.empty()) throw Error(ErrorKind::Usage, "muoncheck nightly runs every fault itself; drop --fault");
   so.command = "nightly";
   so.golden = true;
-  so.golden_dir = args.value_or("golden", "golden");
-  const double budget = args.double_value_or("budget", 3600);
-  const auto dir = args.value_or("scenarios", "scenarios");
-  const auto report_path = args.value_or("report", "reports/nightly.json");
+  so.golden_dir = option_text(args, "golden");
+  const double budget = seconds_from(args, "budget/nightly");
+  const auto dir = option_text(args, "scenarios");
+  const auto report_path = option_text(args, "report/nightly");
   const double min_executed = min_executed_from(args);
+  // The sweep's own options, parsed (and so rejected) before the hours of work, not after.
+  const int sweep_cases = positive_int_from(args, "sweep-cases");
+  const std::uint64_t seed = seed_from(args);
   check_writable(report_path);   // before the hours of work, not after
   const auto views = ViewPaths::from(args);
 
@@ -53,8 +56,8 @@ Outcome run(const cli::Args& args) {
 
   std::printf("\n== sweep: generated scenarios until the budget is spent\n");
   SweepOptions sw;
-  sw.cases = args.int_value_or("sweep-cases", 300);
-  sw.seed = static_cast<uint64_t>(args.int_value_or("seed", 1));
+  sw.cases = sweep_cases;
+  sw.seed = seed;
   sw.budget_seconds = std::max(60.0, budget - seconds_since(start));
   sw.backend = so.judge.backend;
   sw.comm = so.judge.comm;
@@ -103,20 +106,9 @@ Command nightly_command() {
            "(default reports/nightly.json) recording the backend and device. Exit 1 on any failure, and when\n"
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
            "than --min-executed of its verdicts.",
-           {{"backend", true, false, "cpu (default) | cuda"},
-            {"comm", true, false, "gloo (default) | nccl"},
-            {"dp", true, false, "re-split each scenario's global batch over N ranks"},
-            control_members_option(),
-            {"budget", true, false, "seconds for the whole job; the sweep gets what is left (default 3600, at least 60)"},
-            {"sweep-cases", true, false, "most sweep cases (default 300)"},
-            {"seed", true, false, "sweep seed (default 1)"},
-            {"oracle-precision", true, false, "double | float128 (default) | bin50"},
-            {"mode", true, false, "trajectory | stepwise | both (default both)"},
-            {"timeout-ms", true, false, "collective timeout per rank in milliseconds (default 60000)"},
-            {"report", true, false, "the JSON report (default reports/nightly.json)"},
-            {"golden", true, false, "golden folder (default golden)"},
-            {"scenarios", true, false, "scenarios folder (default scenarios)"},
-            min_executed_option(), report_view_options()[0], report_view_options()[1]}},
+           options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed",
+                    "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
+                    "junit", "summary-md"})},
           run};
 }
 

@@ -7,7 +7,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "harness/commands.hpp"
-#include "harness/noise_options.hpp"
+#include "harness/option_table.hpp"
 #include "harness/scenario_selection.hpp"
 #include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
@@ -19,11 +19,8 @@ namespace {
 
 Outcome run(const cli::Args& args) {
   const int members = control_members_from(args, 2);
-  oracle::Precision p;
-  const auto pname = args.value_or("oracle-precision", "float128");
-  if (!oracle::parse_precision(pname, p))
-    throw Error(ErrorKind::Usage, "--oracle-precision expects double|float128|bin50, got \"" + pname + "\"");
-  const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), true);
+  const oracle::Precision p = precision_from(args);
+  const auto scenarios = select_scenarios(args.positionals(), option_text(args, "scenarios"), true);
   if (const auto json = args.value("json")) check_writable(*json);   // before the study, not after
   nlohmann::json out = nlohmann::json::array();
   std::printf("%-28s %12s %12s %8s %12s %10s %10s\n", "scenario", "single band", "ensemble", "ratio", "band/update",
@@ -57,10 +54,7 @@ Command noise_command() {
            "the old single-control weight band beside the ensemble band, the band as a fraction of a\n"
            "step's update, and leave-one-out ratios (a member's error over the largest of the others),\n"
            "the evidence behind the band's alpha. Runs no implementation; exit 0.",
-           {control_members_option(),
-            {"oracle-precision", true, false, "double | float128 (default) | bin50"},
-            {"json", true, false, "write the figures as JSON to FILE"},
-            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},
+           options({"control-members", "oracle-precision", "json/file", "scenarios"})},
           run};
 }
 

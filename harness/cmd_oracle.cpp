@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/trajectory_json.hpp"
 #include "harness/commands.hpp"
+#include "harness/option_table.hpp"
 #include "harness/scenario_selection.hpp"
 #include "oracle/oracle.hpp"
 
@@ -27,11 +28,8 @@ void print_summary(const Scenario& s, const Trajectory& t) {
 
 Outcome run(const cli::Args& args) {
   if (args.positionals().size() != 1) throw Error(ErrorKind::Usage, "muoncheck oracle: give exactly one scenario");
-  const auto s = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), false).front();
-  oracle::Precision p;
-  const auto pname = args.value_or("precision", "float128");
-  if (!oracle::parse_precision(pname, p))
-    throw Error(ErrorKind::Usage, "muoncheck oracle: --precision expects double|float128|bin50, got \"" + pname + "\"");
+  const auto s = select_scenarios(args.positionals(), option_text(args, "scenarios"), false).front();
+  const oracle::Precision p = precision_from(args, "precision");
   if (args.flag("control") && args.value("precision"))
     throw Error(ErrorKind::Usage, "muoncheck oracle: --control runs in double with dtype emulation; drop --precision");
   if (const auto out = args.value("out")) check_writable(*out);   // before the oracle runs
@@ -50,12 +48,9 @@ Outcome run(const cli::Args& args) {
 Command oracle_command() {
   return {{"oracle", "muoncheck oracle SCENARIO [--precision double|float128|bin50] [--control] [--out FILE] [--json]",
            "Computes the exact Muon trajectory of SCENARIO (a .json path or a name in scenarios/):\n"
-           "tags, and per step the loss, skip, loss scale, gradient norm, NS calls and every state tensor.",
-           {{"precision", true, false, "oracle arithmetic: double (quick), float128 (default), bin50 (certify)"},
-            {"control", false, false, "the control instead: the same semantics with the scenario's dtypes emulated"},
-            {"out", true, false, "write the whole trajectory, tensors included, as JSON to FILE"},
-            {"json", false, false, "print the trajectory (without tensors) as JSON instead of a table"},
-            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"}}},
+           "tags, and per step the loss, skip, loss scale, gradient norm, NS calls and every state tensor.\n"
+           "--json prints the trajectory without its tensors; --out FILE writes it whole.",
+           options({"precision", "control", "out/trajectory", "json/print", "scenarios"})},
           run};
 }
 

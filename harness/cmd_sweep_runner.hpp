@@ -26,7 +26,7 @@ struct SweepOptions {
   std::string cases_dir = "reports/cases";
   int max_shrink_judgements = 400;        // each judges only the confirmed invariants
   double max_shrink_seconds = 240;
-  std::chrono::milliseconds timeout{30000};
+  std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
   impl::CommBackend comm = impl::CommBackend::gloo;
   int control_members = oracle::kDefaultControlMembers;   // the noise ensemble of every judgement

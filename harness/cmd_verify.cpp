@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "harness/commands.hpp"
 #include "harness/report_views.hpp"
-#include "harness/noise_options.hpp"
+#include "harness/option_table.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
 #include "harness/report.hpp"
@@ -26,9 +26,7 @@ Outcome run(const cli::Args& args) {
   const auto views = ViewPaths::from(args);
   VerifyOptions o;
   const double min_executed = min_executed_from(args);
-  const auto p = args.value_or("oracle-precision", "float128");
-  if (!oracle::parse_precision(p, o.precision))
-    throw Error(ErrorKind::Usage, "--oracle-precision expects double|float128|bin50, got \"" + p + "\"");
+  o.precision = precision_from(args);
   o.control_members = control_members_from(args);
   for (const auto& id : args.values("invariant")) {
     bool known = false;
@@ -36,12 +34,12 @@ Outcome run(const cli::Args& args) {
     if (!known) throw Error(ErrorKind::Usage, "--invariant: \"" + id + "\" is not an invariant a trace can show");
     o.only.insert(id);
   }
-  const auto scenarios = select_scenarios(args.positionals(), args.value_or("scenarios", "scenarios"), false);
+  const auto scenarios = select_scenarios(args.positionals(), option_text(args, "scenarios"), false);
   std::vector<Trace> traces;
   for (const auto& path : paths) traces.push_back(load_trace(path));
   const auto results = verify_traces(match_traces(scenarios, traces), o);
   for (const auto& r : results) print_scenario_table(stdout, r);
-  const std::string flags = o.precision == oracle::Precision::float128 ? "" : "--oracle-precision " + p;
+  const std::string flags = o.precision == oracle::Precision::float128 ? "" : std::string("--oracle-precision ") + oracle::precision_name(o.precision);
   const RunMetadata meta{"verify", "trace", flags, min_executed};
   print_failures_and_summary(stdout, results, {}, meta);
   if (const auto report = args.value("report"); report || views.any()) {
@@ -67,13 +65,8 @@ Command verify_command() {
            "a given SCENARIO of that name, or the scenario embedded in the trace when it re-splits a given one.\n"
            "Exit 1 on any FAIL, on a scenario that executed no invariant (all SKIPPED/UNSUPPORTED), or when\n"
            "fewer than --min-executed of the verdicts ran (relational invariants need sibling traces).",
-           {{"trace", true, true, "a trace file written by the implementation (repeatable)"},
-            {"report", true, false, "write the JSON report to FILE"},
-            {"invariant", true, true, "judge only this invariant (its id)"},
-            {"oracle-precision", true, false, "double | float128 (default) | bin50"},
-            control_members_option(),
-            {"scenarios", true, false, "folder that bare scenario names are looked up in (default scenarios)"},
-            min_executed_option(), report_view_options()[0], report_view_options()[1]}},
+           options({"trace/read", "report", "invariant", "oracle-precision", "control-members", "scenarios",
+                    "min-executed", "junit", "summary-md"})},
           run};
 }
 

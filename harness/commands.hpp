@@ -29,6 +29,9 @@ Command noise_command();
 Command diff_command();
 Command html_command();
 
+// Every command (sweep_command() included, cmd_sweep.hpp), in the order `muoncheck --help` lists them.
+std::vector<Command> all_commands();
+
 // The full command line of this process, for reports and repro lines.
 const std::vector<std::string>& process_argv();
 void set_process_argv(int argc, char** argv);

@@ -107,17 +107,4 @@ std::string this_command_line() {
   return line;
 }
 
-cli::OptionSpec min_executed_option() {
-  return {"min-executed", true, false,
-          "not OK when a smaller fraction of the verdicts was executed (PASS/FAIL, not SKIPPED/UNSUPPORTED); "
-          "in [0, 1], default " + number(kDefaultMinExecuted)};
-}
-
-double min_executed_from(const cli::Args& args) {
-  const double m = args.double_value_or("min-executed", kDefaultMinExecuted);
-  if (!(m >= 0.0 && m <= 1.0))
-    throw Error(ErrorKind::Usage, "--min-executed expects a fraction in [0, 1], got " + args.value_or("min-executed", ""));
-  return m;
-}
-
 }  // namespace muoncheck

@@ -55,9 +55,4 @@ std::vector<std::string> coverage_problems(const Coverage& c, double min_execute
 // This process's command line ("muoncheck check --dp 2"), the repro of a whole run.
 std::string this_command_line();
 
-// --min-executed: its option spec for a judging command's list, and its value (a Usage
-// error outside [0, 1]).
-cli::OptionSpec min_executed_option();
-double min_executed_from(const cli::Args& args);
-
 }  // namespace muoncheck

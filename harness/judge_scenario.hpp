@@ -18,12 +18,15 @@ namespace muoncheck {
 
 enum class CheckMode { trajectory, stepwise, both };
 
+// The collective timeout per rank of every command (--timeout-ms), the sweep's included.
+inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{60000};
+
 struct JudgeOptions {
   std::vector<std::string> faults;
   CheckMode mode = CheckMode::both;
   oracle::Precision precision = oracle::Precision::float128;
   std::set<std::string> only;          // empty: every invariant
-  std::chrono::milliseconds timeout{60000};
+  std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // --backend: where impl's math runs
   impl::CommBackend comm = impl::CommBackend::gloo;           // --comm: impl's collectives
   int control_members = oracle::kDefaultControlMembers;   // --control-members: the noise ensemble's size

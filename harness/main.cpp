@@ -7,16 +7,10 @@
 
 #include "core/error.hpp"
 #include "harness/commands.hpp"
-#include "harness/cmd_sweep.hpp"
 
 namespace {
 
-std::vector<muoncheck::Command> commands() {
-  return {muoncheck::check_command(), muoncheck::run_command(), muoncheck::oracle_command(),
-          muoncheck::certify_command(), muoncheck::golden_command(), muoncheck::mutants_command(), muoncheck::nightly_command(), muoncheck::sweep_command(),
-          muoncheck::verify_command(), muoncheck::noise_command(), muoncheck::diff_command(),
-          muoncheck::html_command()};
-}
+std::vector<muoncheck::Command> commands() { return muoncheck::all_commands(); }
 
 void print_usage(std::ostream& out) {
   out << "usage: muoncheck COMMAND [ARGS] (muoncheck COMMAND --help for each)\n\ncommands:\n";

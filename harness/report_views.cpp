@@ -8,11 +8,6 @@
 
 namespace muoncheck {
 
-std::vector<cli::OptionSpec> report_view_options() {
-  return {{"junit", true, false, "also write the verdicts as JUnit XML to FILE (one testcase per scenario and invariant)"},
-          {"summary-md", true, false, "also write a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"}};
-}
-
 ViewPaths ViewPaths::from(const cli::Args& args) {
   ViewPaths p{args.value_or("junit", ""), args.value_or("summary-md", "")};
   for (const auto* path : {&p.junit, &p.summary_md})

@@ -9,8 +9,6 @@
 
 namespace muoncheck {
 
-std::vector<cli::OptionSpec> report_view_options();
-
 struct ViewPaths {
   std::string junit;        // --junit FILE ("" none)
   std::string summary_md;   // --summary-md FILE ("" none)

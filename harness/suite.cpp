@@ -6,35 +6,24 @@
 #include "harness/console_table.hpp"
 #include "harness/golden_check.hpp"
 #include "harness/commands.hpp"
-#include "harness/noise_options.hpp"
+#include "harness/option_table.hpp"
 
 namespace muoncheck {
 
 JudgeOptions judge_options_from(const cli::Args& args) {
   JudgeOptions o;
   o.faults = args.values("fault");
-  const auto mode = args.value_or("mode", "both");
-  if (mode == "trajectory") o.mode = CheckMode::trajectory;
-  else if (mode == "stepwise") o.mode = CheckMode::stepwise;
-  else if (mode == "both") o.mode = CheckMode::both;
-  else throw Error(ErrorKind::Usage, "--mode expects trajectory|stepwise|both, got \"" + mode + "\"");
-  const auto p = args.value_or("oracle-precision", "float128");
-  if (!oracle::parse_precision(p, o.precision))
-    throw Error(ErrorKind::Usage, "--oracle-precision expects double|float128|bin50, got \"" + p + "\"");
+  o.mode = mode_from(args);
+  o.precision = precision_from(args);
   for (const auto& id : args.values("invariant")) {
     if (!is_invariant_id(id)) throw Error(ErrorKind::Usage, "--invariant: unknown invariant \"" + id + "\"");
     o.only.insert(id);
   }
-  o.timeout = std::chrono::milliseconds(args.int_value_or("timeout-ms", 60000));
-  const auto backend = args.value_or("backend", "cpu");
-  if (!impl::parse_compute_backend(backend, o.backend))
-    throw Error(ErrorKind::Usage, "--backend expects cpu|cuda, got \"" + backend + "\"");
-  const auto comm = args.value_or("comm", "gloo");
-  if (!impl::parse_comm_backend(comm, o.comm))
-    throw Error(ErrorKind::Usage, "--comm expects gloo|nccl, got \"" + comm + "\"");
+  o.timeout = timeout_from(args);
+  o.backend = backend_from(args);
+  o.comm = comm_from(args);
   o.control_members = control_members_from(args);
-  o.dp = args.int_value_or("dp", 0);
-  if (o.dp < 0 || o.dp > 64) throw Error(ErrorKind::Usage, "--dp expects an integer in [1, 64]");
+  o.dp = dp_from(args);
   return o;
 }
 

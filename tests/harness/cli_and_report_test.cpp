@@ -12,12 +12,13 @@
 #include "harness/cli_args.hpp"
 #include "harness/console_table.hpp"
 #include "harness/coverage.hpp"
+#include "harness/option_table.hpp"
 #include "harness/report.hpp"
 
 namespace muoncheck {
 namespace {
 
-const cli::CommandSpec kSpec{"run", "muoncheck run ...", "", {{"fault", true, true, ""}, {"mode", true, false, ""}, {"json", false, false, ""}}};
+const cli::CommandSpec kSpec{"run", "muoncheck run ...", "", {{"fault", true, true, "", ""}, {"mode", true, false, "", ""}, {"json", false, false, "", ""}}};
 
 TEST(CliArgs, ParsesValuesRepeatsAndPositionals) {
   const auto a = cli::Args::parse(kSpec, {"x.json", "--fault", "a", "--fault=b", "--mode", "stepwise", "--json", "y.json"});
@@ -145,7 +146,7 @@ TEST(Coverage, AShareBelowMinExecutedIsNotOkWithTheRunAsRepro) {
 }
 
 TEST(Coverage, MinExecutedMustBeAFraction) {
-  const cli::CommandSpec spec{"run", "", "", {min_executed_option()}};
+  const cli::CommandSpec spec{"run", "", "", options({"min-executed"})};
   EXPECT_DOUBLE_EQ(min_executed_from(cli::Args::parse(spec, {})), kDefaultMinExecuted);
   EXPECT_DOUBLE_EQ(min_executed_from(cli::Args::parse(spec, {"--min-executed", "0.9"})), 0.9);
   for (const char* bad : {"1.5", "-0.1", "nan", "half"}) {
