@@ -93,7 +93,7 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
       const auto bw = impl::bandwidth_of(b.impl.collectives_by_rank.front(), b.impl.collective_seconds_by_rank.front(),
                                          purpose, r.ranks);
       if (bw.calls > 0)
-        r.timing_by_purpose[impl::purpose_name(purpose)] = {bw.calls, bw.bytes, bw.seconds, bw.algbw_gbps, bw.busbw_gbps};
+        r.timing_by_purpose[impl::purpose_name(purpose)] = bw;
     }
 }
 

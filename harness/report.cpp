@@ -188,8 +188,9 @@ void write_report(const std::string& path, const nlohmann::json& report) {
   write_file_atomically(path, report.dump(2) + "\n");
 }
 
-nlohmann::json read_report(const std::string& path) {
-  auto j = read_json_file(path, "report");
+nlohmann::json read_report(const std::string& path) { return checked_report(path, read_json_file(path, "report")); }
+
+nlohmann::json checked_report(const std::string& path, nlohmann::json j) {
   const auto* schema = j.is_object() && j.contains("schema") ? &j["schema"] : nullptr;
   if (!schema || *schema != kReportSchema)
     throw bad_input(path, schema ? "/schema" : "", std::string("a report with \"schema\": \"") + kReportSchema + "\"",

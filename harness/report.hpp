@@ -26,6 +26,8 @@ void write_report(const std::string& path, const nlohmann::json& report);
 // A report read back (by tests and tools), bounded like every input; its "schema" must be
 // kReportSchema. Throws Error{BadInput} "FILE: at /schema: expected ..., got ...".
 nlohmann::json read_report(const std::string& path);
+// j (read from path) when it is a muoncheck report, else BadInput naming path and /schema.
+nlohmann::json checked_report(const std::string& path, nlohmann::json j);
 
 // Counts of PASS/FAIL/UNSUPPORTED/SKIPPED over every verdict, golden failures, and the
 // executed counts with the reasons they make the run not OK (coverage.hpp).

@@ -1,6 +1,8 @@
 #include "harness/report_views.hpp"
 
 #include "core/atomic_file.hpp"
+#include <utility>
+
 #include "core/bounded_json.hpp"
 #include "harness/report.hpp"
 #include "harness/views/junit.hpp"
@@ -24,7 +26,7 @@ nlohmann::json load_report(const std::string& path) {
   // The bounded reader (depth, size, number range) either way; a sweep's record has no schema.
   auto j = read_json_file(path, "report");
   if (j.is_object() && !j.contains("schema") && j.value("command", "") == "sweep") return j;
-  return read_report(path);
+  return checked_report(path, std::move(j));
 }
 
 }  // namespace muoncheck

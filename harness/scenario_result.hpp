@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "core/trajectory.hpp"
+#include "impl/comm/collective_bandwidth.hpp"
 #include "properties/verdict.hpp"
 
 namespace muoncheck {
@@ -30,15 +31,6 @@ struct StepReport {
   double exact_loss = 0.0;                          // the exact trajectory's loss at the same step
 };
 
-// Measured bandwidth of one purpose's collectives on rank 0 (impl/comm/collective_bandwidth.hpp).
-struct TrafficTiming {
-  long long calls = 0;
-  long long bytes = 0;
-  double seconds = 0.0;
-  double algbw_gbps = 0.0;
-  double busbw_gbps = 0.0;
-};
-
 // Why a scenario could not be judged at all: a collective failed or mismatched in some rank,
 // a timeout, or a broken invariant of muoncheck. The run goes on with the next scenario.
 struct ScenarioError {
@@ -55,7 +47,7 @@ struct ScenarioResult {
   std::vector<StepReport> steps;
   double wall_seconds = 0.0;
   int ranks = 0;                                    // dp of the run judged (0: no impl run)
-  std::map<std::string, TrafficTiming> timing_by_purpose;   // muon_gather, muon_exchange
+  std::map<std::string, impl::Bandwidth> timing_by_purpose;   // rank 0's, by purpose: muon_gather, muon_exchange
   std::string repro_command;   // empty: "muoncheck run SOURCE"; `verify` sets its own
   std::optional<ScenarioError> error;   // set: no verdicts, the scenario is reported as an error
 };

@@ -6,23 +6,14 @@
 #include <sstream>
 
 #include "harness/views/junit.hpp"
+#include "harness/views/report_fields.hpp"
 
 namespace muoncheck {
 namespace {
 
-std::string str(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-double number(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : NAN;
-}
-
-std::string fmt(const char* f, double x) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, x);
-  return buf;
-}
+using views::number;
+using views::str;
+constexpr auto fmt = views::format;
 
 // A report writes a non-finite metric as null.
 std::string metric_text(double x) { return std::isfinite(x) ? fmt("%.3g", x) : "non-finite"; }
@@ -122,24 +113,21 @@ std::string html_report(const nlohmann::json& report) {
     for (const auto& r : s.value("repro", nlohmann::json::array())) out << "<p><code>" << xml_escape(r.get<std::string>()) << "</code></p>\n";
     out << "</section>\n";
   }
-  if (report.contains("mutants") && report["mutants"].is_object()) {
-    const auto& m = report["mutants"];
+  if (const auto* mutants = views::mutants_of(report)) {
+    const auto& m = *mutants;
     out << "<section><h2>Mutants: " << m.value("killed", 0) << " of " << m.value("total", 0) << " killed</h2><table><tr><th>fault</th><th>status</th><th>killed by</th></tr>\n";
     for (const auto& f : m.value("faults", nlohmann::json::array())) {
-      std::string by;
-      for (const auto& k : f.value("kills", nlohmann::json::array()))
-        by += (by.empty() ? "" : ", ") + str(k, "scenario") + ": " + str(k, "invariant") + (k.value("symptom", false) ? "*" : "");
+      const std::string by = views::kills_text(f);
       const std::string status = str(f, "status");
       out << "<tr><td>" << xml_escape(str(f, "fault")) << "</td><td class=\"" << (status == "KILLED" ? "PASS" : "FAIL") << "\">"
           << xml_escape(status) << "</td><td>" << xml_escape(by) << "</td></tr>\n";
     }
     out << "</table></section>\n";
   }
-  const nlohmann::json* sweep = report.contains("sweep") ? &report["sweep"] : (str(report, "command") == "sweep" ? &report : nullptr);
-  if (sweep && sweep->is_object()) {
+  if (const auto* sweep = views::sweep_of(report)) {
     out << "<section><h2>Sweep</h2><p>seed " << sweep->value("seed", 0) << ", " << sweep->value("cases_run", 0) << " cases, "
         << fmt("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
-    if (sweep->contains("failure") && (*sweep)["failure"].is_object())
+    if (views::sweep_failed(*sweep))
       out << "<span class=\"FAIL\">found a counterexample</span></p><p>" << xml_escape(str((*sweep)["failure"], "message"))
           << "</p><p><code>" << xml_escape(str((*sweep)["failure"], "repro")) << "</code></p>";
     else

@@ -1,8 +1,11 @@
 #include "harness/views/junit.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 #include <vector>
+
+#include "harness/views/report_fields.hpp"
 
 namespace muoncheck {
 
@@ -26,6 +29,14 @@ std::string xml_escape(const std::string& text) {
 
 namespace {
 
+using views::str;
+
+// A count or time that may be absent reads as 0.
+double num(const nlohmann::json& j, const char* key) {
+  const double x = views::number(j, key);
+  return std::isnan(x) ? 0.0 : x;
+}
+
 // xs:decimal: fixed notation, never an exponent.
 std::string seconds_text(double s) {
   char buf[32];
@@ -48,14 +59,6 @@ struct Suite {
     return n;
   }
 };
-
-std::string str(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
-
-double num(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
-}
 
 Suite scenario_suite(const nlohmann::json& s) {
   Suite suite{str(s, "scenario"), num(s, "wall_seconds"), {}};
@@ -114,9 +117,9 @@ std::string junit_xml(const nlohmann::json& report) {
     }
     suites.push_back(g);
   }
-  if (report.contains("mutants") && report["mutants"].is_object()) {
-    Suite m{"mutants", num(report["mutants"], "seconds"), {}};
-    for (const auto& f : report["mutants"].value("faults", nlohmann::json::array())) {
+  if (const auto* mutants = views::mutants_of(report)) {
+    Suite m{"mutants", num(*mutants, "seconds"), {}};
+    for (const auto& f : mutants->value("faults", nlohmann::json::array())) {
       const std::string status = str(f, "status");
       Case c{"mutants", str(f, "fault"), status == "KILLED" ? "pass" : "failure", "fault " + status, "", num(f, "seconds")};
       c.detail = "the fault " + c.name + " is " + status + " (no symptom invariant failed)\nrepro: muoncheck mutants --fault " + c.name;
@@ -124,12 +127,11 @@ std::string junit_xml(const nlohmann::json& report) {
     }
     suites.push_back(m);
   }
-  const nlohmann::json* sweep = report.contains("sweep") ? &report["sweep"] : (str(report, "command") == "sweep" ? &report : nullptr);
-  if (sweep && sweep->is_object()) {
+  if (const auto* sweep = views::sweep_of(report)) {
     Suite w{"sweep", num(*sweep, "seconds"), {}};
     Case c{"sweep", "seed " + std::to_string(sweep->value("seed", 0)) + ", " + std::to_string(sweep->value("cases_run", 0)) + " cases",
            "pass", "", "", num(*sweep, "seconds")};
-    if (sweep->contains("failure") && (*sweep)["failure"].is_object()) {
+    if (views::sweep_failed(*sweep)) {
       const auto& f = (*sweep)["failure"];
       c.outcome = "failure";
       c.message = str(f, "message");

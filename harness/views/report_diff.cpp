@@ -1,5 +1,7 @@
 #include "harness/views/report_diff.hpp"
 
+#include "harness/views/report_fields.hpp"
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -7,14 +9,12 @@
 namespace muoncheck {
 namespace {
 
+using views::str;
+
 struct Entry {
   std::string status;
   double ratio = NAN;   // metric / threshold (PASS/FAIL with a positive threshold)
 };
-
-std::string str(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
 
 // "scenario" -> "invariant" -> entry; golden under the invariant "golden".
 std::map<std::string, std::map<std::string, Entry>> index_of(const nlohmann::json& r) {
@@ -77,8 +77,8 @@ ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& 
   }
   auto faults = [](const nlohmann::json& r) {
     std::map<std::string, std::string> out;
-    if (r.contains("mutants") && r["mutants"].is_object())
-      for (const auto& f : r["mutants"].value("faults", nlohmann::json::array())) out[str(f, "fault")] = str(f, "status");
+    if (const auto* mutants = views::mutants_of(r))
+      for (const auto& f : mutants->value("faults", nlohmann::json::array())) out[str(f, "fault")] = str(f, "status");
     return out;
   };
   const auto old_faults = faults(old_report), new_faults = faults(new_report);
@@ -88,11 +88,12 @@ ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& 
     if (status == "KILLED" && now != "KILLED") d.regressions.push_back("mutant " + fault + ": KILLED -> " + now);
     if (status != "KILLED" && now == "KILLED") d.improvements.push_back("mutant " + fault + ": " + status + " -> KILLED");
   }
-  auto sweep_failed = [](const nlohmann::json& r) {
-    return r.contains("sweep") && r["sweep"].is_object() && r["sweep"].contains("failure") && r["sweep"]["failure"].is_object();
+  auto found = [](const nlohmann::json& r) {
+    const auto* sweep = views::sweep_of(r);
+    return sweep && views::sweep_failed(*sweep) ? sweep : nullptr;
   };
-  if (sweep_failed(new_report) && !sweep_failed(old_report))
-    d.regressions.push_back("sweep: found a counterexample (" + str(new_report["sweep"]["failure"], "repro") + ")");
+  if (const auto* now = found(new_report); now && !found(old_report))
+    d.regressions.push_back("sweep: found a counterexample (" + str((*now)["failure"], "repro") + ")");
   return d;
 }
 

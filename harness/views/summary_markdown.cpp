@@ -1,26 +1,19 @@
 #include "harness/views/summary_markdown.hpp"
 
-#include <cstdio>
 #include <sstream>
+
+#include "harness/views/report_fields.hpp"
 
 namespace muoncheck {
 namespace {
 
-std::string str(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
-}
+using views::str;
 
 // Markdown table cells: a pipe or a newline would break the row.
 std::string cell(std::string s) {
   for (auto& c : s)
     if (c == '|' || c == '\n') c = c == '|' ? '/' : ' ';
   return s;
-}
-
-std::string fixed(double x, int digits) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
-  return buf;
 }
 
 }  // namespace
@@ -34,7 +27,7 @@ std::string summary_markdown(const nlohmann::json& report) {
   out << "| scenarios | PASS | FAIL | SKIPPED | UNSUPPORTED | executed | golden failed |\n|---|---|---|---|---|---|---|\n";
   out << "| " << sum.value("scenarios", 0) << " | " << sum.value("pass", 0) << " | " << sum.value("fail", 0) << " | "
       << sum.value("skipped", 0) << " | " << sum.value("unsupported", 0) << " | " << sum.value("executed", 0) << " of "
-      << sum.value("verdicts", 0) << " (" << fixed(100.0 * sum.value("executed_share", 0.0), 1) << " %) | "
+      << sum.value("verdicts", 0) << " (" << views::format("%.1f", 100.0 * sum.value("executed_share", 0.0)) << " %) | "
       << sum.value("golden_fail", 0) << " |\n\n";
   out << "Device: " << cell(str(meta, "backend")) << "; commit `" << str(meta, "git_commit") << "`";
   if (meta.contains("gpus")) out << "; GPUs " << meta["gpus"].get<int>();
@@ -52,23 +45,19 @@ std::string summary_markdown(const nlohmann::json& report) {
   }
   for (const auto& p : sum.value("coverage_problems", nlohmann::json::array())) out << "- not OK: " << cell(p.get<std::string>()) << "\n";
 
-  if (report.contains("mutants") && report["mutants"].is_object()) {
-    const auto& m = report["mutants"];
+  if (const auto* mutants = views::mutants_of(report)) {
+    const auto& m = *mutants;
     out << "### Mutants: " << m.value("killed", 0) << " of " << m.value("total", 0) << " killed"
         << (m.value("control_clean", false) ? ", control clean" : ", CONTROL NOT CLEAN") << "\n\n| fault | status | killed by |\n|---|---|---|\n";
     for (const auto& f : m.value("faults", nlohmann::json::array())) {
-      std::string by;
-      for (const auto& k : f.value("kills", nlohmann::json::array()))
-        by += (by.empty() ? "" : ", ") + str(k, "scenario") + ": " + str(k, "invariant") + (k.value("symptom", false) ? "*" : "");
-      out << "| " << str(f, "fault") << " | " << str(f, "status") << " | " << cell(by) << " |\n";
+      out << "| " << str(f, "fault") << " | " << str(f, "status") << " | " << cell(views::kills_text(f)) << " |\n";
     }
     out << "\n";
   }
-  const nlohmann::json* sweep = report.contains("sweep") ? &report["sweep"] : (str(report, "command") == "sweep" ? &report : nullptr);
-  if (sweep && sweep->is_object()) {
+  if (const auto* sweep = views::sweep_of(report)) {
     out << "### Sweep: seed " << sweep->value("seed", 0) << ", " << sweep->value("cases_run", 0) << " cases, "
-        << fixed(sweep->value("cases_per_minute", 0.0), 0) << " cases/min: ";
-    if (sweep->contains("failure") && (*sweep)["failure"].is_object())
+        << views::format("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
+    if (views::sweep_failed(*sweep))
       out << "FOUND A COUNTEREXAMPLE\n\n" << cell(str((*sweep)["failure"], "message")) << "\n\n```\n" << str((*sweep)["failure"], "repro") << "\n```\n";
     else
       out << "clean\n";

@@ -10,24 +10,12 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "run_muoncheck.hpp"
+
 namespace {
 
-struct Result {
-  int exit_code;
-  std::string output;
-};
-
-Result run(const std::string& args) {
-  const std::string cmd = std::string(MUONCHECK_BIN) + " " + args + " 2>&1";
-  Result r{-1, ""};
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Result = muoncheck::testing::RunResult;
+Result run(const std::string& args) { return muoncheck::testing::run_muoncheck(args); }
 
 std::string write_temp(const std::string& name, const std::string& text) {
   const auto dir = std::filesystem::temp_directory_path() / "muoncheck_cli_test";

@@ -13,6 +13,7 @@
 #include "harness/cmd_sweep_runner.hpp"
 #include "harness/commands.hpp"
 #include "harness/option_table.hpp"
+#include "run_muoncheck.hpp"
 
 namespace muoncheck {
 namespace {
@@ -29,22 +30,8 @@ const Command& command(const std::string& name) {
   throw std::runtime_error("no command " + name);
 }
 
-struct Run {
-  int exit_code;
-  std::string output;
-};
-
-Run run_binary(const std::string& args) {
-  const std::string cmd = std::string(MUONCHECK_BIN) + " " + args + " 2>&1";
-  Run r{-1, ""};
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf{};
-  while (std::fgets(buf.data(), buf.size(), p)) r.output += buf.data();
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Run = testing::RunResult;
+Run run_binary(const std::string& args) { return testing::run_muoncheck(args); }
 
 TEST(OptionTable, EveryCommandsOptionsComeFromTheTable) {
   const auto commands = all_commands();
