@@ -23,11 +23,10 @@ int64_t counts_hash(const std::vector<int64_t>& counts) {
 std::string CollectiveSignature::describe() const {
   const auto kind = static_cast<CollectiveKind>(words[0]);
   std::string out = collective_name(kind);
-  if (kind != CollectiveKind::barrier) out += " of " + std::to_string(words[2]);
+  out += " of " + std::to_string(words[2]);
   if (kind == CollectiveKind::reduce_scatter || kind == CollectiveKind::all_gather)
     out += " -> " + std::to_string(words[3]);
-  if (kind != CollectiveKind::barrier) out += " " + std::string(dtype_name(static_cast<DType>(words[1])));
-  if (kind == CollectiveKind::broadcast) out += " from rank " + std::to_string(words[4]);
+  out += " " + std::string(dtype_name(static_cast<DType>(words[1])));
   return out + " (collective #" + std::to_string(words[5]) + ")";
 }
 
@@ -50,7 +49,7 @@ void AgreeingCommunicator::agree(CollectiveKind kind, int64_t dtype, int64_t a, 
     inner_.all_gather(Buffer{in.data(), kFloats, DType::fp32}, Buffer{out.data(), kFloats * n, DType::fp32});
   } catch (const CommError& e) {
     // A timeout or a peer gone shows up in the exchange: name the collective the caller
-    // asked for ("rank 0: barrier (scalar, step 7) failed: ..."), keeping kind and echo flag.
+    // asked for ("rank 0: all_reduce (scalar, step 7) failed: ..."), keeping kind and echo flag.
     std::string msg = e.what();
     const std::string exchange = "rank " + std::to_string(rank()) + ": " + collective_name(CollectiveKind::all_gather) + " (";
     if (msg.rfind(exchange, 0) == 0)
@@ -109,18 +108,6 @@ void AgreeingCommunicator::all_gather_v(Buffer in, Buffer out, const std::vector
   agree(CollectiveKind::all_gather_v, static_cast<int64_t>(in.dtype), out.count, static_cast<int64_t>(counts.size()),
         counts_hash(counts));
   inner_.all_gather_v(in, out, counts);
-}
-
-void AgreeingCommunicator::broadcast(Buffer buf, int root) {
-  if (buf.count < 0 || root < 0 || root >= size())
-    bad_args(CollectiveKind::broadcast, "count " + std::to_string(buf.count) + ", root " + std::to_string(root));
-  agree(CollectiveKind::broadcast, static_cast<int64_t>(buf.dtype), buf.count, kNone, root);
-  inner_.broadcast(buf, root);
-}
-
-void AgreeingCommunicator::barrier() {
-  agree(CollectiveKind::barrier, kNone, kNone, kNone, kNone);
-  inner_.barrier();
 }
 
 }  // namespace muoncheck::impl

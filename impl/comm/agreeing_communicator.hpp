@@ -1,5 +1,5 @@
 // Decorator that makes every collective agree on its signature before it runs: each rank
-// first all-gathers a small fixed-size header (collective kind, dtype, counts, root) and
+// first all-gathers a small fixed-size header (collective kind, dtype, counts) and
 // compares it with its peers'. A mismatch — ranks in different collectives, or the same
 // one with different sizes — then throws CommError{Infrastructure} on every rank alike,
 // instead of reaching the transport, where Gloo's event-loop thread enforces sizes with
@@ -21,7 +21,7 @@ namespace muoncheck::impl {
 // What a collective claims on one rank, as exchanged (all fields identical on every rank
 // of a correct run; all_gather_v's own in.count differs per rank and is checked locally).
 struct CollectiveSignature {
-  std::array<int64_t, 6> words{};  // kind, dtype, count a, count b, root / counts hash, sequence
+  std::array<int64_t, 6> words{};  // kind, dtype, count a, count b, counts hash (all_gather_v), sequence
   std::string describe() const;    // "all_reduce of 4 fp32 (collective #3)"
   bool operator==(const CollectiveSignature&) const = default;
 };
@@ -36,8 +36,6 @@ class AgreeingCommunicator final : public Communicator {
   void reduce_scatter(Buffer in, Buffer out) override;
   void all_gather(Buffer in, Buffer out) override;
   void all_gather_v(Buffer in, Buffer out, const std::vector<int64_t>& counts) override;
-  void broadcast(Buffer buf, int root) override;
-  void barrier() override;
   void set_context(const CommContext& ctx) override;
 
  private:

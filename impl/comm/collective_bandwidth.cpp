@@ -9,8 +9,6 @@ double bus_factor(CollectiveKind kind, int ranks) {
     case CollectiveKind::all_gather:
     case CollectiveKind::all_gather_v:
     case CollectiveKind::reduce_scatter: return (n - 1.0) / n;
-    case CollectiveKind::broadcast: return 1.0;
-    case CollectiveKind::barrier: return 0.0;
   }
   return 0.0;
 }

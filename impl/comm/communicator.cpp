@@ -8,8 +8,6 @@ std::string collective_name(CollectiveKind k) {
     case CollectiveKind::reduce_scatter: return "reduce_scatter";
     case CollectiveKind::all_gather: return "all_gather";
     case CollectiveKind::all_gather_v: return "all_gather_v";
-    case CollectiveKind::broadcast: return "broadcast";
-    case CollectiveKind::barrier: return "barrier";
   }
   return "unknown";
 }

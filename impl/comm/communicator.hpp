@@ -1,6 +1,7 @@
 // The one interface every collective in impl/ goes through (SPEC §5): all-reduce
-// (sum), reduce-scatter (sum, equal chunks), all-gather (equal and variable
-// sizes), broadcast and barrier, over fp32, bf16 and fp16 buffers. 16-bit buffers
+// (sum), reduce-scatter (sum, equal chunks) and all-gather (equal and variable
+// sizes), over fp32, bf16 and fp16 buffers: the collectives the engine and the agreement
+// check call, and no others. 16-bit buffers
 // hold raw bit patterns (uint16_t words); a 16-bit sum rounds to that dtype.
 // Errors are thrown as CommError (a muoncheck::Error) naming rank and collective.
 #pragma once
@@ -23,7 +24,7 @@ struct Buffer {
   int64_t bytes() const { return count * dtype_bytes(dtype); }
 };
 
-enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_gather_v, broadcast, barrier };
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_gather_v };
 std::string collective_name(CollectiveKind k);
 
 // Why a collective runs; invariants filter the log by purpose.
@@ -91,8 +92,6 @@ class Communicator {
   virtual void all_gather(Buffer in, Buffer out) = 0;
   // counts[r] elements from rank r, concatenated in rank order into out.
   virtual void all_gather_v(Buffer in, Buffer out, const std::vector<int64_t>& counts) = 0;
-  virtual void broadcast(Buffer buf, int root) = 0;
-  virtual void barrier() = 0;
 
   // Labels for what follows; plain backends ignore them, the counting decorator records them.
   virtual void set_context(const CommContext& ctx) { (void)ctx; }

@@ -41,14 +41,6 @@ void CountingCommunicator::all_gather_v(Buffer in, Buffer out, const std::vector
   timed(CollectiveKind::all_gather_v, out.dtype, out.count, [&] { inner_.all_gather_v(in, out, counts); });
 }
 
-void CountingCommunicator::broadcast(Buffer buf, int root) {
-  timed(CollectiveKind::broadcast, buf.dtype, buf.count, [&] { inner_.broadcast(buf, root); });
-}
-
-void CountingCommunicator::barrier() {
-  timed(CollectiveKind::barrier, DType::fp32, 0, [&] { inner_.barrier(); });
-}
-
 std::map<int, StepSummary> summarize_by_step(const std::vector<CollectiveRecord>& log) {
   std::map<int, StepSummary> out;
   for (const auto& r : log) {

@@ -16,11 +16,10 @@ namespace muoncheck::impl {
 // elements/bytes per kind (identical on every rank):
 //   all_reduce      buf.count                 reduce_scatter  in.count  (= dp · out.count)
 //   all_gather      out.count (= dp·in.count) all_gather_v    out.count (= Σ counts)
-//   broadcast       buf.count                 barrier         0 (dtype recorded as fp32)
 // bytes = elements · dtype_bytes(dtype): the payload in the dtype it travelled in.
 struct CollectiveRecord {
   int rank = 0;
-  CollectiveKind kind = CollectiveKind::barrier;
+  CollectiveKind kind = CollectiveKind::all_reduce;
   DType dtype = DType::fp32;
   int64_t elements = 0;
   int64_t bytes = 0;
@@ -44,8 +43,6 @@ class CountingCommunicator final : public Communicator {
   void reduce_scatter(Buffer in, Buffer out) override;
   void all_gather(Buffer in, Buffer out) override;
   void all_gather_v(Buffer in, Buffer out, const std::vector<int64_t>& counts) override;
-  void broadcast(Buffer buf, int root) override;
-  void barrier() override;
   void set_context(const CommContext& ctx) override;
 
   const CommContext& context() const { return ctx_; }

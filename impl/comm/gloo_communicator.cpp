@@ -10,8 +10,6 @@
 #include <gloo/allgather.h>     // gloo::allgather
 #include <gloo/allgatherv.h>    // gloo::allgatherv
 #include <gloo/allreduce.h>     // gloo::allreduce with a custom reduce function
-#include <gloo/barrier.h>       // gloo::barrier
-#include <gloo/broadcast.h>     // gloo::broadcast
 #include <gloo/rendezvous/context.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
@@ -216,32 +214,6 @@ void GlooCommunicator::all_gather_v(Buffer in, Buffer out, const std::vector<int
       opts.setOutput(static_cast<T*>(out.data), elements);
       gloo::allgatherv(opts);
     });
-  });
-}
-
-void GlooCommunicator::broadcast(Buffer buf, int root) {
-  if (root < 0 || root >= size_ || buf.count < 0) {
-    bad_args(CollectiveKind::broadcast, "root " + std::to_string(root) + " with dp " + std::to_string(size_) +
-                                            ", count " + std::to_string(buf.count));
-  }
-  guarded(CollectiveKind::broadcast, [&] {
-    if (buf.count == 0) return;
-    gloo::BroadcastOptions opts(context_);
-    opts.setTimeout(timeout_);
-    opts.setRoot(root);
-    with_storage_type(buf.dtype, [&](auto tag) {
-      using T = decltype(tag);
-      opts.setOutput(static_cast<T*>(buf.data), static_cast<size_t>(buf.count));
-    });
-    gloo::broadcast(opts);
-  });
-}
-
-void GlooCommunicator::barrier() {
-  guarded(CollectiveKind::barrier, [&] {
-    gloo::BarrierOptions opts(context_);
-    opts.setTimeout(timeout_);
-    gloo::barrier(opts);
   });
 }
 

@@ -35,8 +35,6 @@ class GlooCommunicator final : public Communicator {
   void reduce_scatter(Buffer in, Buffer out) override;
   void all_gather(Buffer in, Buffer out) override;
   void all_gather_v(Buffer in, Buffer out, const std::vector<int64_t>& counts) override;
-  void broadcast(Buffer buf, int root) override;
-  void barrier() override;
   void set_context(const CommContext& ctx) override { ctx_ = ctx; }
 
   // Drops every connection (idempotent); peers waiting on this rank fail fast. Call it

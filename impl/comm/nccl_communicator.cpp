@@ -125,25 +125,6 @@ class NcclCommunicator final : public Communicator {
       finish(k, out, dout);
     });
   }
-  void broadcast(Buffer buf, int root) override {
-    const auto k = CollectiveKind::broadcast;
-    if (root < 0 || root >= size_) bad_args(k, "root out of range");
-    guarded(k, [&] {
-      void* d = stage_in(in_, buf);
-      call(k, ncclBroadcast(d, d, buf.count, nccl_type(buf.dtype), root, comm_, stream_));
-      finish(k, buf, d);
-    });
-  }
-  void barrier() override {
-    const auto k = CollectiveKind::barrier;
-    guarded(k, [&] {
-      float one = 1.0f;
-      Buffer b{&one, 1, DType::fp32};
-      void* d = stage_in(in_, b);
-      call(k, ncclAllReduce(d, d, 1, ncclFloat32, ncclSum, comm_, stream_));
-      finish(k, b, d);
-    });
-  }
 
  private:
   template <class F>

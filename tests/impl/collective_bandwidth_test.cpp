@@ -21,20 +21,19 @@ TEST(BusFactor, MatchesNcclTests) {
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::reduce_scatter, 8), 0.875);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_reduce, 2), 1.0);
   EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::all_reduce, 4), 1.5);
-  EXPECT_DOUBLE_EQ(bus_factor(CollectiveKind::broadcast, 4), 1.0);
 }
 
 TEST(BandwidthOf, OnlyThePurposeAskedAndPerKindFactors) {
   const std::vector<CollectiveRecord> log = {rec(CollectiveKind::all_gather, 4'000'000'000, Purpose::muon_gather),
                                              rec(CollectiveKind::all_reduce, 1'000'000'000, Purpose::grad_reduce),
-                                             rec(CollectiveKind::broadcast, 2'000'000'000, Purpose::muon_gather)};
+                                             rec(CollectiveKind::all_reduce, 2'000'000'000, Purpose::muon_gather)};
   const std::vector<double> seconds = {1.0, 100.0, 1.0};
   const auto bw = bandwidth_of(log, seconds, Purpose::muon_gather, 2);
   EXPECT_EQ(bw.calls, 2);
   EXPECT_EQ(bw.bytes, 6'000'000'000);
   EXPECT_DOUBLE_EQ(bw.seconds, 2.0);
   EXPECT_DOUBLE_EQ(bw.algbw_gbps, 3.0);              // 6 GB in 2 s
-  EXPECT_DOUBLE_EQ(bw.busbw_gbps, (4.0 * 0.5 + 2.0 * 1.0) / 2.0);
+  EXPECT_DOUBLE_EQ(bw.busbw_gbps, (4.0 * 0.5 + 2.0 * 1.0) / 2.0);  // all_reduce at dp 2: factor 1
   const auto none = bandwidth_of(log, seconds, Purpose::weight_sync, 2);
   EXPECT_EQ(none.calls, 0);
   EXPECT_EQ(none.busbw_gbps, 0.0);
@@ -48,8 +47,6 @@ class NullComm final : public Communicator {
   void reduce_scatter(Buffer, Buffer) override {}
   void all_gather(Buffer, Buffer) override {}
   void all_gather_v(Buffer, Buffer, const std::vector<int64_t>&) override {}
-  void broadcast(Buffer, int) override {}
-  void barrier() override {}
 };
 
 TEST(CountingCommunicator, TimesEveryRecordAndClearsBoth) {
@@ -57,7 +54,7 @@ TEST(CountingCommunicator, TimesEveryRecordAndClearsBoth) {
   CountingCommunicator counting(inner);
   float x[4] = {};
   counting.all_reduce({x, 4, DType::fp32});
-  counting.barrier();
+  counting.all_gather({x, 1, DType::fp32}, {x, 1, DType::fp32});
   ASSERT_EQ(counting.seconds().size(), counting.log().size());
   for (double s : counting.seconds()) EXPECT_GE(s, 0.0);
   counting.clear_log();

@@ -36,8 +36,7 @@ void script(Communicator& comm) {
 
     comm.set_context({Purpose::scalar, Phase::boundary, step});
     HostBuffer flag(DType::fp32, 1);
-    comm.broadcast(flag.view(), 0);
-    comm.barrier();
+    comm.all_reduce(flag.view());
   }
 }
 
@@ -49,8 +48,7 @@ std::vector<CollectiveRecord> expected_log(int rank, int dp) {
     want.push_back({rank, CollectiveKind::reduce_scatter, DType::fp32, 4 * dp, 16 * dp, Purpose::grad_reduce, Phase::micro_step, step});
     want.push_back({rank, CollectiveKind::all_gather, DType::fp16, 3 * dp, 6 * dp, Purpose::muon_gather, Phase::boundary, step});
     want.push_back({rank, CollectiveKind::all_gather_v, DType::bf16, v, 2 * v, Purpose::muon_gather, Phase::boundary, step});
-    want.push_back({rank, CollectiveKind::broadcast, DType::fp32, 1, 4, Purpose::scalar, Phase::boundary, step});
-    want.push_back({rank, CollectiveKind::barrier, DType::fp32, 0, 0, Purpose::scalar, Phase::boundary, step});
+    want.push_back({rank, CollectiveKind::all_reduce, DType::fp32, 1, 4, Purpose::scalar, Phase::boundary, step});
   }
   return want;
 }
@@ -80,12 +78,12 @@ TEST(CountingCommunicator, SummarizesBytesPerStepByKindPurposeAndPhase) {
   ASSERT_EQ(summary.size(), 2u);
   for (const auto& [step, s] : summary) {
     EXPECT_EQ(s.by_kind.at(CollectiveKind::reduce_scatter), (CommTotals{1, 64})) << "step " << step;
-    EXPECT_EQ(s.by_kind.at(CollectiveKind::barrier), (CommTotals{1, 0}));
+    EXPECT_EQ(s.by_kind.at(CollectiveKind::all_reduce), (CommTotals{2, 20 + 4}));
     EXPECT_EQ(s.by_purpose.at(Purpose::grad_reduce), (CommTotals{2, 20 + 64}));
     EXPECT_EQ(s.by_purpose.at(Purpose::muon_gather), (CommTotals{2, 24 + 12}));
-    EXPECT_EQ(s.by_purpose.at(Purpose::scalar), (CommTotals{2, 4}));
+    EXPECT_EQ(s.by_purpose.at(Purpose::scalar), (CommTotals{1, 4}));
     EXPECT_EQ(s.by_phase.at(Phase::micro_step), (CommTotals{2, 84}));
-    EXPECT_EQ(s.by_phase.at(Phase::boundary), (CommTotals{4, 40}));
+    EXPECT_EQ(s.by_phase.at(Phase::boundary), (CommTotals{3, 40}));
     EXPECT_EQ(s.by_purpose.count(Purpose::weight_sync), 0u);
   }
 }
@@ -95,12 +93,10 @@ class FakeInner final : public Communicator {
  public:
   int rank() const override { return 3; }
   int size() const override { return 4; }
-  void all_reduce(Buffer) override { ++calls; }
+  void all_reduce(Buffer) override { throw Error(ErrorKind::Infrastructure, "down"); }
   void reduce_scatter(Buffer, Buffer) override { ++calls; }
   void all_gather(Buffer, Buffer) override { ++calls; }
   void all_gather_v(Buffer, Buffer, const std::vector<int64_t>&) override { ++calls; }
-  void broadcast(Buffer, int) override { ++calls; }
-  void barrier() override { throw Error(ErrorKind::Infrastructure, "down"); }
   void set_context(const CommContext& ctx) override { seen = ctx; }
   int calls = 0;
   CommContext seen;
@@ -116,7 +112,7 @@ TEST(CountingCommunicator, ForwardsContextAndLogsOnlyWhatRan) {
   EXPECT_EQ(inner.seen.step, 9);
   float x[8] = {};
   counting.all_gather(Buffer{x, 2, DType::fp32}, Buffer{x, 8, DType::fp32});
-  EXPECT_THROW(counting.barrier(), Error);
+  EXPECT_THROW(counting.all_reduce(Buffer{x, 1, DType::fp32}), Error);
   ASSERT_EQ(counting.log().size(), 1u);
   EXPECT_EQ(to_string(counting.log()[0]),
             "all_gather(dtype=fp32,elements=8,bytes=32,purpose=weight_sync,phase=boundary,step=9,rank=3)");

@@ -92,14 +92,15 @@ TEST(RunRanks, BadArgumentsInsideACollectiveNameRankAndCollective) {
 
 TEST(RunRanks, ARankThatNeverJoinsACollectiveIsATimeoutNotAHang) {
   const milliseconds timeout(500);
-  // dp 2: rank 1 finishes without joining rank 0's barrier.
+  // dp 2: rank 1 finishes without joining rank 0's all-reduce.
   Outcome o = run_and_catch(2, timeout, [](Communicator& comm) {
     comm.set_context({Purpose::scalar, Phase::boundary, 7});
-    if (comm.rank() == 0) comm.barrier();
+    float x = 1.0f;
+    if (comm.rank() == 0) comm.all_reduce(Buffer{&x, 1, DType::fp32});
   });
   ASSERT_TRUE(o.threw);
   EXPECT_EQ(o.kind, ErrorKind::Infrastructure);
-  EXPECT_THAT(o.message, StartsWith("rank 0: barrier (scalar, step 7) failed: ")) << o.message;
+  EXPECT_THAT(o.message, StartsWith("rank 0: all_reduce (scalar, step 7) failed: ")) << o.message;
   EXPECT_THAT(o.message, HasSubstr("Timed out")) << o.message;
   EXPECT_GE(o.elapsed, timeout);
   EXPECT_LT(o.elapsed, 2 * timeout) << o.elapsed.count() << " ms";
@@ -160,12 +161,12 @@ TEST(RunRanks, MismatchedCollectivesAreAnInfrastructureErrorNotAnAbort) {
     comm.set_context({Purpose::weight_sync, Phase::boundary, 2});
     std::vector<float> x(10, 1.0f), y(20);
     if (comm.rank() == 1) comm.all_gather(Buffer{x.data(), 10, DType::fp32}, Buffer{y.data(), 20, DType::fp32});
-    else comm.broadcast(Buffer{x.data(), 10, DType::bf16}, 0);
+    else comm.all_reduce(Buffer{x.data(), 10, DType::bf16});
   });
   ASSERT_TRUE(kinds.threw);
   EXPECT_EQ(kinds.kind, ErrorKind::Infrastructure);
   EXPECT_THAT(kinds.message, AllOf(HasSubstr("(weight_sync, step 2) mismatched across ranks"),
-                                   HasSubstr("broadcast of 10 bf16 from rank 0 (collective #1)"),
+                                   HasSubstr("all_reduce of 10 bf16 (collective #1)"),
                                    HasSubstr("all_gather of 10 -> 20 fp32 (collective #1)")));
 }
 
