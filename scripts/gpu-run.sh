@@ -21,6 +21,11 @@
 #       An inductor cache from an earlier run (.whl/inductor-cache.tgz) saves compile time;
 #       the run leaves its own in OUTDIR.
 #
+#   here, when the device tool sends another checkout than this one (a helper's worktree):
+#       scripts/gpu-run.sh pack DEST     copies what `ns` needs (the bundle, this script,
+#       bench/ns_side_by_side.py, the DeepSpeed sdist and any inductor cache) into DEST, a
+#       git-ignored folder of the checkout that travels; there: (cd DEST && bash scripts/gpu-run.sh ns)
+#
 #   on a machine with several GPUs:  scripts/gpu-run.sh multi [OUTDIR]
 #       one rank per GPU over NCCL: `muoncheck check` and `muoncheck mutants` as written
 #       (every shipped scenario is dp <= 2), and the largest scenario (llama2-zero3-init) at
@@ -191,10 +196,24 @@ ns() {
   echo "total $((SECONDS - t0)) s" | tee -a "$log"
 }
 
+# A self-contained copy of what `ns` needs, rooted at DEST.
+pack() {
+  local dest=${1:?usage: scripts/gpu-run.sh pack DEST}
+  set -e
+  rm -rf "$dest" && mkdir -p "$dest/build-cuda" "$dest/scripts" "$dest/bench" "$dest/.whl/ds"
+  cp -r build-cuda/bundle "$dest/build-cuda/"
+  cp scripts/gpu-run.sh "$dest/scripts/"
+  cp bench/ns_side_by_side.py "$dest/bench/"
+  cp .whl/ds/deepspeed-0.19.8.tar.gz "$dest/.whl/ds/"
+  [ ! -f .whl/inductor-cache.tgz ] || cp .whl/inductor-cache.tgz "$dest/.whl/"
+  du -sh "$dest"
+}
+
 case $mode in
   build) build ;;
+  pack) shift; pack "$@" ;;
   device) shift; device "$@" ;;
   ns) shift; ns "$@" ;;
   multi) shift; multi "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR]" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu-run.sh build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR]" >&2; exit 2 ;;
 esac

@@ -21,10 +21,15 @@ uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<
 
 }  // namespace
 
+// Measured on one H200 (bench_ns_cuda --variants, 2026-12-01; docs/gpu.md): 128-blocks in one
+// pointer-array GEMM win at m = 4096 (528 blocks: four full waves of 132 multiprocessors), for
+// X·Xᵀ (k = n) and the m×m products alike; halves (levels run one after another) and larger
+// blocks leave waves part-empty; at m ≤ 1024 and for the per-head 128×128 blocks the full
+// GEMM is faster (too few blocks to fill the chip).
 SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k) {
   (void)batch;
   (void)k;
-  if (m >= 512 && m % 128 == 0) return {SymmetricSplit::tiles, 128};
+  if (m > 2048 && m % 128 == 0) return {SymmetricSplit::tiles, 128};
   return {};
 }
 

@@ -41,14 +41,21 @@ __global__ void sum_squares_partial(const T* x, int64_t count, int64_t chunk, in
   if (threadIdx.x == 0) partial[blockIdx.y * parts + blockIdx.x] = red[0];
 }
 
-// denom[b] = round(√Σx²) + 1e-7 (SPEC §4 NS normalization), partials summed in order.
+// denom[b] = round(√Σx²) + 1e-7 (SPEC §4 NS normalization): one block per matrix sums its
+// partials in a fixed order (strided per thread, then a fixed tree).
 template <class T>
-__global__ void norm_denominators(const double* partial, int parts, int batch, float* denom) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= batch) return;
-  double ss = 0.0;
-  for (int p = 0; p < parts; ++p) ss += partial[b * parts + p];
-  denom[b] = ld(st<T>(sqrtf(static_cast<float>(ss)))) + 1e-7f;
+__global__ void norm_denominators(const double* partial, int parts, float* denom) {
+  __shared__ double red[kThreads];
+  const double* p = partial + static_cast<int64_t>(blockIdx.x) * parts;
+  double s = 0.0;
+  for (int i = threadIdx.x; i < parts; i += blockDim.x) s += p[i];
+  red[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) denom[blockIdx.x] = ld(st<T>(sqrtf(static_cast<float>(red[0])))) + 1e-7f;
 }
 
 // X ← round(X / denom[matrix]) over the whole batch, V elements at a time (V divides count).
@@ -77,27 +84,53 @@ __global__ void plus_identity_kernel(const T* z, T* q, int64_t m, int64_t total,
   }
 }
 
-constexpr int kTile = 32, kTileRows = 8;
+constexpr int kTile = 64, kTileRows = 8;
 
-// One block per 32×32 tile (ti, tj) on or above the diagonal of matrix blockIdx.y: reads the
-// lower tile (tj, ti) row by row (coalesced), writes its transpose over the upper part.
+// Two adjacent elements: one 4-byte (16-bit types) or 8-byte (fp32) access.
 template <class T>
+struct alignas(2 * sizeof(T)) Pair {
+  T v[2];
+};
+
+// One block per 64×64 tile (ti, tj) on or above the diagonal of matrix blockIdx.y: reads the
+// lower tile (tj, ti) row by row (coalesced), writes its transpose over the upper part; each
+// thread moves two adjacent elements of a row (Pair accesses when m is even, so every pair is
+// aligned).
+template <class T, bool kPairs>
 __global__ void mirror_lower_tiles(T* d, int64_t m) {
-  __shared__ T tile[kTile][kTile + 1];
+  __shared__ T tile[kTile][kTile + 2];
   const int64_t k = blockIdx.x;
   int64_t tj = static_cast<int64_t>((sqrt(8.0 * static_cast<double>(k) + 1.0) - 1.0) / 2.0);
   while (tj * (tj + 1) / 2 > k) --tj;
   while ((tj + 1) * (tj + 2) / 2 <= k) ++tj;
   const int64_t ti = k - tj * (tj + 1) / 2;   // ti ≤ tj
   T* mat = d + static_cast<int64_t>(blockIdx.y) * m * m;
+  const int c2 = 2 * static_cast<int>(threadIdx.x);
   for (int r = threadIdx.y; r < kTile; r += kTileRows) {
-    const int64_t row = tj * kTile + r, col = ti * kTile + threadIdx.x;
-    if (row < m && col < m) tile[r][threadIdx.x] = mat[row * m + col];
+    const int64_t row = tj * kTile + r, col = ti * kTile + c2;
+    if (row >= m) break;
+    if (kPairs && col + 1 < m) {
+      const Pair<T> p = *reinterpret_cast<const Pair<T>*>(mat + row * m + col);
+      tile[r][c2] = p.v[0];
+      tile[r][c2 + 1] = p.v[1];
+    } else {
+      for (int q = 0; q < 2; ++q)
+        if (col + q < m) tile[r][c2 + q] = mat[row * m + col + q];
+    }
   }
   __syncthreads();
   for (int r = threadIdx.y; r < kTile; r += kTileRows) {
-    const int64_t row = ti * kTile + r, col = tj * kTile + threadIdx.x;
-    if (row < col && col < m) mat[row * m + col] = tile[threadIdx.x][r];
+    const int64_t row = ti * kTile + r, col = tj * kTile + c2;   // (row, col + q) ← (col + q, row)
+    if (row >= m) break;
+    if (kPairs && row < col && col + 1 < m) {
+      Pair<T> p;
+      p.v[0] = tile[c2][r];
+      p.v[1] = tile[c2 + 1][r];
+      *reinterpret_cast<Pair<T>*>(mat + row * m + col) = p;
+    } else {
+      for (int q = 0; q < 2; ++q)
+        if (row < col + q && col + q < m) mat[row * m + col + q] = tile[c2 + q][r];
+    }
   }
 }
 
@@ -115,7 +148,9 @@ __global__ void convert_from(const T* src, float* dst, int64_t n, float scale) {
     dst[i] = ld(src[i]) * scale;
 }
 
-int norm_parts(int64_t count) { return static_cast<int>(std::clamp<int64_t>(count / 65536, 1, 128)); }
+// Chunks of at least 16384 elements, at most 1024 per matrix: enough blocks to keep every
+// multiprocessor streaming on one large matrix.
+int norm_parts(int64_t count) { return static_cast<int>(std::clamp<int64_t>(count / 16384, 1, 1024)); }
 
 }  // namespace
 
@@ -137,7 +172,7 @@ void normalize(DType t, void* x, int batch, int64_t count, void* scratch, cudaSt
       sum_squares_partial<T, W><<<dim3(parts, batch), kThreads, 0, s>>>(static_cast<T*>(x), count, chunk, parts,
                                                                          partial);
       check_launch("sum_squares_partial");
-      norm_denominators<T><<<(batch + 127) / 128, 128, 0, s>>>(partial, parts, batch, denom);
+      norm_denominators<T><<<batch, kThreads, 0, s>>>(partial, parts, denom);
       check_launch("norm_denominators");
       normalize_by<T, W><<<blocks_for(total / W, kThreads), kThreads, 0, s>>>(static_cast<T*>(x), count, total, denom);
       check_launch("normalize_by");
@@ -160,9 +195,11 @@ void plus_identity(DType t, const void* z, void* q, int batch, int64_t m, float 
 void mirror_lower(DType t, void* d, int batch, int64_t m, cudaStream_t s) {
   const int64_t tiles = (m + kTile - 1) / kTile;
   const dim3 grid(static_cast<unsigned>(tiles * (tiles + 1) / 2), static_cast<unsigned>(batch));
+  const dim3 block(kTile / 2, kTileRows);
   with_type(t, [&](auto tag) {
     using T = decltype(tag);
-    mirror_lower_tiles<T><<<grid, dim3(kTile, kTileRows), 0, s>>>(static_cast<T*>(d), m);
+    if (m % 2 == 0) mirror_lower_tiles<T, true><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
+    else mirror_lower_tiles<T, false><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
   });
   check_launch("mirror_lower_tiles");
 }
