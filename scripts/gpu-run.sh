@@ -23,7 +23,8 @@
 #
 #   here, when the device tool sends another checkout than this one (a helper's worktree):
 #       scripts/gpu-run.sh pack DEST     copies what `ns` needs (the bundle, this script,
-#       bench/ns_side_by_side.py, the DeepSpeed sdist and any inductor cache) into DEST, a
+#       bench/ns_side_by_side.py, scenarios/ and golden/, the DeepSpeed sdist and any inductor
+#       cache) into DEST, a
 #       git-ignored folder of the checkout that travels; there: (cd DEST && bash scripts/gpu-run.sh ns)
 #
 #   on a machine with several GPUs:  scripts/gpu-run.sh multi [OUTDIR]
@@ -204,6 +205,7 @@ pack() {
   cp -r build-cuda/bundle "$dest/build-cuda/"
   cp scripts/gpu-run.sh "$dest/scripts/"
   cp bench/ns_side_by_side.py "$dest/bench/"
+  cp -r scenarios golden "$dest/"            # what `muoncheck check` reads from its working directory
   cp .whl/ds/deepspeed-0.19.8.tar.gz "$dest/.whl/ds/"
   [ ! -f .whl/inductor-cache.tgz ] || cp .whl/inductor-cache.tgz "$dest/.whl/"
   du -sh "$dest"
