@@ -13,6 +13,20 @@
 #       the number of GPUs (every scenario re-split to one rank per GPU) and `--comm gloo` at
 #       dp 2 and 4 (rank threads share the GPUs); logs and JSON reports land in OUTDIR.
 #
+#   on the GPU machine, with build-cuda/bundle and .whl/ds carried:  scripts/gpu-run.sh ns [OUTDIR]
+#       the Newton–Schulz benchmark route (issue 16): the NS gpu tests, bench_ns_cuda, then
+#       bench/ns_side_by_side.py (DeepSpeed's NS functions, eager and torch.compile'd, on the
+#       same shapes: the ratio per shape), then `muoncheck check --backend cuda`.
+#       NS_BENCH_ARGS (e.g. --variants) goes to bench_ns_cuda; NS_CHECK=0 skips the check.
+#       An inductor cache from an earlier run (.whl/inductor-cache.tgz) saves compile time;
+#       the run leaves its own in OUTDIR.
+#
+#   here, when the device tool sends another checkout than this one (a helper's worktree):
+#       scripts/gpu-run.sh pack DEST     copies what `ns` needs (the bundle, this script,
+#       bench/ns_side_by_side.py, scenarios/ and golden/, the DeepSpeed sdist and any inductor
+#       cache) into DEST, a
+#       git-ignored folder of the checkout that travels; there: (cd DEST && bash scripts/gpu-run.sh ns)
+#
 #   on a machine with several GPUs:  scripts/gpu-run.sh multi [OUTDIR]
 #       one rank per GPU over NCCL: `muoncheck check` and `muoncheck mutants` as written
 #       (every shipped scenario is dp <= 2), and the largest scenario (llama2-zero3-init) at
@@ -28,11 +42,11 @@ build() {
   set -e
   cmake -S . -B build-cuda -G Ninja -DMUONCHECK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release
   cmake --build build-cuda -j"${JOBS:-2}" --target muoncheck bench_ns_cuda \
-      cuda_compute_test nccl_comm_test impl_cuda_engine_test
+      cuda_compute_test cuda_symmetric_test nccl_comm_test impl_cuda_engine_test
   local b=build-cuda/bundle
   rm -rf "$b" && mkdir -p "$b/bin" "$b/lib"
   cp build-cuda/harness/muoncheck build-cuda/bench/impl/bench_ns_cuda "$b/bin/"
-  cp build-cuda/tests/impl/{cuda_compute_test,nccl_comm_test,impl_cuda_engine_test} "$b/bin/"
+  cp build-cuda/tests/impl/{cuda_compute_test,cuda_symmetric_test,nccl_comm_test,impl_cuda_engine_test} "$b/bin/"
   # Copy each missing library under its SONAME (links do not travel as files).
   for lib in /usr/lib/libgloo.so.0 libhiredis.so.0.14 libibverbs.so.1 libnl-3.so.200 libnl-route-3.so.200 \
              libbenchmark.so.1debian libquadmath.so.0; do
@@ -53,19 +67,24 @@ find_lib() {
   fi
 }
 
+# The bundle's libraries, cuBLAS and NCCL where the machine keeps them, NVLink multicast off.
+gpu_env() {
+  export LD_LIBRARY_PATH="$PWD/build-cuda/bundle/lib:${LD_LIBRARY_PATH:-}"
+  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1   # never NVLink multicast
+  for l in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do find_lib "$l"; done
+}
+
 device() {
   local out=${1:-${OUT:-gpu-out}}
   mkdir -p "$out"
   local bin=build-cuda/bundle/bin log="$out/summary.log"
-  export LD_LIBRARY_PATH="$PWD/build-cuda/bundle/lib:${LD_LIBRARY_PATH:-}"
-  export NCCL_NVLS_ENABLE=0                 # never NVLink multicast on shared hosts
-  for l in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do find_lib "$l"; done
+  gpu_env
   local t0=$SECONDS t
   {
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
     ldd $bin/muoncheck | grep -E "not found|cublas|nccl|gloo" || true
   } 2>&1 | tee "$log"
-  for t in cuda_compute_test nccl_comm_test impl_cuda_engine_test; do
+  for t in cuda_compute_test cuda_symmetric_test nccl_comm_test impl_cuda_engine_test; do
     $bin/$t --gtest_brief=1 2>&1
   done > "$out/gpu-tests.log" 2>&1
   grep -E "FAILED|PASSED|SKIPPED|tests from" "$out/gpu-tests.log" | tee -a "$log"
@@ -113,9 +132,7 @@ multi() {
   local out=${1:-${OUT:-gpu-out}}
   mkdir -p "$out"
   local bin=build-cuda/bundle/bin log="$out/multi.log" t0=$SECONDS gpus
-  export LD_LIBRARY_PATH="$PWD/build-cuda/bundle/lib:${LD_LIBRARY_PATH:-}"
-  export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1   # never NVLink multicast
-  for l in libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do find_lib "$l"; done
+  gpu_env
   gpus=$(nvidia-smi -L | wc -l)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv | tee "$log"
   nvidia-smi topo -m 2>&1 | head -5 >> "$log"
@@ -137,9 +154,68 @@ multi() {
   echo "total $((SECONDS - t0)) s" | tee -a "$log"
 }
 
+# Newton–Schulz: the gpu tests that cover it, our benchmark, DeepSpeed's functions side by
+# side (ratio per shape), the conformance check on the cuda backend. At most 8 files in OUTDIR.
+ns() {
+  local out=${1:-${OUT:-gpu-out}}
+  mkdir -p "$out"
+  local bin=build-cuda/bundle/bin log="$out/summary.log" t0=$SECONDS t
+  gpu_env
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$log"
+  for t in cuda_symmetric_test cuda_compute_test impl_cuda_engine_test; do
+    $bin/$t --gtest_brief=1 2>&1
+  done > "$out/gpu-tests.log" 2>&1
+  grep -E "FAILED|PASSED|SKIPPED|tests from|Failure|err\(cuda\)" "$out/gpu-tests.log" | head -40 | tee -a "$log"
+  echo "gpu tests: $((SECONDS - t0)) s" | tee -a "$log"
+
+  t=$SECONDS
+  # shellcheck disable=SC2086
+  $bin/bench_ns_cuda ${NS_BENCH_ARGS:-} --benchmark_out="$out/bench-ns.json" --benchmark_out_format=json \
+      >> "$log" 2>&1
+  echo "bench exit $?: $((SECONDS - t)) s" | tee -a "$log"
+  sed -n '/^shape /,$p' "$log"
+
+  t=$SECONDS
+  local cache=/tmp/muoncheck-inductor
+  mkdir -p "$cache"
+  [ -f .whl/inductor-cache.tgz ] && tar xzf .whl/inductor-cache.tgz -C "$cache"
+  TORCHINDUCTOR_CACHE_DIR="$cache/inductor" TRITON_CACHE_DIR="$cache/triton" PYTHONUNBUFFERED=1 \
+      timeout "${SIDE_TIMEOUT:-330}" python3 bench/ns_side_by_side.py --bench-json "$out/bench-ns.json" \
+      --deepspeed .whl/ds/deepspeed-0.19.8.tar.gz --out-json "$out/side-by-side.json" \
+      --out-md "$out/side-by-side.md" 2>&1 | tee -a "$log"
+  echo "side by side: $((SECONDS - t)) s" | tee -a "$log"
+  tar czf "$out/inductor-cache.tgz" -C "$cache" . 2>/dev/null
+
+  if [ "${NS_CHECK:-1}" = 1 ]; then
+    t=$SECONDS
+    timeout "${CHECK_TIMEOUT:-330}" $bin/muoncheck check --backend cuda --report "$out/check-cuda.json" \
+        > "$out/check-cuda.txt" 2>&1
+    echo "check --backend cuda: exit $?: $((SECONDS - t)) s" | tee -a "$log"
+    grep -E "scenarios:|golden|FAIL " "$out/check-cuda.txt" | head -20 | tee -a "$log"
+    gzip -f "$out/check-cuda.json"
+  fi
+  echo "total $((SECONDS - t0)) s" | tee -a "$log"
+}
+
+# A self-contained copy of what `ns` needs, rooted at DEST.
+pack() {
+  local dest=${1:?usage: scripts/gpu-run.sh pack DEST}
+  set -e
+  rm -rf "$dest" && mkdir -p "$dest/build-cuda" "$dest/scripts" "$dest/bench" "$dest/.whl/ds"
+  cp -r build-cuda/bundle "$dest/build-cuda/"
+  cp scripts/gpu-run.sh "$dest/scripts/"
+  cp bench/ns_side_by_side.py "$dest/bench/"
+  cp -r scenarios golden "$dest/"            # what `muoncheck check` reads from its working directory
+  cp .whl/ds/deepspeed-0.19.8.tar.gz "$dest/.whl/ds/"
+  [ ! -f .whl/inductor-cache.tgz ] || cp .whl/inductor-cache.tgz "$dest/.whl/"
+  du -sh "$dest"
+}
+
 case $mode in
   build) build ;;
+  pack) shift; pack "$@" ;;
   device) shift; device "$@" ;;
+  ns) shift; ns "$@" ;;
   multi) shift; multi "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | device [OUTDIR] | multi [OUTDIR]" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu-run.sh build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR]" >&2; exit 2 ;;
 esac

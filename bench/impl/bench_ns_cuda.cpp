@@ -1,9 +1,12 @@
-// Newton–Schulz throughput on one GPU, counted as the sum of its GEMMs (2·M·N·K each),
-// beside the rate of exactly those GEMMs issued plainly (same shapes, same batching,
-// no copies, no normalization) in the same process: the ratio is what the NS
-// bookkeeping costs. Shapes: 1024², 4096², 4096×14336 and per-head 64×(128×4096).
-// Times are CUDA events around one NS call (UseManualTime); inputs are seeded uniform
-// values, never zeros. Ends with a table: shape, NS TFLOP/s, GEMM TFLOP/s, ratio.
+// Newton–Schulz on one GPU: ms per call (5 steps) for 1024², 4096², 4096×14336 and per-head
+// 64×(128×4096), standard bf16 and (non-square) gram fp16, median of 5 repetitions; the
+// rate counted as the algorithm's GEMMs in full (2·M·N·K each, "TFLOP/s") and as the GEMM
+// work actually issued once symmetric products compute one triangle ("issued TFLOP/s");
+// beside it the plain cuBLAS GEMMs of the standard algorithm's shapes in full, in the same
+// process. Times are CUDA events around one NS call (UseManualTime); inputs are seeded
+// uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
+// 64…512, halves of 1…4 levels) and the default without graphs, one repetition each.
+// Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -85,16 +88,17 @@ void fill(void* x, int64_t n, DType t, uint32_t seed) {
   check(cudaStreamSynchronize(gpu().stream), "cudaStreamSynchronize");
 }
 
-void ns(benchmark::State& state, Shape sh, NsMethod method, DType t) {
+void ns(benchmark::State& state, Shape sh, NsMethod method, DType t, cuda::NsOptions options) {
   const NsConfig cfg = config(method, t);
   cuda::DeviceBuffer x;
   x.reserve(static_cast<size_t>(dtype_bytes(t)) * sh.batch * sh.m * sh.n);
   fill(x.get(), sh.batch * sh.m * sh.n, t, 8600);
-  cuda::NsDevice dev(gpu().handle, gpu().stream);
-  for (int i = 0; i < 3; ++i) dev.run(x.get(), sh.batch, sh.m, sh.n, cfg);   // warm-up: handles, workspaces
+  cuda::NsDevice dev(gpu().handle, gpu().stream, options);
+  for (int i = 0; i < 3; ++i) dev.run(x.get(), sh.batch, sh.m, sh.n, cfg);   // warm-up: plans, arrays, graph
   for (auto _ : state) state.SetIterationTime(gpu().time_ms([&] { dev.run(x.get(), sh.batch, sh.m, sh.n, cfg); }) / 1e3);
-  state.counters["TFLOP/s"] = benchmark::Counter(cuda::NsDevice::gemm_flops(sh.batch, sh.m, sh.n, cfg) / 1e12,
-                                                 benchmark::Counter::kIsIterationInvariantRate);
+  const cuda::NsFlops f = cuda::NsDevice::flops(sh.batch, sh.m, sh.n, cfg, options);
+  state.counters["TFLOP/s"] = benchmark::Counter(f.nominal / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["issued TFLOP/s"] = benchmark::Counter(f.issued / 1e12, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The standard NS's GEMMs, issued plainly: per step XXᵀ (m×m, K=n), A·A (m³), B·X (m×n, K=m).
@@ -124,47 +128,104 @@ void gemm_mix(benchmark::State& state, Shape sh, DType t) {
   for (int i = 0; i < 3; ++i) run();
   for (auto _ : state) state.SetIterationTime(gpu().time_ms(run) / 1e3);
   state.counters["TFLOP/s"] = benchmark::Counter(
-      cuda::NsDevice::gemm_flops(sh.batch, m, n, config(NsMethod::standard, t)) / 1e12,
+      cuda::NsDevice::flops(sh.batch, m, n, config(NsMethod::standard, t)).nominal / 1e12,
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// Collects each benchmark's rate for the closing table.
+// Collects each benchmark's rate and time (median where repeated) for the closing tables.
 class TableReporter : public benchmark::ConsoleReporter {
  public:
-  std::map<std::string, double> rate;
+  std::map<std::string, double> rate, ms;
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& r : runs)
-      if (r.run_type == Run::RT_Iteration || r.aggregate_name == "median") {
+      if ((r.run_type == Run::RT_Iteration && r.repetitions <= 1) || r.aggregate_name == "median") {
         auto it = r.counters.find("TFLOP/s");
         if (it != r.counters.end()) rate[r.run_name.function_name] = it->second.value;
+        ms[r.run_name.function_name] = r.GetAdjustedRealTime();
       }
     ConsoleReporter::ReportRuns(runs);
   }
 };
 
+struct Variant {
+  std::string name;
+  cuda::NsOptions options;
+};
+
+// Every symmetric split the options can force (those that do not fit a shape run as full),
+// and the default split without graphs.
+std::vector<Variant> variants() {
+  using S = cuda::NsOptions::Symmetric;
+  std::vector<Variant> v;
+  v.push_back({"full", {S::full, 0, true}});
+  for (int64_t b : {64, 128, 256, 512}) v.push_back({"tiles" + std::to_string(b), {S::tiles, b, true}});
+  for (int64_t l : {1, 2, 3, 4}) v.push_back({"halves" + std::to_string(l), {S::halves, l, true}});
+  v.push_back({"by_shape_no_graphs", {S::by_shape, 0, false}});
+  return v;
+}
+
+// Removes a flag of ours from argv; true when it was there.
+bool take_flag(int* argc, char** argv, const std::string& flag) {
+  for (int i = 1; i < *argc; ++i)
+    if (argv[i] == flag) {
+      for (int j = i; j + 1 < *argc; ++j) argv[j] = argv[j + 1];
+      --*argc;
+      return true;
+    }
+  return false;
+}
+
+void register_ns(const std::string& name, const Shape& sh, NsMethod method, DType t, cuda::NsOptions o, int reps) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), ns, sh, method, t, o);
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(reps > 1 ? 0.2 : 0.1);
+  if (reps > 1) b->Repetitions(reps);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool with_variants = take_flag(&argc, argv, "--variants");
   benchmark::Initialize(&argc, argv);
   std::printf("device: %s\n", muoncheck::impl::cuda::environment().c_str());
+  const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
   for (const Shape& sh : kShapes) {
     const std::string s = sh.name;
-    benchmark::RegisterBenchmark(("ns_standard_bf16/" + s).c_str(), ns, sh, NsMethod::standard, DType::bf16)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+    register_ns("ns_standard_bf16/" + s, sh, NsMethod::standard, DType::bf16, {}, 5);
     benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
-    if (sh.m != sh.n)
-      benchmark::RegisterBenchmark(("ns_gram_fp16/" + s).c_str(), ns, sh, NsMethod::gram, DType::fp16)
-          ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+    if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s, sh, NsMethod::gram, DType::fp16, {}, 5);
+    for (const Variant& v : vs) {
+      register_ns("ns_standard_bf16/" + s + "/" + v.name, sh, NsMethod::standard, DType::bf16, v.options, 1);
+      if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s + "/" + v.name, sh, NsMethod::gram, DType::fp16, v.options, 1);
+    }
   }
   TableReporter table;
   benchmark::RunSpecifiedBenchmarks(&table);
-  std::printf("\n%-22s %14s %14s %8s %16s\n", "shape", "NS bf16 TF/s", "GEMM TF/s", "NS/GEMM", "gram fp16 TF/s");
+  auto get = [](const std::map<std::string, double>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  std::printf("\n%-22s %10s %10s %12s %10s %10s %12s\n", "shape", "std ms", "std TF/s", "GEMM mix TF/s",
+              "NS/GEMM", "gram ms", "gram TF/s");
   for (const Shape& sh : kShapes) {
     const std::string s = sh.name;
-    const double ns_rate = table.rate["ns_standard_bf16/" + s], gemm = table.rate["gemm_mix_bf16/" + s];
-    const double gram = table.rate.count("ns_gram_fp16/" + s) ? table.rate["ns_gram_fp16/" + s] : 0.0;
-    std::printf("%-22s %14.1f %14.1f %7.1f%% %16.1f\n", sh.name, ns_rate, gemm, gemm > 0 ? 100 * ns_rate / gemm : 0.0, gram);
+    const double r = get(table.rate, "ns_standard_bf16/" + s), gemm = get(table.rate, "gemm_mix_bf16/" + s);
+    std::printf("%-22s %10.3f %10.1f %12.1f %9.1f%% %10.3f %12.1f\n", sh.name, get(table.ms, "ns_standard_bf16/" + s),
+                r, gemm, gemm > 0 ? 100 * r / gemm : 0.0, get(table.ms, "ns_gram_fp16/" + s),
+                get(table.rate, "ns_gram_fp16/" + s));
+  }
+  if (!vs.empty()) {
+    std::printf("\nms per call by symmetric split (default = median above)\n%-34s", "shape/method");
+    for (const Variant& v : vs) std::printf(" %9.9s", v.name.c_str());
+    std::printf(" %9s\n", "default");
+    for (const Shape& sh : kShapes)
+      for (const std::string method : {"ns_standard_bf16/", "ns_gram_fp16/"}) {
+        if (method == "ns_gram_fp16/" && sh.m == sh.n) continue;
+        const std::string base = method + sh.name;
+        std::printf("%-34s", base.c_str());
+        for (const Variant& v : vs) std::printf(" %9.3f", get(table.ms, base + "/" + v.name));
+        std::printf(" %9.3f\n", get(table.ms, base));
+      }
   }
   benchmark::Shutdown();
   return 0;

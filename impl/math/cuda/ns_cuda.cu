@@ -1,330 +1,229 @@
-// Newton–Schulz on the device: cuBLAS GEMMs plus three small kernels (normalization,
-// diagonal add, dtype conversion). See ns_cuda.hpp for the contract and rounding notes.
+// Newton–Schulz on the device: cuBLASLt GEMMs (symmetric products as lower triangles plus a
+// mirror), the normalization and Q = Z + aI kernels, replayed as CUDA graphs when a run
+// recurs. See ns_cuda.hpp for the contract and the rounding model.
 #include "impl/math/cuda/ns_cuda.hpp"
 
-#include <algorithm>
-#include <type_traits>
+#include <cstring>
 #include <utility>
 
-#include <cublas_v2.h>
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "impl/math/cuda/cuda_check.hpp"
 
 namespace muoncheck::impl::cuda {
 namespace {
 
-template <class T> __device__ __forceinline__ float ld(T v);
-template <> __device__ __forceinline__ float ld<float>(float v) { return v; }
-template <> __device__ __forceinline__ float ld<__nv_bfloat16>(__nv_bfloat16 v) { return __bfloat162float(v); }
-template <> __device__ __forceinline__ float ld<__half>(__half v) { return __half2float(v); }
-
-template <class T> __device__ __forceinline__ T st(float v);
-template <> __device__ __forceinline__ float st<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 st<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
-template <> __device__ __forceinline__ __half st<__half>(float v) { return __float2half_rn(v); }
-
-// Calls f(T{}) with the storage type of an NS dtype.
-template <class F>
-void with_type(DType t, F&& f) {
-  switch (t) {
-    case DType::fp32: f(float{}); return;
-    case DType::bf16: f(__nv_bfloat16{}); return;
-    case DType::fp16: f(__half{}); return;
-  }
+uint64_t bits(float f) {
+  uint32_t u = 0;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
 }
 
-cudaDataType_t cuda_type(DType t) {
-  switch (t) {
-    case DType::fp32: return CUDA_R_32F;
-    case DType::bf16: return CUDA_R_16BF;
-    case DType::fp16: return CUDA_R_16F;
-  }
-  return CUDA_R_32F;
-}
-
-int blocks_for(int64_t n, int threads) {
-  return static_cast<int>(std::min<int64_t>((n + threads - 1) / threads, 65535));
-}
-
-constexpr int kThreads = 256;
-
-// Eight 16-bit or four 32-bit values: one 16-byte load or store.
-template <class T>
-struct alignas(16) Vec {
-  static constexpr int n = 16 / sizeof(T);
-  T v[n];
-};
-
-// Partial Σx² of chunk blockIdx.x of matrix blockIdx.y, in double. The partition depends
-// only on the shape, so the sum (finished in a fixed order) is deterministic. V: elements
-// per load (16-byte loads when every matrix starts 16-byte aligned, else 1).
-template <class T, int V>
-__global__ void sum_squares_partial(const T* x, int64_t count, int64_t chunk, int parts, double* partial) {
-  __shared__ double red[kThreads];
-  const T* m = x + static_cast<int64_t>(blockIdx.y) * count;
-  const int64_t begin = blockIdx.x * chunk, end = min(count, begin + chunk);
-  double s = 0.0;
-  for (int64_t i = begin + static_cast<int64_t>(threadIdx.x) * V; i < end; i += static_cast<int64_t>(blockDim.x) * V) {
-    if constexpr (V > 1) {
-      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(m + i);
-#pragma unroll
-      for (int k = 0; k < V; ++k) {
-        const double v = ld(w.v[k]);
-        s += v * v;
-      }
-    } else {
-      const double v = ld(m[i]);
-      s += v * v;
-    }
-  }
-  red[threadIdx.x] = s;
-  __syncthreads();
-  for (int w = blockDim.x / 2; w > 0; w /= 2) {
-    if (threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) partial[blockIdx.y * parts + blockIdx.x] = red[0];
-}
-
-// denom[b] = round(√Σx²) + 1e-7 (SPEC §4 NS normalization), partials summed in order.
-template <class T>
-__global__ void norm_denominators(const double* partial, int parts, int batch, float* denom) {
-  const int b = blockIdx.x * blockDim.x + threadIdx.x;
-  if (b >= batch) return;
-  double ss = 0.0;
-  for (int p = 0; p < parts; ++p) ss += partial[b * parts + p];
-  denom[b] = ld(st<T>(sqrtf(static_cast<float>(ss)))) + 1e-7f;
-}
-
-// X ← round(X / denom[matrix]) over the whole batch, V elements at a time (V divides count).
-template <class T, int V>
-__global__ void normalize_by(T* x, int64_t count, int64_t total, const float* denom) {
-  for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x * V) {
-    const float d = denom[i / count];
-    if constexpr (V > 1) {
-      Vec<T> w = *reinterpret_cast<const Vec<T>*>(x + i);
-#pragma unroll
-      for (int k = 0; k < V; ++k) w.v[k] = st<T>(ld(w.v[k]) / d);
-      *reinterpret_cast<Vec<T>*>(x + i) = w;
-    } else {
-      x[i] = st<T>(ld(x[i]) / d);
-    }
-  }
-}
-
-// B = b·A + a·I (rounded once): the C operand of B ← c·A·A + B, so the standard step's
-// (aI + bA + cA²) takes one small kernel and one GEMM.
-template <class T>
-__global__ void scaled_plus_identity(const T* a, T* out, int64_t m, int64_t total, float alpha, float diag) {
-  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
-       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = k % (m * m);
-    out[k] = st<T>(alpha * ld(a[k]) + (e / m == e % m ? diag : 0.0f));
-  }
-}
-
-template <class T>
-__global__ void add_diag(T* z, int batch, int64_t m, float a) {
-  const int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (k >= batch * m) return;
-  const int64_t b = k / m, i = k % m;
-  T& e = z[b * m * m + i * m + i];
-  e = st<T>(ld(e) + a);
-}
-
-template <class T>
-__global__ void convert_to(const float* src, T* dst, int64_t n) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    dst[i] = st<T>(src[i]);
-}
-
-template <class T>
-__global__ void convert_from(const T* src, float* dst, int64_t n, float scale) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    dst[i] = ld(src[i]) * scale;
-}
+uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
 
 }  // namespace
 
-void to_dtype(DType t, const float* src, void* dst, int64_t n, cudaStream_t s) {
-  if (n == 0) return;
-  with_type(t, [&](auto tag) {
-    using T = decltype(tag);
-    convert_to<T><<<blocks_for(n, kThreads), kThreads, 0, s>>>(src, static_cast<T*>(dst), n);
-  });
-  check_launch("convert_to");
+// Measured on one H200 (bench_ns_cuda --variants, 2026-12-01; docs/gpu.md): 128-blocks in one
+// pointer-array GEMM win at m = 4096 (528 blocks: four full waves of 132 multiprocessors), for
+// X·Xᵀ (k = n) and the m×m products alike; halves (levels run one after another) and larger
+// blocks leave waves part-empty; at m ≤ 1024 and for the per-head 128×128 blocks the full
+// GEMM is faster (too few blocks to fill the chip).
+SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k) {
+  (void)batch;
+  (void)k;
+  if (m > 2048 && m % 128 == 0) return {SymmetricSplit::tiles, 128};
+  return {};
 }
 
-void from_dtype_scaled(DType t, const void* src, float* dst, int64_t n, float scale, cudaStream_t s) {
-  if (n == 0) return;
-  with_type(t, [&](auto tag) {
-    using T = decltype(tag);
-    convert_from<T><<<blocks_for(n, kThreads), kThreads, 0, s>>>(static_cast<const T*>(src), dst, n, scale);
-  });
-  check_launch("convert_from");
+NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options)
+    : stream_(stream), options_(options) {
+  (void)handle;
 }
 
-void NsDevice::gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const void* a, int64_t lda,
-                    int64_t sa, const void* b, int64_t ldb, int64_t sb, float beta, void* c, int64_t ldc,
-                    int64_t sc, int batch) {
-  // Row-major C = op(A)·op(B) is column-major Cᵀ = op(B)ᵀ·op(A)ᵀ: swap the operands.
-  const cudaDataType_t t = cuda_type(dtype_);
-  check(cublasGemmStridedBatchedEx(handle_, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                   static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, b, t,
-                                   static_cast<int>(ldb), sb, a, t, static_cast<int>(lda), sa, &beta, c, t,
-                                   static_cast<int>(ldc), sc, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-        "cublasGemmStridedBatchedEx");
+NsDevice::Splits NsDevice::splits(const NsOptions& o, int batch, int64_t m, int64_t n) {
+  switch (o.symmetric) {
+    case NsOptions::Symmetric::by_shape: return {ns_split_for(batch, m, n), ns_split_for(batch, m, m)};
+    case NsOptions::Symmetric::full: return {};
+    case NsOptions::Symmetric::tiles: {
+      const SymmetricPlan p{SymmetricSplit::tiles, o.param};
+      return {fitted(p, m), fitted(p, m)};
+    }
+    case NsOptions::Symmetric::halves: {
+      const SymmetricPlan p{SymmetricSplit::halves, o.param};
+      return {fitted(p, m), fitted(p, m)};
+    }
+  }
+  return {};
 }
 
-void NsDevice::copy(void* dst, const void* src, int64_t elems) {
-  check(cudaMemcpyAsync(dst, src, static_cast<size_t>(elems) * dtype_bytes(dtype_), cudaMemcpyDeviceToDevice, stream_),
-        "cudaMemcpyAsync (NS copy)");
+void NsDevice::symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, float alpha, const void* a, int64_t lda,
+                         int64_t sa, const void* b, bool b_transposed, int64_t ldb, int64_t sb, float beta,
+                         const void* c, void* d) {
+  SymmetricProblem p;
+  p.dtype = dtype_;
+  p.batch = batch;
+  p.m = m, p.k = k;
+  p.a = a, p.lda = lda, p.sa = sa;
+  p.b = b, p.ldb = ldb, p.sb = sb, p.b_transposed = b_transposed;
+  p.alpha = alpha, p.beta = beta;
+  p.c = c, p.d = d;
+  sym_.run(plan, p, stream_);
 }
 
-void NsDevice::add_diagonal(void* z, int batch, int64_t m, float a) {
-  with_type(dtype_, [&](auto tag) {
-    using T = decltype(tag);
-    add_diag<T><<<blocks_for(batch * m, kThreads), kThreads, 0, stream_>>>(static_cast<T*>(z), batch, m, a);
-  });
-  check_launch("add_diag");
-}
-
-void NsDevice::normalize(void* x, int batch, int64_t count) {
-  const int64_t total = count * batch;
-  const int parts = static_cast<int>(std::clamp<int64_t>(count / 65536, 1, 128));
-  auto* partial = static_cast<double*>(partial_.reserve(sizeof(double) * parts * batch + sizeof(float) * batch));
-  auto* denom = reinterpret_cast<float*>(partial + parts * batch);
-  with_type(dtype_, [&](auto tag) {
-    using T = decltype(tag);
-    constexpr int V = Vec<T>::n;
-    auto launch = [&](auto v) {
-      constexpr int W = decltype(v)::value;
-      const int64_t chunk = ((count + parts - 1) / parts + W - 1) / W * W;
-      sum_squares_partial<T, W><<<dim3(parts, batch), kThreads, 0, stream_>>>(static_cast<T*>(x), count, chunk,
-                                                                               parts, partial);
-      check_launch("sum_squares_partial");
-      norm_denominators<T><<<(batch + 127) / 128, 128, 0, stream_>>>(partial, parts, batch, denom);
-      check_launch("norm_denominators");
-      normalize_by<T, W><<<blocks_for(total / W, kThreads), kThreads, 0, stream_>>>(static_cast<T*>(x), count, total,
-                                                                                    denom);
-      check_launch("normalize_by");
-    };
-    if (count % V == 0) launch(std::integral_constant<int, V>{});   // every matrix 16-byte aligned
-    else launch(std::integral_constant<int, 1>{});
-  });
-}
-
-void NsDevice::scaled_identity(const void* a, void* out, int batch, int64_t m, float alpha, float diag) {
-  const int64_t total = batch * m * m;
-  with_type(dtype_, [&](auto tag) {
-    using T = decltype(tag);
-    scaled_plus_identity<T><<<blocks_for(total, kThreads), kThreads, 0, stream_>>>(
-        static_cast<const T*>(a), static_cast<T*>(out), m, total, alpha, diag);
-  });
-  check_launch("scaled_plus_identity");
-}
-
-// X (m×n, m ≤ n): A = XXᵀ; B = bA + cA²; X ← aX + BX, the last in one GEMM whose epilogue
-// adds aX (fp32 accumulation, one rounding). Folding a into B's diagonal instead, (aI + B)·X,
-// rounds aI + B to ns_dtype first: an extra rounding the semantics do not have, which a
-// generated 1×1 case showed at 8× the control's error on the H200.
-void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+void NsDevice::apply(int batch, int64_t m, int64_t n, float alpha, const void* a, const void* b, float beta,
+                     const void* c, void* d) {
   const int64_t eb = dtype_bytes(dtype_), mm = m * m, mn = m * n;
-  void* a = a_.reserve(eb * mm * batch);
-  void* b = b_.reserve(eb * mm * batch);
+  GemmProblem g;
+  g.dtype = dtype_;
+  g.m = m, g.n = n, g.k = m;
+  g.lda = m, g.ldb = n, g.ldc = g.ldd = n;
+  g.sa = mm, g.sb = mn, g.sc = g.sd = mn;
+  g.batch = batch;
+  if (beta == 0.0f) c = d;
+  g.align_a = alignment(a, mm * eb), g.align_b = alignment(b, mn * eb);
+  g.align_c = alignment(c, mn * eb), g.align_d = alignment(d, mn * eb);
+  gemm_.run(g, alpha, a, b, beta, c, d, stream_);
+}
+
+// X (m×n, m ≤ n): A = XXᵀ; B = bA + cA²; X ← aX + BX. Each line one GEMM (B's with the bA term
+// and X's with the aX term in the epilogue, reading C and writing D elsewhere).
+void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  const int64_t mm = m * m, mn = m * n;
+  void* a = a_.get();
+  void* b = b_.get();
   void* cur = x;
-  void* nxt = x2_.reserve(eb * mn * batch);
+  void* nxt = x2_.get();
   for (int i = 0; i < cfg.steps; ++i) {
-    gemm(false, true, m, m, n, 1.0f, cur, n, mn, cur, n, mn, 0.0f, a, m, mm, batch);
-    scaled_identity(a, b, batch, m, cfg.b, 0.0f);                                     // B = bA
-    gemm(false, false, m, m, m, cfg.c, a, m, mm, a, m, mm, 1.0f, b, m, mm, batch);      // B += cA²
-    copy(nxt, cur, mn * batch);
-    gemm(false, false, m, n, m, 1.0f, b, m, mm, cur, n, mn, cfg.a, nxt, n, mn, batch);  // X' = BX + aX
+    symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, a);   // A = XXᵀ
+    symmetric(splits_.square, batch, m, m, cfg.c, a, m, mm, a, false, m, mm, cfg.b, a, b);         // B = cA² + bA
+    apply(batch, m, n, 1.0f, b, cur, cfg.a, cur, nxt);                                              // X' = BX + aX
     std::swap(cur, nxt);
   }
   return cur;
 }
 
-// DeepSpeed's zeropower_via_gram_newtonschulz (SPEC §4), X m×n with m < n.
+// DeepSpeed's zeropower_via_gram_newtonschulz (SPEC §4), X m×n with m < n. Every m×m product
+// is a polynomial in R times another, hence symmetric.
 void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
-  const int64_t eb = dtype_bytes(dtype_), mm = m * m, mn = m * n;
-  void* r = a_.reserve(eb * mm * batch);
-  void* z = b_.reserve(eb * mm * batch);
-  void* q = q_.reserve(eb * mm * batch);
-  void* q2 = q2_.reserve(eb * mm * batch);
-  void* t = t_.reserve(eb * mm * batch);
+  const int64_t mm = m * m, mn = m * n;
+  void* r = a_.get();
+  void* z = b_.get();
+  void* q = q_.get();
+  void* q2 = q2_.get();
+  void* t = t_.get();
   void* cur = x;
-  void* nxt = x2_.reserve(eb * mn * batch);
+  void* nxt = x2_.get();
+  auto square = [&](float alpha, const void* lhs, const void* rhs, float beta, const void* c, void* d) {
+    symmetric(splits_.square, batch, m, m, alpha, lhs, m, mm, rhs, false, m, mm, beta, c, d);
+  };
   bool have_q = false;
-  gemm(false, true, m, m, n, 1.0f, cur, n, mn, cur, n, mn, 0.0f, r, m, mm, batch);     // R = XXᵀ
+  symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);   // R = XXᵀ
   for (int i = 0; i < cfg.steps; ++i) {
-    if (i == 2) {                                                                      // restart
+    if (i == 2) {                                                                                // restart
       if (have_q) {
-        gemm(false, false, m, n, m, 1.0f, q, m, mm, cur, n, mn, 0.0f, nxt, n, mn, batch);
+        apply(batch, m, n, 1.0f, q, cur, 0.0f, nullptr, nxt);                                    // X = QX
         std::swap(cur, nxt);
       }
-      gemm(false, true, m, m, n, 1.0f, cur, n, mn, cur, n, mn, 0.0f, r, m, mm, batch);
+      symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);
       have_q = false;
     }
-    copy(z, r, mm * batch);                                                            // Z = bR + cR²
-    gemm(false, false, m, m, m, cfg.c, r, m, mm, r, m, mm, cfg.b, z, m, mm, batch);
-    if (!have_q) {                                                                     // Q = Z + aI
-      copy(q, z, mm * batch);
-      add_diagonal(q, batch, m, cfg.a);
+    square(cfg.c, r, r, cfg.b, r, z);                                                            // Z = cR² + bR
+    if (!have_q) {
+      plus_identity(dtype_, z, q, batch, m, cfg.a, stream_);                                     // Q = Z + aI
       have_q = true;
-    } else {                                                                           // Q = aQ + ZQ
-      copy(q2, q, mm * batch);
-      gemm(false, false, m, m, m, 1.0f, z, m, mm, q, m, mm, cfg.a, q2, m, mm, batch);
+    } else {
+      square(1.0f, z, q, cfg.a, q, q2);                                                          // Q = ZQ + aQ
       std::swap(q, q2);
     }
     if (i < cfg.steps - 1 && i + 1 != 2) {
-      copy(t, r, mm * batch);                                                          // T = aR + ZR
-      gemm(false, false, m, m, m, 1.0f, z, m, mm, r, m, mm, cfg.a, t, m, mm, batch);
-      copy(r, t, mm * batch);                                                          // R = aT + ZT
-      gemm(false, false, m, m, m, 1.0f, z, m, mm, t, m, mm, cfg.a, r, m, mm, batch);
+      square(1.0f, z, r, cfg.a, r, t);                                                           // T = ZR + aR
+      square(1.0f, z, t, cfg.a, t, r);                                                           // R = ZT + aT
     }
   }
   if (!have_q) return cur;
-  gemm(false, false, m, n, m, 1.0f, q, m, mm, cur, n, mn, 0.0f, nxt, n, mn, batch);   // QX
+  apply(batch, m, n, 1.0f, q, cur, 0.0f, nullptr, nxt);                                          // QX
   return nxt;
+}
+
+void NsDevice::reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  const size_t eb = static_cast<size_t>(dtype_bytes(cfg.dtype)), mm = m * m * eb * batch, mn = m * n * eb * batch;
+  x2_.reserve(mn);
+  a_.reserve(mm);
+  b_.reserve(mm);
+  if (cfg.method == NsMethod::gram && m != n) q_.reserve(mm), q2_.reserve(mm), t_.reserve(mm);
+  scratch_.reserve(normalize_scratch_bytes(batch, m * n));
+}
+
+void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  normalize(dtype_, x, batch, m * n, scratch_.get(), stream_);
+  const bool use_gram = cfg.method == NsMethod::gram && m != n;
+  return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
 }
 
 void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
-  check(cublasSetStream(handle_, stream_), "cublasSetStream");
-  normalize(x, batch, m * n);
-  const bool use_gram = cfg.method == NsMethod::gram && m != n;
-  return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
+  splits_ = splits(options_, batch, m, n);
+  reserve(batch, m, n, cfg);
+  if (!options_.graphs) return iterate(x, batch, m, n, cfg);
+  // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.
+  if (graphs_.size() > 64 || sym_.cached_arrays() > 1024) {
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize (NS caches)");
+    graphs_.clear();
+    sym_.clear_arrays();
+  }
+  const GraphCache::Key key{address(x),
+                            static_cast<uint64_t>(batch),
+                            static_cast<uint64_t>(m),
+                            static_cast<uint64_t>(n),
+                            static_cast<uint64_t>(cfg.method),
+                            static_cast<uint64_t>(cfg.steps),
+                            bits(cfg.a),
+                            bits(cfg.b),
+                            bits(cfg.c),
+                            static_cast<uint64_t>(cfg.dtype),
+                            static_cast<uint64_t>(splits_.gram.split),
+                            static_cast<uint64_t>(splits_.gram.param),
+                            static_cast<uint64_t>(splits_.square.split),
+                            static_cast<uint64_t>(splits_.square.param),
+                            address(x2_.get()),
+                            address(a_.get()),
+                            address(b_.get()),
+                            address(q_.get()),
+                            address(q2_.get()),
+                            address(t_.get()),
+                            address(scratch_.get())};
+  return graphs_.run(key, stream_, [&] { return iterate(x, batch, m, n, cfg); });
 }
 
-double NsDevice::gemm_flops(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options) {
+  const Splits s = splits(options, batch, m, n);
   const double M = static_cast<double>(m), N = static_cast<double>(n);
   const double xxt = 2 * M * M * N, mmm = 2 * M * M * M, qx = 2 * M * M * N;
-  double f = 0;
+  const double fx = issued_fraction(s.gram, m), fm = issued_fraction(s.square, m);
+  NsFlops f;
+  auto add = [&](double nominal, double fraction) {
+    f.nominal += nominal * batch;
+    f.issued += nominal * fraction * batch;
+  };
   if (cfg.method != NsMethod::gram || m == n) {
-    f = cfg.steps * (xxt + mmm + qx);
-  } else {
-    f = xxt;
-    bool have_q = false;
-    for (int i = 0; i < cfg.steps; ++i) {
-      if (i == 2) {
-        if (have_q) f += qx;
-        f += xxt;
-        have_q = false;
-      }
-      f += mmm;                                       // Z
-      if (have_q) f += mmm;                           // ZQ
-      have_q = true;
-      if (i < cfg.steps - 1 && i + 1 != 2) f += 2 * mmm;
-    }
-    if (have_q) f += qx;
+    for (int i = 0; i < cfg.steps; ++i) add(xxt, fx), add(mmm, fm), add(qx, 1.0);
+    return f;
   }
-  return f * batch;
+  add(xxt, fx);
+  bool have_q = false;
+  for (int i = 0; i < cfg.steps; ++i) {
+    if (i == 2) {
+      if (have_q) add(qx, 1.0);
+      add(xxt, fx);
+      have_q = false;
+    }
+    add(mmm, fm);                                   // Z
+    if (have_q) add(mmm, fm);                       // ZQ
+    have_q = true;
+    if (i < cfg.steps - 1 && i + 1 != 2) add(mmm, fm), add(mmm, fm);
+  }
+  if (have_q) add(qx, 1.0);
+  return f;
 }
 
 }  // namespace muoncheck::impl::cuda

@@ -1,12 +1,21 @@
 // Newton–Schulz on the device (SPEC §4 NS, standard and gram) for a batch of row-major
 // m×n matrices with m ≤ n, stored contiguously in the NS dtype (bf16, fp16 or fp32).
-// Every product is one cuBLAS (strided-batched) GEMM with fp32 accumulation
-// (CUBLAS_COMPUTE_32F, no TF32) whose output is rounded once into the NS dtype; the
-// `αC + βAB` combinations ride in the GEMM epilogue. The batch is the per-head split
-// (one call over all heads), so small matrices are not launch-bound.
-// Rounding differs from the CPU reference only in order: X ← aX + BX is evaluated as
-// (aI + B)·X with aI + bA rounded once before the cA² GEMM adds to it, and an epilogue
-// rounds αC + β·AB once where the CPU rounds AB first.
+//
+// Rounding model (what the conformance verdicts accept): every product is a cuBLASLt GEMM
+// with fp32 accumulation (CUBLAS_COMPUTE_32F, no TF32; split-K only with fp32 partial sums)
+// whose output is rounded once into the NS dtype, with the `αC + β·AB` combination in the GEMM
+// epilogue (D ≠ C, so no copies). The CPU reference rounds AB first and then the combination;
+// the summation order differs too — rounding-order differences of the same formula. What is
+// NOT admitted is a rounding the semantics do not have: folding aI into B and computing
+// (aI + B)·X rounds aI + B to the NS dtype first, which a generated 1×1 case measured at 8×
+// the control's error on the H200; X ← aX + BX is therefore one GEMM whose epilogue adds aX.
+//
+// Symmetric products (X·Xᵀ, A·A; in gram R·R, Z·Q, Z·R, Z·T — polynomials in one symmetric
+// matrix) compute only their lower-triangle blocks and mirror them (symmetric_product.hpp):
+// each computed element is still one fp32-accumulated dot over the full K, rounded once. The
+// batch is the per-head split (one call over all heads). A run that recurs (same addresses,
+// shape and configuration) is replayed as a CUDA graph from its second occurrence
+// (graph_cache.hpp). Runs are bit-identical run to run.
 #pragma once
 #include <cstdint>
 
@@ -14,42 +23,71 @@
 #include <cuda_runtime_api.h>
 
 #include "impl/math/cuda/device_buffer.hpp"
+#include "impl/math/cuda/graph_cache.hpp"
+#include "impl/math/cuda/lt_gemm.hpp"
+#include "impl/math/cuda/ns_kernels.hpp"
+#include "impl/math/cuda/symmetric_product.hpp"
 #include "impl/math/newton_schulz.hpp"
 
 namespace muoncheck::impl::cuda {
 
+// How a run computes its symmetric products and whether it uses graphs. The default picks
+// the split by shape (ns_split_for); benchmarks and tests can force one.
+struct NsOptions {
+  enum class Symmetric { by_shape, full, tiles, halves };
+  Symmetric symmetric = Symmetric::by_shape;
+  int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape and full)
+  bool graphs = true;
+};
+
+// The split of a batch × (m×m, inner dimension k) symmetric product the default uses.
+SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k);
+
+// The GEMM work of one run: nominal counts every product in full (2·M·N·K each, the
+// algorithm's flops); issued counts what the symmetric splits actually launch.
+struct NsFlops {
+  double nominal = 0, issued = 0;
+};
+
 class NsDevice {
  public:
-  NsDevice(cublasHandle_t handle, cudaStream_t stream) : handle_(handle), stream_(stream) {}
+  // handle: unused by the GEMMs (cuBLASLt has its own handle here); kept so that callers
+  // own one cuBLAS context per stream. stream: where every launch goes.
+  NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options = {});
 
   // x: batch × m × n elements of cfg.dtype, m ≤ n. Normalizes each matrix in place
   // (X/(‖X‖_F + 1e-7)) and returns where NS(X) lies: x itself or a workspace buffer of
   // this NsDevice, valid until its next run (no copy back). Asynchronous on the stream.
   void* run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
-  // Floating-point operations of the GEMMs one run() issues (2·M·N·K each).
-  static double gemm_flops(int batch, int64_t m, int64_t n, const NsConfig& cfg);
+  static NsFlops flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options = {});
 
  private:
-  void gemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const void* a, int64_t lda,
-            int64_t sa, const void* b, int64_t ldb, int64_t sb, float beta, void* c, int64_t ldc, int64_t sc,
-            int batch);
-  void normalize(void* x, int batch, int64_t count);
+  struct Splits {
+    SymmetricPlan gram, square;   // X·Xᵀ (k = n) and the m×m products (k = m)
+  };
+  static Splits splits(const NsOptions& o, int batch, int64_t m, int64_t n);
+
+  void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
+  void* iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void* standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void* gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
-  void copy(void* dst, const void* src, int64_t elems);
-  void add_diagonal(void* z, int batch, int64_t m, float a);
-  void scaled_identity(const void* a, void* out, int batch, int64_t m, float alpha, float diag);
+  // D = alpha·A·op(B) + beta·C for the batch, D known symmetric (m×m).
+  void symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, float alpha, const void* a, int64_t lda,
+                 int64_t sa, const void* b, bool b_transposed, int64_t ldb, int64_t sb, float beta, const void* c,
+                 void* d);
+  // D (m×n) = alpha·A (m×m)·B (m×n) + beta·C (m×n), batched.
+  void apply(int batch, int64_t m, int64_t n, float alpha, const void* a, const void* b, float beta, const void* c,
+             void* d);
 
-  cublasHandle_t handle_;
   cudaStream_t stream_;
+  NsOptions options_;
   DType dtype_ = DType::bf16;
-  DeviceBuffer x2_, a_, b_, q_, q2_, t_, partial_;
+  Splits splits_;
+  LtGemm gemm_;
+  SymmetricProduct sym_{gemm_};
+  GraphCache graphs_;
+  DeviceBuffer x2_, a_, b_, q_, q2_, t_, scratch_;
 };
-
-// Elementwise conversions between fp32 and the NS dtype on the device (RNE).
-void to_dtype(DType t, const float* src, void* dst, int64_t n, cudaStream_t s);
-// dst = float(src) · scale (fp32 multiply, as the CPU reference does).
-void from_dtype_scaled(DType t, const void* src, float* dst, int64_t n, float scale, cudaStream_t s);
 
 }  // namespace muoncheck::impl::cuda

@@ -1,0 +1,225 @@
+// Elementwise kernels of the device Newton–Schulz; see ns_kernels.hpp.
+#include "impl/math/cuda/ns_kernels.hpp"
+
+#include <algorithm>
+#include <type_traits>
+
+#include "impl/math/cuda/cuda_check.hpp"
+#include "impl/math/cuda/dtype_device.cuh"
+
+namespace muoncheck::impl::cuda {
+namespace {
+
+// Partial Σx² of chunk blockIdx.x of matrix blockIdx.y, in double. The partition depends
+// only on the shape, so the sum (finished in a fixed order) is deterministic. V: elements
+// per load (16-byte loads when every matrix starts 16-byte aligned, else 1).
+template <class T, int V>
+__global__ void sum_squares_partial(const T* x, int64_t count, int64_t chunk, int parts, double* partial) {
+  __shared__ double red[kThreads];
+  const T* m = x + static_cast<int64_t>(blockIdx.y) * count;
+  const int64_t begin = blockIdx.x * chunk, end = min(count, begin + chunk);
+  double s = 0.0;
+  for (int64_t i = begin + static_cast<int64_t>(threadIdx.x) * V; i < end; i += static_cast<int64_t>(blockDim.x) * V) {
+    if constexpr (V > 1) {
+      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(m + i);
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        const double v = ld(w.v[k]);
+        s += v * v;
+      }
+    } else {
+      const double v = ld(m[i]);
+      s += v * v;
+    }
+  }
+  red[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) partial[blockIdx.y * parts + blockIdx.x] = red[0];
+}
+
+// denom[b] = round(√Σx²) + 1e-7 (SPEC §4 NS normalization): one block per matrix sums its
+// partials in a fixed order (strided per thread, then a fixed tree).
+template <class T>
+__global__ void norm_denominators(const double* partial, int parts, float* denom) {
+  __shared__ double red[kThreads];
+  const double* p = partial + static_cast<int64_t>(blockIdx.x) * parts;
+  double s = 0.0;
+  for (int i = threadIdx.x; i < parts; i += blockDim.x) s += p[i];
+  red[threadIdx.x] = s;
+  __syncthreads();
+  for (int w = blockDim.x / 2; w > 0; w /= 2) {
+    if (threadIdx.x < w) red[threadIdx.x] += red[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) denom[blockIdx.x] = ld(st<T>(sqrtf(static_cast<float>(red[0])))) + 1e-7f;
+}
+
+// X ← round(X / denom[matrix]) over the whole batch, V elements at a time (V divides count).
+template <class T, int V>
+__global__ void normalize_by(T* x, int64_t count, int64_t total, const float* denom) {
+  for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x * V) {
+    const float d = denom[i / count];
+    if constexpr (V > 1) {
+      Vec<T> w = *reinterpret_cast<const Vec<T>*>(x + i);
+#pragma unroll
+      for (int k = 0; k < V; ++k) w.v[k] = st<T>(ld(w.v[k]) / d);
+      *reinterpret_cast<Vec<T>*>(x + i) = w;
+    } else {
+      x[i] = st<T>(ld(x[i]) / d);
+    }
+  }
+}
+
+template <class T>
+__global__ void plus_identity_kernel(const T* z, T* q, int64_t m, int64_t total, float a) {
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
+       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t e = k % (m * m);
+    q[k] = e / m == e % m ? st<T>(ld(z[k]) + a) : z[k];
+  }
+}
+
+constexpr int kTile = 64, kTileRows = 8;
+
+// Two adjacent elements: one 4-byte (16-bit types) or 8-byte (fp32) access.
+template <class T>
+struct alignas(2 * sizeof(T)) Pair {
+  T v[2];
+};
+
+// One block per 64×64 tile (ti, tj) on or above the diagonal of matrix blockIdx.y: reads the
+// lower tile (tj, ti) row by row (coalesced), writes its transpose over the upper part; each
+// thread moves two adjacent elements of a row (Pair accesses when m is even, so every pair is
+// aligned).
+template <class T, bool kPairs>
+__global__ void mirror_lower_tiles(T* d, int64_t m) {
+  __shared__ T tile[kTile][kTile + 2];
+  const int64_t k = blockIdx.x;
+  int64_t tj = static_cast<int64_t>((sqrt(8.0 * static_cast<double>(k) + 1.0) - 1.0) / 2.0);
+  while (tj * (tj + 1) / 2 > k) --tj;
+  while ((tj + 1) * (tj + 2) / 2 <= k) ++tj;
+  const int64_t ti = k - tj * (tj + 1) / 2;   // ti ≤ tj
+  T* mat = d + static_cast<int64_t>(blockIdx.y) * m * m;
+  const int c2 = 2 * static_cast<int>(threadIdx.x);
+  for (int r = threadIdx.y; r < kTile; r += kTileRows) {
+    const int64_t row = tj * kTile + r, col = ti * kTile + c2;
+    if (row >= m) break;
+    if (kPairs && col + 1 < m) {
+      const Pair<T> p = *reinterpret_cast<const Pair<T>*>(mat + row * m + col);
+      tile[r][c2] = p.v[0];
+      tile[r][c2 + 1] = p.v[1];
+    } else {
+      for (int q = 0; q < 2; ++q)
+        if (col + q < m) tile[r][c2 + q] = mat[row * m + col + q];
+    }
+  }
+  __syncthreads();
+  for (int r = threadIdx.y; r < kTile; r += kTileRows) {
+    const int64_t row = ti * kTile + r, col = tj * kTile + c2;   // (row, col + q) ← (col + q, row)
+    if (row >= m) break;
+    if (kPairs && row < col && col + 1 < m) {
+      Pair<T> p;
+      p.v[0] = tile[c2][r];
+      p.v[1] = tile[c2 + 1][r];
+      *reinterpret_cast<Pair<T>*>(mat + row * m + col) = p;
+    } else {
+      for (int q = 0; q < 2; ++q)
+        if (row < col + q && col + q < m) mat[row * m + col + q] = tile[c2 + q][r];
+    }
+  }
+}
+
+template <class T>
+__global__ void convert_to(const float* src, T* dst, int64_t n) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = st<T>(src[i]);
+}
+
+template <class T>
+__global__ void convert_from(const T* src, float* dst, int64_t n, float scale) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    dst[i] = ld(src[i]) * scale;
+}
+
+// Chunks of at least 16384 elements, at most 1024 per matrix: enough blocks to keep every
+// multiprocessor streaming on one large matrix.
+int norm_parts(int64_t count) { return static_cast<int>(std::clamp<int64_t>(count / 16384, 1, 1024)); }
+
+}  // namespace
+
+size_t normalize_scratch_bytes(int batch, int64_t count) {
+  return (sizeof(double) * norm_parts(count) + sizeof(float)) * static_cast<size_t>(batch);
+}
+
+void normalize(DType t, void* x, int batch, int64_t count, void* scratch, cudaStream_t s) {
+  const int64_t total = count * batch;
+  const int parts = norm_parts(count);
+  auto* partial = static_cast<double*>(scratch);
+  auto* denom = reinterpret_cast<float*>(partial + parts * batch);
+  with_type(t, [&](auto tag) {
+    using T = decltype(tag);
+    constexpr int V = Vec<T>::n;
+    auto launch = [&](auto v) {
+      constexpr int W = decltype(v)::value;
+      const int64_t chunk = ((count + parts - 1) / parts + W - 1) / W * W;
+      sum_squares_partial<T, W><<<dim3(parts, batch), kThreads, 0, s>>>(static_cast<T*>(x), count, chunk, parts,
+                                                                         partial);
+      check_launch("sum_squares_partial");
+      norm_denominators<T><<<batch, kThreads, 0, s>>>(partial, parts, denom);
+      check_launch("norm_denominators");
+      normalize_by<T, W><<<blocks_for(total / W, kThreads), kThreads, 0, s>>>(static_cast<T*>(x), count, total, denom);
+      check_launch("normalize_by");
+    };
+    if (count % V == 0) launch(std::integral_constant<int, V>{});   // every matrix 16-byte aligned
+    else launch(std::integral_constant<int, 1>{});
+  });
+}
+
+void plus_identity(DType t, const void* z, void* q, int batch, int64_t m, float a, cudaStream_t s) {
+  const int64_t total = batch * m * m;
+  with_type(t, [&](auto tag) {
+    using T = decltype(tag);
+    plus_identity_kernel<T><<<blocks_for(total, kThreads), kThreads, 0, s>>>(static_cast<const T*>(z),
+                                                                           static_cast<T*>(q), m, total, a);
+  });
+  check_launch("plus_identity");
+}
+
+void mirror_lower(DType t, void* d, int batch, int64_t m, cudaStream_t s) {
+  const int64_t tiles = (m + kTile - 1) / kTile;
+  const dim3 grid(static_cast<unsigned>(tiles * (tiles + 1) / 2), static_cast<unsigned>(batch));
+  const dim3 block(kTile / 2, kTileRows);
+  with_type(t, [&](auto tag) {
+    using T = decltype(tag);
+    if (m % 2 == 0) mirror_lower_tiles<T, true><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
+    else mirror_lower_tiles<T, false><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
+  });
+  check_launch("mirror_lower_tiles");
+}
+
+void to_dtype(DType t, const float* src, void* dst, int64_t n, cudaStream_t s) {
+  if (n == 0) return;
+  with_type(t, [&](auto tag) {
+    using T = decltype(tag);
+    convert_to<T><<<blocks_for(n, kThreads), kThreads, 0, s>>>(src, static_cast<T*>(dst), n);
+  });
+  check_launch("convert_to");
+}
+
+void from_dtype_scaled(DType t, const void* src, float* dst, int64_t n, float scale, cudaStream_t s) {
+  if (n == 0) return;
+  with_type(t, [&](auto tag) {
+    using T = decltype(tag);
+    convert_from<T><<<blocks_for(n, kThreads), kThreads, 0, s>>>(static_cast<const T*>(src), dst, n, scale);
+  });
+  check_launch("convert_from");
+}
+
+}  // namespace muoncheck::impl::cuda

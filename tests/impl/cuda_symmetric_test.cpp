@@ -1,0 +1,232 @@
+// The symmetric-product path of the device Newton–Schulz (label gpu; skipped without a device):
+//  - a product computed as lower-triangle blocks plus the mirror (tiles and halves splits) is
+//    exactly symmetric and equals the full GEMM within fp32-accumulation rounding, element by
+//    element; D starts poisoned with NaN, so a skipped mirror (or an unwritten block) fails;
+//  - a whole NS run under each split stays within the conformance band against the fp32 CPU
+//    reference (err ≤ 4·err(cpu) + 8u, as cuda_compute_test) and is bit-identical across its
+//    eager run, its graph capture and a graph replay.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu_skip.hpp"
+#include "impl/math/cuda/cuda_check.hpp"
+#include "impl/math/cuda/ns_cuda.hpp"
+#include "impl/math/newton_schulz.hpp"
+
+namespace muoncheck::impl::cuda {
+namespace {
+
+std::vector<float> values(int64_t n, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+// One stream and the fp32 staging between host vectors and NS-dtype device buffers.
+class Device {
+ public:
+  Device() { check(cudaStreamCreate(&stream), "cudaStreamCreate"); }
+  ~Device() { (void)cudaStreamDestroy(stream); }
+  void upload(DType t, const std::vector<float>& host, void* dst) {
+    auto* f = static_cast<float*>(staging_.reserve(sizeof(float) * host.size()));
+    check(cudaMemcpy(f, host.data(), sizeof(float) * host.size(), cudaMemcpyHostToDevice), "cudaMemcpy");
+    to_dtype(t, f, dst, static_cast<int64_t>(host.size()), stream);
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+  std::vector<float> download(DType t, const void* src, int64_t n) {
+    auto* f = static_cast<float*>(staging_.reserve(sizeof(float) * n));
+    from_dtype_scaled(t, src, f, n, 1.0f, stream);
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    std::vector<float> host(static_cast<size_t>(n));
+    check(cudaMemcpy(host.data(), f, sizeof(float) * n, cudaMemcpyDeviceToHost), "cudaMemcpy");
+    return host;
+  }
+  cudaStream_t stream = nullptr;
+
+ private:
+  DeviceBuffer staging_;
+};
+
+// Values as the NS dtype holds them (the host copy of what the device sees).
+std::vector<float> rounded(Device& dev, DType t, const std::vector<float>& v) {
+  DeviceBuffer b;
+  b.reserve(static_cast<size_t>(dtype_bytes(t)) * v.size());
+  dev.upload(t, v, b.get());
+  return dev.download(t, b.get(), static_cast<int64_t>(v.size()));
+}
+
+TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
+  EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 4096).split, SymmetricSplit::tiles);
+  EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 128).split, SymmetricSplit::full);    // one block: nothing saved
+  EXPECT_EQ(fitted({SymmetricSplit::tiles, 96}, 4096).split, SymmetricSplit::full);    // does not divide
+  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 4096).split, SymmetricSplit::halves);
+  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 100).split, SymmetricSplit::full);     // 8 does not divide 100
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::tiles, 128}, 4096), 33.0 / 64);  // 528 of 1024 blocks
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 3}, 4096), 9.0 / 16);
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 1}, 4096), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
+}
+
+struct ProductCase {
+  const char* name;
+  DType dtype;
+  SymmetricPlan plan;
+  int batch;
+  bool gram;   // X·Xᵀ (k = 160); else B = c·A·A + b·A with A symmetric (the epilogue form)
+};
+
+class SymmetricProductTest : public ::testing::TestWithParam<ProductCase> {
+ protected:
+  void SetUp() override { MUONCHECK_REQUIRE_GPU(); }
+};
+
+TEST_P(SymmetricProductTest, IsExactlySymmetricAndMatchesTheFullGemm) {
+  const ProductCase c = GetParam();
+  const int64_t m = 96, k = c.gram ? 160 : m, mm = m * m, eb = dtype_bytes(c.dtype);
+  const float alpha = c.gram ? 1.0f : 2.0315f, beta = c.gram ? 0.0f : -4.7750f;
+  Device dev;
+  // A: batch × m×k, symmetric when square; C = A (the bA term).
+  std::vector<float> a = values(c.batch * m * k, 7 + c.batch);
+  if (!c.gram)
+    for (int b = 0; b < c.batch; ++b)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < i; ++j) a[b * mm + j * m + i] = a[b * mm + i * m + j];
+  a = rounded(dev, c.dtype, a);
+  DeviceBuffer da, full, sym;
+  da.reserve(eb * a.size()), full.reserve(eb * mm * c.batch), sym.reserve(eb * mm * c.batch);
+  dev.upload(c.dtype, a, da.get());
+  LtGemm gemm;
+  SymmetricProduct product(gemm);
+  SymmetricProblem p;
+  p.dtype = c.dtype;
+  p.batch = c.batch;
+  p.m = m, p.k = k;
+  p.a = da.get(), p.lda = k, p.sa = m * k;
+  p.b = da.get(), p.ldb = k, p.sb = m * k, p.b_transposed = c.gram;
+  p.alpha = alpha, p.beta = beta, p.c = c.gram ? nullptr : da.get();
+  p.d = full.get();
+  ASSERT_EQ(product.run({}, p, dev.stream), SymmetricSplit::full);
+  check(cudaMemset(sym.get(), 0xFF, eb * mm * c.batch), "cudaMemset");   // NaN in every dtype
+  p.d = sym.get();
+  ASSERT_EQ(product.run(c.plan, p, dev.stream), c.plan.split) << c.name << ": the split did not run";
+  const std::vector<float> f = dev.download(c.dtype, full.get(), mm * c.batch);
+  const std::vector<float> s = dev.download(c.dtype, sym.get(), mm * c.batch);
+
+  // |Δ| ≤ 2u·|D| (one rounding each) + 2·k·2⁻²⁴·|α|·(|A||B|)ᵢⱼ (fp32 sums in another order)
+  //      + 4·2⁻²⁴·(|α|·(|A||B|)ᵢⱼ + |β·Cᵢⱼ|) (the fp32 epilogue, fused or not).
+  const double u = unit_roundoff(c.dtype), e32 = std::ldexp(1.0, -24);
+  const double gamma = (2.0 * k + 4) * e32 * std::fabs(alpha);
+  int asymmetric = 0, apart = 0;
+  for (int b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < m; ++j) {
+        const size_t e = b * mm + i * m + j;
+        if (!(s[e] == s[b * mm + j * m + i])) ++asymmetric;
+        double abs_dot = 0;
+        for (int64_t q = 0; q < k; ++q)
+          abs_dot += std::fabs(a[b * m * k + i * k + q]) * std::fabs(c.gram ? a[b * m * k + j * k + q] : a[b * mm + q * m + j]);
+        const double c_ij = c.gram ? 0.0 : std::fabs(beta * a[b * mm + i * m + j]);
+        const double bound = 2 * u * std::max(std::fabs(f[e]), std::fabs(s[e])) + gamma * abs_dot + 4 * e32 * c_ij;
+        if (!(std::fabs(double(s[e]) - f[e]) <= bound)) ++apart;
+      }
+  EXPECT_EQ(asymmetric, 0) << c.name << ": elements whose mirror differs (a skipped mirror leaves NaN)";
+  EXPECT_EQ(apart, 0) << c.name << ": elements outside fp32-accumulation rounding of the full GEMM";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Splits, SymmetricProductTest,
+    ::testing::Values(ProductCase{"xxt_tiles32_bf16", DType::bf16, {SymmetricSplit::tiles, 32}, 1, true},
+                      ProductCase{"xxt_tiles32_batch3_fp16", DType::fp16, {SymmetricSplit::tiles, 32}, 3, true},
+                      ProductCase{"xxt_halves2_bf16", DType::bf16, {SymmetricSplit::halves, 2}, 1, true},
+                      ProductCase{"xxt_halves1_batch3_fp32", DType::fp32, {SymmetricSplit::halves, 1}, 3, true},
+                      ProductCase{"square_tiles16_fp16", DType::fp16, {SymmetricSplit::tiles, 16}, 1, false},
+                      ProductCase{"square_tiles32_batch3_bf16", DType::bf16, {SymmetricSplit::tiles, 32}, 3, false},
+                      ProductCase{"square_halves3_fp32", DType::fp32, {SymmetricSplit::halves, 3}, 1, false},
+                      ProductCase{"square_halves2_batch3_fp16", DType::fp16, {SymmetricSplit::halves, 2}, 3, false}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+struct NsCase {
+  const char* name;
+  int batch;
+  int64_t m, n;
+  NsMethod method;
+  DType dtype;
+  NsOptions options;
+};
+
+class SymmetricNsTest : public ::testing::TestWithParam<NsCase> {
+ protected:
+  void SetUp() override { MUONCHECK_REQUIRE_GPU(); }
+};
+
+double rel(const std::vector<float>& x, const std::vector<float>& ref) {
+  double d = 0, n = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    d += (double(x[i]) - ref[i]) * (double(x[i]) - ref[i]);
+    n += double(ref[i]) * ref[i];
+  }
+  return std::sqrt(d / std::max(n, 1e-300));
+}
+
+// Per matrix of the batch: the CPU NS (newton_schulz) in cfg's dtype.
+std::vector<float> cpu_ns(const std::vector<float>& x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  std::vector<float> out;
+  for (int b = 0; b < batch; ++b) {
+    Mat u(m, n);
+    std::copy_n(x.begin() + b * m * n, m * n, u.v.begin());
+    const Mat o = newton_schulz(u, cfg);
+    out.insert(out.end(), o.v.begin(), o.v.end());
+  }
+  return out;
+}
+
+TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
+  const NsCase c = GetParam();
+  NsConfig cfg;
+  cfg.method = c.method;
+  cfg.dtype = c.dtype;
+  NsConfig ref_cfg = cfg;
+  ref_cfg.dtype = DType::fp32;
+  const int64_t count = c.batch * c.m * c.n;
+  const std::vector<float> x = values(count, static_cast<uint32_t>(c.m * 31 + c.n));
+  Device dev;
+  DeviceBuffer dx;
+  dx.reserve(static_cast<size_t>(dtype_bytes(c.dtype)) * count);
+  NsDevice ns(nullptr, dev.stream, c.options);
+  std::vector<std::vector<float>> runs;
+  for (int r = 0; r < 3; ++r) {   // eager, captured, replayed
+    dev.upload(c.dtype, x, dx.get());
+    const void* o = ns.run(dx.get(), c.batch, c.m, c.n, cfg);
+    runs.push_back(dev.download(c.dtype, o, count));
+  }
+  EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
+  EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
+  const std::vector<float> ref = cpu_ns(x, c.batch, c.m, c.n, ref_cfg), on_cpu = cpu_ns(x, c.batch, c.m, c.n, cfg);
+  const double e_cpu = rel(on_cpu, ref), e_gpu = rel(runs[0], ref);
+  const double band = 4 * e_cpu + 8 * unit_roundoff(c.dtype) + (c.dtype == DType::fp32 ? 1e-4 : 0.0);
+  EXPECT_LE(e_gpu, band) << c.name << ": err(cuda) " << e_gpu << ", err(cpu) " << e_cpu;
+}
+
+using S = NsOptions::Symmetric;
+INSTANTIATE_TEST_SUITE_P(
+    Splits, SymmetricNsTest,
+    ::testing::Values(NsCase{"standard_tiles32_bf16", 1, 128, 192, NsMethod::standard, DType::bf16, {S::tiles, 32}},
+                      NsCase{"standard_tiles128_bf16", 1, 256, 384, NsMethod::standard, DType::bf16, {S::tiles, 128}},
+                      NsCase{"standard_halves2_bf16", 1, 128, 192, NsMethod::standard, DType::bf16, {S::halves, 2}},
+                      NsCase{"gram_tiles32_fp16", 1, 96, 256, NsMethod::gram, DType::fp16, {S::tiles, 32}},
+                      NsCase{"gram_halves1_fp16", 1, 96, 256, NsMethod::gram, DType::fp16, {S::halves, 1}},
+                      NsCase{"gram_per_head_tiles32_fp16", 4, 64, 128, NsMethod::gram, DType::fp16, {S::tiles, 32}},
+                      NsCase{"standard_per_head_halves1_bf16", 4, 64, 128, NsMethod::standard, DType::bf16,
+                             {S::halves, 1}},
+                      NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace muoncheck::impl::cuda
