@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/scenario_io.hpp"
-#include "harness/cmd_sweep_runner.hpp"
+#include "harness/sweep/sweep_runner.hpp"
 #include "impl/faults/faults.hpp"
 
 namespace muoncheck {
