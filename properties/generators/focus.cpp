@@ -1,28 +1,77 @@
 #include "properties/generators/focus.hpp"
 
+#include <charconv>
+#include <string>
+
 #include "core/error.hpp"
+#include "impl/faults/fault_catalogue.hpp"
 
 namespace muoncheck::generators {
 
-Focus focus_for_fault(std::string_view id) {
+namespace {
+
+// "stage>=3" → (stage, >=, 3); false when `clause` is not NAME>=N or NAME<=N.
+bool parse_bound(std::string_view clause, std::string_view& name, bool& at_least, int& n) {
+  const auto op = clause.find_first_of("<>");
+  if (op == std::string_view::npos || op + 2 > clause.size() || clause[op + 1] != '=') return false;
+  name = clause.substr(0, op);
+  at_least = clause[op] == '>';
+  const auto digits = clause.substr(op + 2);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  return ec == std::errc() && end == digits.data() + digits.size();
+}
+
+bool apply_bound(Focus& f, std::string_view name, bool at_least, int n) {
+  if (name == "stage") (at_least ? f.min_stage : f.max_stage) = n;
+  else if (name == "dp" && at_least) f.min_dp = n;
+  else if (name == "gas" && at_least) f.min_gas = n;
+  else return false;
+  return true;
+}
+
+bool apply_flag(Focus& f, std::string_view flag) {
+  bool Focus::*field = nullptr;
+  if (flag == "zero-init") field = &Focus::zero_init;
+  else if (flag == "per-head") field = &Focus::per_head;
+  else if (flag == "mixed-shapes") field = &Focus::mixed_shapes;
+  else if (flag == "groups") field = &Focus::groups;
+  else if (flag == "low-precision-comm") field = &Focus::low_precision_comm;
+  else if (flag == "injection") field = &Focus::injection;
+  else if (flag == "loss-scaler") field = &Focus::loss_scaler;
+  else if (flag == "clip") field = &Focus::clip;
+  else if (flag == "small-buckets") field = &Focus::small_buckets;
+  else if (flag == "scaler-growth") field = &Focus::scaler_growth;
+  else return false;
+  f.*field = true;
+  return true;
+}
+
+}  // namespace
+
+Focus focus_from_clauses(std::string_view label, std::string_view clauses) {
   Focus f;
-  f.label = std::string(id);
-  if (id == "zero3-muon-per-microbatch") f.min_stage = 3, f.min_gas = 2;
-  else if (id == "tag-placeholder-shape") f.min_stage = 3, f.zero_init = true;
-  else if (id == "per-head-stale-binding") f.min_stage = 1, f.per_head = true, f.mixed_shapes = true;
-  else if (id == "gather-in-partition-dtype") f.min_stage = 1, f.low_precision_comm = true;
-  else if (id == "momentum-on-overflow") f.injection = true;
-  else if (id == "mixed-shape-window-gather") f.min_stage = 1, f.min_dp = 2, f.mixed_shapes = true;
-  else if (id == "clip-muon-update") f.clip = true;
-  else if (id == "stage0-no-newton-schulz") f.max_stage = 0;
-  else if (id == "straddle-partial-reduce") f.min_stage = 1, f.min_dp = 2;
-  else if (id == "muon-on-scaled-grads") f.loss_scaler = true;
-  else if (id == "skip-muon-large-param") f.small_buckets = true;
-  else if (id == "drop-param-groups") f.groups = true;
-  else if (id == "per-head-dropped-call-site") f.min_stage = 1, f.max_stage = 2, f.per_head = true;
-  else if (id == "scaler-hysteresis-kept") f.injection = true, f.loss_scaler = true, f.scaler_growth = true;
-  else throw Error(ErrorKind::Usage, "no generator focus for fault '" + std::string(id) + "'");
+  f.label = std::string(label);
+  size_t start = 0;
+  while (start < clauses.size()) {
+    size_t end = clauses.find(' ', start);
+    if (end == std::string_view::npos) end = clauses.size();
+    const auto clause = clauses.substr(start, end - start);
+    start = end + 1;
+    if (clause.empty()) continue;
+    std::string_view name;
+    bool at_least = false;
+    int n = 0;
+    const bool ok = parse_bound(clause, name, at_least, n) ? apply_bound(f, name, at_least, n) : apply_flag(f, clause);
+    if (!ok)
+      throw Error(ErrorKind::Internal, "focus of '" + f.label + "': unknown clause \"" + std::string(clause) + "\"");
+  }
   return f;
+}
+
+Focus focus_for_fault(std::string_view id) {
+  const impl::FaultInfo* fault = impl::find_fault(id);
+  if (!fault) throw Error(ErrorKind::Usage, "no generator focus for fault '" + std::string(id) + "'");
+  return focus_from_clauses(fault->id, fault->focus);
 }
 
 }  // namespace muoncheck::generators

@@ -25,8 +25,16 @@ struct Focus {
                                     // an overflow can spend the counter before a growth
 };
 
-// The focus under which a bounded sweep finds a catalogued fault quickly: the
-// region where the fault's code path runs. Throws Error{Usage} for an unknown id.
+// A focus from space-separated clauses, each narrowing the general generator: a bound
+// `stage>=N`, `stage<=N`, `dp>=N`, `gas>=N`, or a flag named like the field it sets
+// (`zero-init`, `per-head`, `mixed-shapes`, `groups`, `low-precision-comm`, `injection`,
+// `loss-scaler`, `clip`, `small-buckets`, `scaler-growth`). Throws Error{Internal} on any
+// other clause: clauses come from the fault catalogue, not from the user.
+Focus focus_from_clauses(std::string_view label, std::string_view clauses);
+
+// The focus under which a bounded sweep finds a catalogued fault quickly: the region where
+// the fault's code path runs, as its catalogue row (impl/faults/fault_catalogue.hpp) says.
+// Throws Error{Usage} for an unknown id.
 Focus focus_for_fault(std::string_view fault_id);
 
 }  // namespace muoncheck::generators

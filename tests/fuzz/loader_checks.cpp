@@ -6,7 +6,7 @@
 #include "core/error.hpp"
 #include "core/input_limits.hpp"
 #include "core/scenario_io.hpp"
-#include "harness/trace_io.hpp"
+#include "harness/traces/trace_io.hpp"
 
 namespace muoncheck::fuzz {
 

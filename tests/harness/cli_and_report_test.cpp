@@ -9,11 +9,11 @@
 
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
-#include "harness/cli_args.hpp"
-#include "harness/console_table.hpp"
-#include "harness/coverage.hpp"
-#include "harness/option_table.hpp"
-#include "harness/report.hpp"
+#include "harness/cli/cli_args.hpp"
+#include "harness/report/console_table.hpp"
+#include "harness/judge/coverage.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/report/report.hpp"
 
 namespace muoncheck {
 namespace {

@@ -8,8 +8,8 @@
 #include <fstream>
 
 #include "core/scenario_io.hpp"
-#include "harness/golden.hpp"
-#include "harness/golden_check.hpp"
+#include "harness/golden/golden_digest.hpp"
+#include "harness/golden/golden_check.hpp"
 #include "oracle/oracle.hpp"
 
 namespace muoncheck {

@@ -1,4 +1,4 @@
-// The one option table (harness/option_table.hpp): every command's options come from it
+// The one option table (harness/cli/option_table.hpp): every command's options come from it
 // entry by entry, no two entries collide, an unknown key is an Internal error, and the
 // options several commands share parse and default the same way in each.
 #include <gtest/gtest.h>
@@ -10,9 +10,10 @@
 #include <sys/wait.h>
 
 #include "core/error.hpp"
-#include "harness/cmd_sweep_runner.hpp"
-#include "harness/commands.hpp"
-#include "harness/option_table.hpp"
+#include "harness/sweep/sweep_runner.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/option_table.hpp"
+#include "impl/faults/fault_catalogue.hpp"
 #include "run_muoncheck.hpp"
 
 namespace muoncheck {
@@ -165,6 +166,13 @@ TEST(OptionTable, HelpListsEveryOptionWithItsHelpAndDefault) {
             << c.spec.name << " --" << o.name << ":\n" << r.output;
     }
   }
+}
+
+// Help texts count the catalogue, never a number written by hand.
+TEST(OptionTable, NightlyHelpCountsTheFaultCatalogue) {
+  const std::string want = std::to_string(impl::fault_catalogue().size()) + " faults of the catalogue";
+  const auto& help = command("nightly").spec.description;
+  EXPECT_NE(help.find(want), std::string::npos) << help;
 }
 
 }  // namespace

@@ -11,9 +11,9 @@
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "harness/report.hpp"
-#include "harness/suite.hpp"
-#include "harness/trace_io.hpp"
+#include "harness/report/report.hpp"
+#include "harness/judge/suite.hpp"
+#include "harness/traces/trace_io.hpp"
 #include "impl/comm/communicator.hpp"
 
 namespace muoncheck {

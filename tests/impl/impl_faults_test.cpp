@@ -2,6 +2,14 @@
 // that reaches that path, it changes what the engine does; unknown ids are usage errors.
 #include <gtest/gtest.h>
 
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+
 #include "core/error.hpp"
 #include "impl/faults/faults.hpp"
 #include "impl/run_impl.hpp"
@@ -26,9 +34,20 @@ bool same_weights(const ImplResult& a, const ImplResult& b) {
   return true;
 }
 
-TEST(Faults, CatalogueHoldsTheFourteenIdsAndRejectsUnknownOnes) {
-  EXPECT_EQ(fault_catalogue().size(), 14u);
-  for (const auto& f : fault_catalogue()) EXPECT_EQ(parse_fault(f.id), f.fault);
+TEST(Faults, CatalogueListsEachFaultOnceInEnumOrderAndRejectsUnknownIds) {
+  const auto& catalogue = fault_catalogue();
+  ASSERT_FALSE(catalogue.empty());
+  EXPECT_LE(catalogue.size(), 8 * sizeof(unsigned)) << "FaultSet keeps one bit per fault";
+  for (size_t i = 0; i < catalogue.size(); ++i) {
+    const auto& f = catalogue[i];
+    EXPECT_EQ(static_cast<size_t>(f.fault), i) << f.id;   // dense: FaultSet's bits
+    EXPECT_EQ(parse_fault(f.id), f.fault);
+    EXPECT_EQ(fault_id(f.fault), f.id);
+    EXPECT_EQ(find_fault(f.id), &f);
+    EXPECT_TRUE(f.implemented) << f.id;
+    EXPECT_FALSE(f.bug.empty() || f.effect.empty() || f.why.empty()) << f.id;
+  }
+  EXPECT_EQ(fault_ids().size(), catalogue.size());
   try {
     FaultSet::from_ids({"no-such-fault"});
     FAIL() << "expected an error";
@@ -158,6 +177,48 @@ TEST(Faults, AFaultLeavesRunsOffItsPathUnchanged) {
                         "zero3-muon-per-microbatch", "scaler-hysteresis-kept"}) {
     EXPECT_TRUE(same_weights(good, run_impl(s, {{f}}))) << f;
   }
+}
+
+// The enum name a branch uses for a catalogue id: "zero3-muon-per-microbatch" → "Fault::zero3_muon_per_microbatch".
+std::string branch_name(std::string_view id) {
+  std::string n = "Fault::" + std::string(id);
+  for (char& ch : n)
+    if (ch == '-') ch = '_';
+  return n;
+}
+
+std::string file_text(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Each row's code_path names exactly the impl/ files whose branches ask for that fault, and every
+// fault a branch asks for has a row (tests run from the source root).
+TEST(Faults, CodePathListsExactlyTheFilesWhoseBranchesConsultTheFault) {
+  std::map<std::string, std::set<std::string>> consulted;   // "Fault::x" → files
+  for (const auto& e : std::filesystem::recursive_directory_iterator("impl")) {
+    const auto ext = e.path().extension();
+    if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".cu" && ext != ".cuh")) continue;
+    if (e.path().parent_path() == "impl/faults") continue;   // the catalogue itself
+    const std::string text = file_text(e.path());
+    for (size_t at = text.find("Fault::"); at != std::string::npos; at = text.find("Fault::", at + 1)) {
+      size_t end = at + 7;
+      while (end < text.size() && (std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_')) ++end;
+      consulted[text.substr(at, end - at)].insert(e.path().generic_string());
+    }
+  }
+  ASSERT_FALSE(consulted.empty()) << "no impl/ sources found from " << std::filesystem::current_path();
+  std::set<std::string> catalogued;
+  for (const auto& f : fault_catalogue()) {
+    const std::string name = branch_name(f.id);
+    catalogued.insert(name);
+    const std::set<std::string> listed(f.code_path.begin(), f.code_path.end());
+    EXPECT_EQ(listed, consulted[name]) << f.id;
+  }
+  for (const auto& [name, files] : consulted)
+    EXPECT_TRUE(catalogued.count(name)) << name << " is consulted in " << *files.begin() << " but has no catalogue row";
 }
 
 }  // namespace

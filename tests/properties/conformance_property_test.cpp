@@ -7,8 +7,8 @@
 #include <string>
 
 #include "core/scenario_io.hpp"
-#include "harness/cmd_sweep_runner.hpp"
-#include "harness/judge_scenario.hpp"
+#include "harness/sweep/sweep_runner.hpp"
+#include "harness/judge/judge_scenario.hpp"
 #include "properties/generators/scenario_gen.hpp"
 #include "tests/properties/bounded_property.hpp"
 

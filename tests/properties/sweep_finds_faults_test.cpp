@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/scenario_io.hpp"
-#include "harness/cmd_sweep_runner.hpp"
+#include "harness/sweep/sweep_runner.hpp"
 #include "impl/faults/faults.hpp"
 
 namespace muoncheck {
@@ -50,13 +50,7 @@ TEST_P(SweepFindsFault, withinABoundedSweepAndTheSavedCaseReproducesIt) {
   EXPECT_NE(verdict_on(saved, {}, c.invariants.front()), Status::fail) << "without --fault: " << c.repro;
 }
 
-std::vector<std::string> fault_ids() {
-  std::vector<std::string> ids;
-  for (const auto& f : impl::fault_catalogue()) ids.emplace_back(f.id);
-  return ids;
-}
-
-INSTANTIATE_TEST_SUITE_P(Catalogue, SweepFindsFault, ::testing::ValuesIn(fault_ids()),
+INSTANTIATE_TEST_SUITE_P(Catalogue, SweepFindsFault, ::testing::ValuesIn(impl::fault_ids()),
                          [](const auto& info) {
                            std::string n = info.param;
                            for (char& ch : n)

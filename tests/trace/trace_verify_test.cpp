@@ -8,8 +8,8 @@
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "harness/trace_from_impl.hpp"
-#include "harness/verify_traces.hpp"
+#include "harness/traces/trace_from_impl.hpp"
+#include "harness/judge/verify_traces.hpp"
 #include "impl/run_impl.hpp"
 
 namespace muoncheck {

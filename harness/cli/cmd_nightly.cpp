@@ -1,0 +1,118 @@
+// `muoncheck nightly`: what a nightly GPU CI job runs — every scenario with the
+// golden comparison, the mutants (reusing the suite as their clean control) and a
+// budgeted property sweep — into one JSON report that records the device.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "harness/sweep/sweep_report.hpp"
+#include "harness/sweep/sweep_runner.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/report/report_views.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/cli/options_from_args.hpp"
+#include "harness/report/console_table.hpp"
+#include "harness/judge/coverage.hpp"
+#include "harness/mutants/mutation_run.hpp"
+#include "harness/report/report.hpp"
+#include "harness/judge/scenario_selection.hpp"
+#include "harness/judge/suite.hpp"
+#include "impl/faults/fault_catalogue.hpp"
+#include "core/atomic_file.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+Outcome run(const cli::Args& args) {
+  if (!args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck nightly takes no scenarios");
+  const auto start = std::chrono::steady_clock::now();
+  SuiteOptions so;
+  so.judge = judge_options_from(args);
+  if (!so.judge.faults.empty()) throw Error(ErrorKind::Usage, "muoncheck nightly runs every fault itself; drop --fault");
+  so.command = "nightly";
+  so.golden = true;
+  so.golden_dir = option_text(args, "golden");
+  const double budget = seconds_from(args, "budget/nightly");
+  const auto dir = option_text(args, "scenarios");
+  const auto report_path = option_text(args, "report/nightly");
+  const double min_executed = min_executed_from(args);
+  // The sweep's own options, parsed (and so rejected) before the hours of work, not after.
+  const int sweep_cases = positive_int_from(args, "sweep-cases");
+  const std::uint64_t seed = seed_from(args);
+  check_writable(report_path);   // before the hours of work, not after
+  const auto views = view_paths_from(args);
+
+  std::printf("== suite: every scenario, golden comparison\n");
+  const auto suite = judge_suite(select_scenarios({}, dir, true), so);
+  const double suite_seconds = seconds_since(start);
+
+  std::printf("\n== mutants: every fault of the catalogue (control: the suite above)\n");
+  const auto mutants = run_mutants_after(suite.results, impl::fault_ids(), dir, so.judge);
+  print_kill_table(stdout, mutants);
+
+  std::printf("\n== sweep: generated scenarios until the budget is spent\n");
+  SweepOptions sw;
+  sw.cases = sweep_cases;
+  sw.seed = seed;
+  sw.budget_seconds = std::max(60.0, budget - seconds_since(start));
+  sw.backend = so.judge.backend;
+  sw.comm = so.judge.comm;
+  sw.timeout = so.judge.timeout;
+  sw.control_members = so.judge.control_members;
+  sw.min_executed = min_executed;
+  const auto sweep = run_sweep(sw);
+  print_sweep_summary(stdout, sw, sweep);
+
+  // Each part passes its own --min-executed gate: the suite, the fault runs, the sweep's cases.
+  const RunMetadata meta{"nightly", impl::backend_description(impl_options(so.judge)), repro_flags(so.judge), min_executed};
+  const Summary suite_sum = summarize(suite.results, suite.golden, meta);
+  const Summary fault_sum = summarize(fault_results(mutants), {}, meta);
+  const auto sweep_problems = sweep_coverage_problems(sw, sweep);
+  std::printf("\nmutants (fault runs): ");
+  print_coverage(stdout, fault_sum.coverage, fault_sum.coverage_problems);
+  print_failures_and_summary(stdout, suite.results, suite.golden, meta);
+  const bool mutants_ok = mutants.ok() && fault_sum.coverage_problems.empty();
+  const bool sweep_ok = !sweep.failure && sweep_problems.empty();
+  auto report = build_report(meta, suite.results, suite.golden);
+  report["mutants"] = mutants_json(mutants);
+  report["mutants"]["executed"] = fault_sum.coverage.executed;
+  report["mutants"]["verdicts"] = fault_sum.coverage.verdicts;
+  report["mutants"]["coverage_problems"] = fault_sum.coverage_problems;
+  report["sweep"] = sweep_json(sw, sweep);
+  const double seconds = seconds_since(start);
+  report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
+                       {"ok", suite_sum.ok() && mutants_ok && sweep_ok}};
+  write_report(report_path, report);
+  write_report_views(report, views);
+  std::printf("nightly: %.0f s; suite %s (%s), mutants %d/%zu%s, sweep %d cases %s; report: %s\n", seconds,
+              suite_sum.ok() ? "OK" : "FAILED", executed_text(suite_sum.coverage).c_str(), mutants.killed(),
+              mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",
+              sweep.cases_run, sweep.failure ? "FOUND A COUNTEREXAMPLE" : sweep_problems.empty() ? "clean" : "NOT OK: executed counts",
+              report_path.c_str());
+  if (mutants_ok && sweep_ok) throw_if_only_errors(suite_sum, suite.results);   // exit 3, report written
+  return report["nightly"]["ok"].get<bool>() ? Outcome::success : Outcome::conformance_failure;
+}
+
+}  // namespace
+
+Command nightly_command() {
+  return {{"nightly", "muoncheck nightly [--backend cpu|cuda] [--comm gloo|nccl] [--budget SECONDS] [--report FILE]",
+           "The nightly job: every scenario with the golden comparison, the mutants (the " +
+               std::to_string(impl::fault_catalogue().size()) + " faults of the catalogue, the suite\n"
+           "as their clean control) and a property sweep that stops when the budget is spent; one JSON report\n"
+           "(default reports/nightly.json) recording the backend and device. Exit 1 on any failure, and when\n"
+           "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
+           "than --min-executed of its verdicts.",
+           options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed",
+                    "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
+                    "junit", "summary-md"})},
+          run};
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,45 @@
+// `muoncheck run SCENARIO...`: judges the implementation on the given scenarios.
+#include <filesystem>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/cli/options_from_args.hpp"
+#include "harness/judge/coverage.hpp"
+#include "harness/judge/scenario_selection.hpp"
+#include "harness/judge/suite.hpp"
+#include "harness/traces/trace_from_impl.hpp"
+#include "core/atomic_file.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+Outcome run(const cli::Args& args) {
+  SuiteOptions o = suite_options_from(args, "run", "report");
+  const auto scenarios = select_scenarios(args.positionals(), option_text(args, "scenarios"), false);
+  if (const auto path = args.value("trace")) {   // docs/trace-format.md
+    const bool folder = std::filesystem::is_directory(*path);
+    if (!folder && scenarios.size() != 1)
+      throw Error(ErrorKind::Usage, "--trace FILE takes one scenario; give an existing folder for several");
+    for (const auto& s : scenarios) check_writable(folder ? *path + "/" + s.name + ".trace.json" : *path);
+    o.judge.on_impl_result = [p = *path, folder](const Scenario& s, const impl::ImplResult& r) {
+      save_trace(trace_from_impl(s, r), folder ? p + "/" + s.name + ".trace.json" : p);
+    };
+  }
+  return run_suite(scenarios, o) ? Outcome::success : Outcome::conformance_failure;
+}
+
+}  // namespace
+
+Command run_command() {
+  return {{"run", "muoncheck run SCENARIO... [--fault ID]... [--mode trajectory|stepwise|both] [--report FILE] [--oracle-precision P]",
+           "Runs the production implementation (ZeRO on Gloo, CPU), the exact oracle and the control on each\n"
+           "SCENARIO and judges every applicable invariant.\n" + std::string(kSuiteExitHelp) + ".",
+           options(with_judge_options({"report", "scenarios", "min-executed", "junit", "summary-md", "trace/write"}))},
+          run};
+}
+
+}  // namespace muoncheck

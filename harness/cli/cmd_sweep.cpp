@@ -1,0 +1,67 @@
+// `muoncheck sweep`: property-based search over generated scenarios (see
+// harness/sweep/sweep_runner.hpp). Exit 1 when a (float128-confirmed) counterexample is found,
+// whether it reveals a bug or, with --fault, proves the sweep catches that fault, and
+// when the executed counts fail the --min-executed gate (coverage.hpp).
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "harness/sweep/sweep_report.hpp"
+#include "harness/sweep/sweep_runner.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/report/report_views.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/cli/options_from_args.hpp"
+#include "impl/faults/faults.hpp"
+#include "core/atomic_file.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+Outcome run(const cli::Args& args) {
+  if (!args.positionals().empty())
+    throw Error(ErrorKind::Usage, "sweep takes no positional arguments, got \"" + args.positionals().front() + "\"");
+  SweepOptions o;
+  o.cases = positive_int_from(args, "cases");
+  o.seed = seed_from(args);
+  o.budget_seconds = seconds_from(args, "budget/sweep");
+  o.faults = args.values("fault");
+  (void)impl::FaultSet::from_ids(o.faults);   // an unknown id is a usage error before any case runs
+  if (const auto focus = args.value("focus")) o.focus = generators::focus_for_fault(*focus);
+  o.cases_dir = option_text(args, "cases-dir");
+  o.timeout = timeout_from(args);
+  o.control_members = control_members_from(args);
+  o.backend = backend_from(args);
+  o.comm = comm_from(args);
+  o.min_executed = min_executed_from(args);
+  o.progress = [](int done, int total, double s, int f, int u) { print_sweep_progress(stderr, done, total, s, f, u); };
+
+  if (const auto json = args.value("json")) check_writable(*json);   // before the sweep, not after
+  const auto views = view_paths_from(args);
+  const SweepResult r = run_sweep(o);
+  print_sweep_summary(stdout, o, r);
+  if (const auto json = args.value("json")) {
+    write_sweep_json(*json, o, r);
+    std::printf("report: %s\n", json->c_str());
+  }
+  write_report_views(sweep_json(o, r), views);
+  return r.failure || !sweep_coverage_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
+}
+
+}  // namespace
+
+Command sweep_command() {
+  return {{"sweep",
+           "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--json FILE]",
+           "Generates scenarios (RapidCheck; same seed, same cases) and judges each against every\n"
+           "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
+           "minimal scenario saved under reports/cases/, and printed with the line that reproduces it.\n"
+           "With --fault the sweep hunts for that injected fault and says after how many cases it was found.\n"
+           "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
+           "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
+           options({"cases", "seed", "budget/sweep", "fault", "focus", "json/file", "cases-dir", "timeout-ms",
+                    "control-members", "backend", "comm", "min-executed", "junit", "summary-md"})},
+          run};
+}
+
+}  // namespace muoncheck

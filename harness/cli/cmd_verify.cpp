@@ -1,0 +1,75 @@
+// `muoncheck verify SCENARIO... --trace FILE...`: judges an implementation from the traces it
+// wrote (docs/trace-format.md) against the oracle, with the same table, repro lines and JSON
+// report as `run`.
+#include <cstdio>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/report/report_views.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/cli/options_from_args.hpp"
+#include "harness/report/console_table.hpp"
+#include "harness/judge/coverage.hpp"
+#include "harness/report/report.hpp"
+#include "harness/judge/scenario_selection.hpp"
+#include "harness/judge/verify_traces.hpp"
+#include "core/atomic_file.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+Outcome run(const cli::Args& args) {
+  if (args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck verify: give at least one scenario");
+  const auto paths = args.values("trace");
+  if (paths.empty()) throw Error(ErrorKind::Usage, "muoncheck verify: give at least one --trace FILE");
+  if (const auto report = args.value("report")) check_writable(*report);   // before any judging
+  const auto views = view_paths_from(args);
+  VerifyOptions o;
+  const double min_executed = min_executed_from(args);
+  o.precision = precision_from(args);
+  o.control_members = control_members_from(args);
+  for (const auto& id : args.values("invariant")) {
+    bool known = false;
+    for (const auto& t : trace_invariant_ids()) known = known || t == id;
+    if (!known) throw Error(ErrorKind::Usage, "--invariant: \"" + id + "\" is not an invariant a trace can show");
+    o.only.insert(id);
+  }
+  const auto scenarios = select_scenarios(args.positionals(), option_text(args, "scenarios"), false);
+  std::vector<Trace> traces;
+  for (const auto& path : paths) traces.push_back(load_trace(path));
+  const auto results = verify_traces(match_traces(scenarios, traces), o);
+  for (const auto& r : results) print_scenario_table(stdout, r);
+  const std::string flags = o.precision == oracle::Precision::float128 ? "" : std::string("--oracle-precision ") + oracle::precision_name(o.precision);
+  const RunMetadata meta{"verify", "trace", flags, min_executed};
+  print_failures_and_summary(stdout, results, {}, meta);
+  if (const auto report = args.value("report"); report || views.any()) {
+    const auto json = build_report(meta, results, {});
+    if (report) {
+      write_report(*report, json);
+      std::printf("report: %s\n", report->c_str());
+    }
+    write_report_views(json, views);
+  }
+  return summarize(results, {}, meta).ok() ? Outcome::success : Outcome::conformance_failure;
+}
+
+}  // namespace
+
+Command verify_command() {
+  return {{"verify", "muoncheck verify SCENARIO... --trace FILE [--trace FILE...] [--report FILE] [--invariant ID]...",
+           "Judges an implementation from its traces (docs/trace-format.md): trajectory-conforms against the\n"
+           "oracle within the band of the control ensemble in the scenario's dtypes (a trace declaring wider\n"
+           "dtypes is reported, never given a wider band),\n"
+           "ns-once-per-matrix-per-step, tagging-matches, overflow-skip-clean, and gas-/dp-/stage-invariant\n"
+           "between traces of one implementation that re-split one global batch. A trace names its scenario:\n"
+           "a given SCENARIO of that name, or the scenario embedded in the trace when it re-splits a given one.\n" +
+               std::string(kSuiteExitHelp) + " (relational invariants need sibling traces).",
+           options({"trace/read", "report", "invariant", "oracle-precision", "control-members", "scenarios",
+                    "min-executed", "junit", "summary-md"})},
+          run};
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,229 @@
+#include "harness/cli/option_table.hpp"
+
+#include <charconv>
+#include <cstdio>
+#include <set>
+
+#include "core/error.hpp"
+#include "harness/judge/coverage.hpp"
+#include "oracle/control_ensemble.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+std::string number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", x);
+  return buf;
+}
+
+// An entry's option name: its key up to the "/" of a variant.
+std::string name_of(const std::string& key) { return key.substr(0, key.find('/')); }
+
+OptionEntry value(std::string key, std::string help, std::string default_text = "") {
+  return {key, {name_of(key), true, false, std::move(help), std::move(default_text)}};
+}
+OptionEntry repeated(std::string key, std::string help) { return {key, {name_of(key), true, true, std::move(help), ""}}; }
+OptionEntry flag(std::string key, std::string help) { return {key, {name_of(key), false, false, std::move(help), ""}}; }
+
+std::vector<OptionEntry> build_table() {
+  const std::string precisions = "double | float128 | bin50";
+  return {
+      // What the implementation runs and how it is judged (run, check, mutants, nightly, sweep, verify).
+      repeated("fault", "switch on this fault of the catalogue in the implementation"),
+      repeated("fault/mutants",
+               "run only this fault's mutant (none given: every fault of the catalogue)"),
+      value("mode", "trajectory | stepwise | both", "both"),
+      value("oracle-precision", "the oracle's arithmetic: " + precisions, "float128"),
+      value("oracle-precision/mutants",
+            "the oracle's arithmetic: " + precisions + "; double here, its error far below any fp32 band",
+            "double"),
+      repeated("invariant", "judge only this invariant (its id)"),
+      value("timeout-ms",
+            "collective timeout per rank in milliseconds; the same default for every command, sweep included",
+            std::to_string(kDefaultCollectiveTimeout.count())),
+      value("backend", "cpu | cuda: where the implementation's NS and optimizer math run", "cpu"),
+      value("comm", "gloo (host TCP; cuda ranks share the GPUs) | nccl (one GPU per rank): the implementation's "
+                    "collectives", "gloo"),
+      value("dp", "re-split each scenario's global batch over N ranks, N in [1, 64] (same trajectory; none "
+                  "given: the scenario's own)"),
+      value("control-members",
+            "size K (at most 64) of the control ensemble (valid rounding sequences) that sets every noise band",
+            std::to_string(oracle::kDefaultControlMembers)),
+      value("min-executed",
+            "not OK when a smaller fraction of the verdicts was executed (PASS/FAIL, not SKIPPED/UNSUPPORTED); "
+            "in [0, 1]", number(kDefaultMinExecuted)),
+      // Folders.
+      value("scenarios", "folder that bare scenario names are looked up in (and, where no scenario is named, "
+                         "every scenario is taken from)", "scenarios"),
+      value("golden", "golden folder", "golden"),
+      // What a command writes.
+      value("report", "write the JSON report to FILE"),
+      value("report/check", "write the JSON report to FILE", "reports/latest.json"),
+      value("report/nightly", "write the JSON report to FILE", "reports/nightly.json"),
+      value("junit", "also write the verdicts as JUnit XML to FILE (one testcase per scenario and invariant)"),
+      value("summary-md", "also write a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"),
+      value("json/file", "also write the results as JSON to FILE (sweep: its record; mutants: the report "
+                                 "with its mutants section; noise: the figures)"),
+      flag("json/print", "print JSON on stdout instead of a table"),
+      value("trace/write", "also write the implementation's run as a trace (docs/trace-format.md) to FILE, "
+                                    "or FOLDER/<scenario>.trace.json when FILE is a folder"),
+      repeated("trace/read", "a trace file written by the implementation (docs/trace-format.md)"),
+      value("out/trajectory", "write the whole trajectory, tensors included, as JSON to FILE"),
+      value("out/html", "the HTML file to write (also -o FILE)"),
+      // The sweep (sweep, nightly).
+      value("cases", "number of generated scenarios", "100"),
+      value("sweep-cases", "most sweep cases", "300"),
+      value("seed", "seed of the sweep's case generator, a non-negative integer", "1"),
+      value("budget/sweep", "start no new case after SECONDS; 0: no limit", "0"),
+      value("budget/nightly", "SECONDS for the whole job; the sweep gets what is left, at least 60",
+            "3600"),
+      value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
+      value("cases-dir", "folder for minimal scenarios", "reports/cases"),
+      // oracle, certify.
+      value("precision", "oracle arithmetic: double (quick) | float128 | bin50 (certify)", "float128"),
+      flag("control", "the control instead: the same semantics with the scenario's dtypes emulated"),
+      value("min-digits", "digits every step must reach", "25"),
+  };
+}
+
+Error internal(const std::string& what) { return Error(ErrorKind::Internal, "option table: " + what); }
+
+[[noreturn]] void expected(std::string_view key, const std::string& what, const std::string& got) {
+  throw Error(ErrorKind::Usage,
+              "--" + option_entry(key).spec.name + " expects " + what + ", got \"" + clip_for_message(got) + "\"");
+}
+
+// The whole text as a T, or nothing (no sign for unsigned T, no trailing characters).
+template <class T>
+bool parse_integer(const std::string& text, T& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+bool parse_double(const std::string& text, double& out) {
+  try {
+    size_t used = 0;
+    out = std::stod(text, &used);
+    return used == text.size();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+long long integer_in(const cli::Args& args, std::string_view key, long long lo, long long hi) {
+  const auto text = option_text(args, key);
+  long long v = 0;
+  if (!parse_integer(text, v) || v < lo || v > hi)
+    expected(key, "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]", text);
+  return v;
+}
+
+}  // namespace
+
+const std::vector<OptionEntry>& option_table() {
+  static const std::vector<OptionEntry> table = build_table();
+  return table;
+}
+
+const OptionEntry& option_entry(std::string_view key) {
+  for (const auto& e : option_table())
+    if (e.key == key) return e;
+  throw internal("no option \"" + std::string(key) + "\"");
+}
+
+std::vector<cli::OptionSpec> options(const std::vector<std::string>& keys) {
+  std::vector<cli::OptionSpec> out;
+  std::set<std::string> names;
+  for (const auto& key : keys) {
+    const auto& e = option_entry(key);
+    if (!names.insert(e.spec.name).second) throw internal("--" + e.spec.name + " listed twice (\"" + key + "\")");
+    out.push_back(e.spec);
+  }
+  return out;
+}
+
+std::string option_text(const cli::Args& args, std::string_view key) {
+  const auto& e = option_entry(key);
+  return args.value_or(e.spec.name, e.spec.default_text);
+}
+
+std::chrono::milliseconds timeout_from(const cli::Args& args) {
+  const auto text = option_text(args, "timeout-ms");
+  long long ms = 0;
+  if (!parse_integer(text, ms) || ms < 1) expected("timeout-ms", "a positive number of milliseconds", text);
+  return std::chrono::milliseconds(ms);
+}
+
+std::uint64_t seed_from(const cli::Args& args) {
+  const auto text = option_text(args, "seed");
+  std::uint64_t seed = 0;
+  if (!parse_integer(text, seed)) expected("seed", "a non-negative integer", text);
+  return seed;
+}
+
+oracle::Precision precision_from(const cli::Args& args, std::string_view key) {
+  const auto text = option_text(args, key);
+  oracle::Precision p;
+  if (!oracle::parse_precision(text, p)) expected(key, "double|float128|bin50", text);
+  return p;
+}
+
+impl::ComputeBackend backend_from(const cli::Args& args) {
+  const auto text = option_text(args, "backend");
+  impl::ComputeBackend b;
+  if (!impl::parse_compute_backend(text, b)) expected("backend", "cpu|cuda", text);
+  return b;
+}
+
+impl::CommBackend comm_from(const cli::Args& args) {
+  const auto text = option_text(args, "comm");
+  impl::CommBackend c;
+  if (!impl::parse_comm_backend(text, c)) expected("comm", "gloo|nccl", text);
+  return c;
+}
+
+CheckMode mode_from(const cli::Args& args) {
+  const auto text = option_text(args, "mode");
+  if (text == "trajectory") return CheckMode::trajectory;
+  if (text == "stepwise") return CheckMode::stepwise;
+  if (text == "both") return CheckMode::both;
+  expected("mode", "trajectory|stepwise|both", text);
+}
+
+int dp_from(const cli::Args& args) {
+  if (!args.value("dp")) return 0;
+  return static_cast<int>(integer_in(args, "dp", 1, 64));
+}
+
+int control_members_from(const cli::Args& args, int min) {
+  return static_cast<int>(integer_in(args, "control-members", min, 64));
+}
+
+double min_executed_from(const cli::Args& args) {
+  const auto text = option_text(args, "min-executed");
+  double m = 0;
+  if (!parse_double(text, m) || !(m >= 0.0 && m <= 1.0)) expected("min-executed", "a fraction in [0, 1]", text);
+  return m;
+}
+
+int positive_int_from(const cli::Args& args, std::string_view key) {
+  return static_cast<int>(integer_in(args, key, 1, 1 << 30));
+}
+
+double seconds_from(const cli::Args& args, std::string_view key) {
+  const auto text = option_text(args, key);
+  double s = 0;
+  if (!parse_double(text, s) || !(s >= 0.0)) expected(key, "seconds >= 0", text);
+  return s;
+}
+
+double number_from(const cli::Args& args, std::string_view key) {
+  const auto text = option_text(args, key);
+  double x = 0;
+  if (!parse_double(text, x)) expected(key, "a number", text);
+  return x;
+}
+
+}  // namespace muoncheck

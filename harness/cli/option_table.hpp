@@ -1,0 +1,53 @@
+// The one table of command-line options every `muoncheck` command draws from: each entry's
+// name, whether it takes a value, whether it repeats, its help and its default (as text,
+// shown in --help). A command builds its option list by key (`options({"fault", "mode"})`);
+// a key the table lacks, or two keys of one option name in one command, is an Internal error.
+//
+// An option whose meaning differs between commands has one entry per meaning, keyed
+// "NAME/VARIANT" (e.g. `json/print`, a switch, beside `json/file`, which takes FILE); an
+// entry without a variant has key == name. Nothing else may share a name.
+//
+// Where a value is parsed, the parser below is the one every command uses, and it reads
+// the default from the same entry --help shows, so the two cannot drift apart.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/cli/cli_args.hpp"
+#include "harness/judge/judge_scenario.hpp"
+
+namespace muoncheck {
+
+struct OptionEntry {
+  std::string key;        // "NAME" or "NAME/VARIANT"; unique in the table
+  cli::OptionSpec spec;   // what a command's spec holds: name, takes_value, repeatable, help, default
+};
+
+const std::vector<OptionEntry>& option_table();
+// The entry of `key`; Internal error when the table has none.
+const OptionEntry& option_entry(std::string_view key);
+// The specs of `keys`, in that order; Internal error on an unknown key or a name given twice.
+std::vector<cli::OptionSpec> options(const std::vector<std::string>& keys);
+
+// The value given for `key`'s option, or its entry's default text ("" when none).
+std::string option_text(const cli::Args& args, std::string_view key);
+
+// Parsers: each a Usage error naming the option and the value it got.
+std::chrono::milliseconds timeout_from(const cli::Args& args);   // --timeout-ms, a positive integer
+std::uint64_t seed_from(const cli::Args& args);                  // --seed, a non-negative integer
+// --oracle-precision (key "oracle-precision" or "oracle-precision/mutants") or oracle's --precision.
+oracle::Precision precision_from(const cli::Args& args, std::string_view key = "oracle-precision");
+impl::ComputeBackend backend_from(const cli::Args& args);        // --backend cpu|cuda
+impl::CommBackend comm_from(const cli::Args& args);              // --comm gloo|nccl
+CheckMode mode_from(const cli::Args& args);                      // --mode trajectory|stepwise|both
+int dp_from(const cli::Args& args);                              // --dp in [1, 64]; 0 when not given
+int control_members_from(const cli::Args& args, int min = 1);    // --control-members in [min, 64]
+double min_executed_from(const cli::Args& args);                 // --min-executed in [0, 1]
+int positive_int_from(const cli::Args& args, std::string_view key);   // --cases, --sweep-cases
+double seconds_from(const cli::Args& args, std::string_view key);     // --budget: seconds >= 0
+double number_from(const cli::Args& args, std::string_view key);      // --min-digits
+
+}  // namespace muoncheck

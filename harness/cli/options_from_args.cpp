@@ -1,0 +1,54 @@
+#include "harness/cli/options_from_args.hpp"
+
+#include <utility>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "harness/cli/option_table.hpp"
+#include "properties/verdict.hpp"
+
+namespace muoncheck {
+
+JudgeOptions judge_options_from(const cli::Args& args) {
+  JudgeOptions o;
+  o.faults = args.values("fault");
+  o.mode = mode_from(args);
+  o.precision = precision_from(args);
+  for (const auto& id : args.values("invariant")) {
+    if (!is_invariant_id(id)) throw Error(ErrorKind::Usage, "--invariant: unknown invariant \"" + id + "\"");
+    o.only.insert(id);
+  }
+  o.timeout = timeout_from(args);
+  o.backend = backend_from(args);
+  o.comm = comm_from(args);
+  o.control_members = control_members_from(args);
+  o.dp = dp_from(args);
+  return o;
+}
+
+std::vector<std::string> with_judge_options(const std::vector<std::string>& more) {
+  std::vector<std::string> keys = {"fault", "mode",  "oracle-precision", "invariant",      "timeout-ms",
+                                   "backend", "comm", "dp",               "control-members"};
+  keys.insert(keys.end(), more.begin(), more.end());
+  return keys;
+}
+
+ViewPaths view_paths_from(const cli::Args& args) {
+  ViewPaths p{args.value_or("junit", ""), args.value_or("summary-md", "")};
+  for (const auto* path : {&p.junit, &p.summary_md})
+    if (!path->empty()) check_writable(*path);   // before the work, not after
+  return p;
+}
+
+SuiteOptions suite_options_from(const cli::Args& args, std::string command, std::string_view report_key) {
+  SuiteOptions o;
+  o.judge = judge_options_from(args);
+  o.command = std::move(command);
+  o.views = view_paths_from(args);
+  o.report_path = option_text(args, report_key);
+  if (!o.report_path.empty()) check_writable(o.report_path);   // before the suite runs, not after
+  o.min_executed = min_executed_from(args);
+  return o;
+}
+
+}  // namespace muoncheck

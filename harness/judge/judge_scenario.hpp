@@ -1,0 +1,50 @@
+// Judges one scenario: runs the implementation, the oracle and the control ensemble (and
+// the variants the relational invariants need), then every applicable SPEC §6
+// invariant. Flags choose which invariants run; they never change the math.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+#include "impl/run_impl.hpp"
+#include "harness/judge/scenario_result.hpp"
+#include "oracle/control_ensemble.hpp"
+#include "oracle/oracle.hpp"
+
+namespace muoncheck {
+
+enum class CheckMode { trajectory, stepwise, both };
+
+// The collective timeout per rank of every command (--timeout-ms), the sweep's included.
+inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{60000};
+
+struct JudgeOptions {
+  std::vector<std::string> faults;
+  CheckMode mode = CheckMode::both;
+  oracle::Precision precision = oracle::Precision::float128;
+  std::set<std::string> only;          // empty: every invariant
+  std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
+  impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // --backend: where impl's math runs
+  impl::CommBackend comm = impl::CommBackend::gloo;           // --comm: impl's collectives
+  int control_members = oracle::kDefaultControlMembers;   // --control-members: the noise ensemble's size
+  int dp = 0;    // --dp: re-split each scenario's global batch over this many ranks (0: as written)
+  // Called with the implementation's own run of the scenario (not its variants), e.g. to
+  // write it as a trace (`run --trace`).
+  std::function<void(const Scenario&, const impl::ImplResult&)> on_impl_result;
+};
+
+impl::ImplOptions impl_options(const JudgeOptions& o);
+
+// `exact_out`, when given, receives the oracle trajectory the verdicts were judged
+// against (so the golden check can reuse a float128 run instead of repeating it).
+ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& opts, Trajectory* exact_out = nullptr);
+
+// judge_scenario for a run of many scenarios: an Infrastructure or Internal error (a failed
+// or mismatched collective, a timeout, out of memory) becomes the scenario's `error` and
+// the caller goes on with the next one. Bad input and usage errors still propagate.
+ScenarioResult judge_scenario_or_error(const Scenario& s, const JudgeOptions& opts, Trajectory* exact_out = nullptr);
+
+}  // namespace muoncheck

@@ -1,0 +1,63 @@
+#include "harness/judge/suite.hpp"
+
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "harness/report/console_table.hpp"
+#include "harness/golden/golden_check.hpp"
+
+namespace muoncheck {
+
+std::string repro_flags(const JudgeOptions& o) {
+  std::string f;
+  if (o.mode != CheckMode::both) f += o.mode == CheckMode::trajectory ? "--mode trajectory" : "--mode stepwise";
+  if (o.precision != oracle::Precision::float128)
+    f += (f.empty() ? "" : " ") + std::string("--oracle-precision ") + oracle::precision_name(o.precision);
+  if (o.backend != impl::ComputeBackend::cpu) f += (f.empty() ? "" : " ") + std::string("--backend ") + impl::compute_backend_name(o.backend);
+  if (o.comm != impl::CommBackend::gloo) f += (f.empty() ? "" : " ") + std::string("--comm ") + impl::comm_backend_name(o.comm);
+  if (o.dp > 0) f += (f.empty() ? "" : " ") + std::string("--dp ") + std::to_string(o.dp);
+  if (o.control_members != oracle::kDefaultControlMembers)
+    f += (f.empty() ? "" : " ") + std::string("--control-members ") + std::to_string(o.control_members);
+  return f;
+}
+
+SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
+  SuiteResults out;
+  auto& results = out.results;
+  auto& golden = out.golden;
+  for (const auto& s : scenarios) {
+    Trajectory exact;
+    results.push_back(judge_scenario_or_error(s, opts.judge, &exact));
+    if (opts.golden) {
+      const bool reusable = opts.judge.precision == oracle::Precision::float128 && !exact.steps.empty();
+      const auto c = check_against_golden(s, opts.golden_dir, reusable ? &exact : nullptr);
+      golden.push_back({s.name, c.ok, c.worst_relative,
+                        c.ok ? "" : c.message + "; " + golden::regenerate_hint(s)});
+      print_scenario_table(stdout, results.back());
+      print_golden_line(stdout, golden.back());
+    } else {
+      print_scenario_table(stdout, results.back());
+    }
+  }
+  return out;
+}
+
+bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
+  const auto [results, golden] = judge_suite(scenarios, opts);
+  const RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), repro_flags(opts.judge),
+                         opts.min_executed};
+  print_failures_and_summary(stdout, results, golden, meta);
+  if (!opts.report_path.empty() || opts.views.any()) {
+    const auto report = build_report(meta, results, golden);
+    if (!opts.report_path.empty()) {
+      write_report(opts.report_path, report);
+      std::printf("report: %s\n", opts.report_path.c_str());
+    }
+    write_report_views(report, opts.views);
+  }
+  const Summary sum = summarize(results, golden, meta);
+  throw_if_only_errors(sum, results);   // exit 3, after the report is safely written
+  return sum.ok();
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,201 @@
+#include "harness/report/report.hpp"
+
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+
+#include "core/atomic_file.hpp"
+#include "core/bounded_json.hpp"
+#include "core/error.hpp"
+#include "core/json_reader.hpp"
+#include "harness/report/backend_info.hpp"
+#include "harness/report/build_info.hpp"
+#include "harness/report/process_info.hpp"
+#include "impl/comm/communicator.hpp"
+#include "impl/math/compute.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::array<char, 32> buf{};
+  std::strftime(buf.data(), buf.size(), "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf.data();
+}
+
+std::string host_name() {
+  std::array<char, 256> buf{};
+  return ::gethostname(buf.data(), buf.size()) == 0 ? std::string(buf.data()) : "unknown";
+}
+
+nlohmann::json number_or_null(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
+
+// Wall time per step of the judged run and the measured bandwidth of its Muon collectives.
+nlohmann::json timing_json(const ScenarioResult& r) {
+  double total = 0.0;
+  int timed = 0;
+  for (const auto& s : r.steps)
+    if (s.seconds >= 0) total += s.seconds, ++timed;
+  nlohmann::json purposes = nlohmann::json::object();
+  for (const auto& [purpose, t] : r.timing_by_purpose)
+    purposes[purpose] = {{"calls", t.calls}, {"bytes", t.bytes}, {"seconds", t.seconds}, {"algbw_gbps", t.algbw_gbps},
+                         {"busbw_gbps", t.busbw_gbps}};
+  return {{"ranks", r.ranks}, {"step_seconds_mean", timed > 0 ? nlohmann::json(total / timed) : nlohmann::json(nullptr)},
+          {"collectives", purposes}};
+}
+
+nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_flags) {
+  nlohmann::json inv = nlohmann::json::array(), steps = nlohmann::json::array(), repro = nlohmann::json::array();
+  for (const auto& v : r.verdicts) {
+    inv.push_back({{"id", v.invariant}, {"status", status_name(v.status)}, {"metric", number_or_null(v.metric)},
+                   {"threshold", number_or_null(v.threshold)}, {"message", v.message}});
+    if (v.sensitivity >= 0)
+      inv.back()["sensitivity"] = {{"band_over_update", number_or_null(v.sensitivity)}, {"where", v.sensitivity_where}};
+    if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
+  }
+  if (r.error) repro.push_back(error_repro_line(r, extra_flags));
+  else if (executed_count(r) == 0) repro.push_back(idle_repro_line(r, extra_flags));   // judged nothing: not OK either
+  for (const auto& s : r.steps) {
+    steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
+                     {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind}, {"bytes_by_purpose", s.bytes_by_purpose},
+                     {"error_vs_oracle", number_or_null(s.error_vs_oracle)}, {"control_error", number_or_null(s.control_error)}});
+    if (s.seconds >= 0) steps.back()["seconds"] = s.seconds;
+    steps.back()["exact_loss"] = number_or_null(s.exact_loss);
+  }
+  nlohmann::json out = {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
+                        {"wall_seconds", r.wall_seconds}, {"executed", executed_count(r)}, {"verdicts", r.verdicts.size()},
+                        {"invariants", inv}, {"steps", steps}, {"repro", repro}};
+  if (r.ranks > 0) out["timing"] = timing_json(r);
+  if (r.error) out["error"] = {{"kind", kind_name(r.error->kind)}, {"message", r.error->message}};
+  std::string where;
+  if (const double s = scenario_sensitivity(r, &where); s >= 0)
+    out["sensitivity"] = {{"band_over_update", number_or_null(s)}, {"where", where}, {"insensitive", !(s <= kInsensitiveAbove)}};
+  return out;
+}
+
+}  // namespace
+
+StepReport step_report_of(const StepRecord& st, int step) {
+  StepReport s;
+  s.step = step;
+  s.loss = st.loss;
+  s.skipped = st.skipped;
+  s.scale = st.scale;
+  s.ns_calls = static_cast<int>(st.ns_calls.size());
+  return s;
+}
+
+double scenario_sensitivity(const ScenarioResult& r, std::string* where) {
+  for (const char* id : {"step-conforms", "trajectory-conforms"})
+    for (const auto& v : r.verdicts)
+      if (v.invariant == id && (v.status == Status::pass || v.status == Status::fail) && v.sensitivity >= 0) {
+        if (where) *where = std::string(id) + " at " + v.sensitivity_where;
+        return v.sensitivity;
+      }
+  return -1.0;
+}
+
+std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags) {
+  std::string line = (r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command) + " --invariant " + invariant;
+  for (const auto& f : r.faults) line += " --fault " + f;
+  if (!extra_flags.empty()) line += " " + extra_flags;
+  return line;
+}
+
+std::string error_repro_line(const ScenarioResult& r, const std::string& extra_flags) {
+  std::string line = r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command;
+  for (const auto& f : r.faults) line += " --fault " + f;
+  return extra_flags.empty() ? line : line + " " + extra_flags;
+}
+
+void throw_if_only_errors(const Summary& s, const std::vector<ScenarioResult>& results) {
+  if (s.errors == 0 || s.fail > 0 || s.golden_fail > 0) return;
+  for (const auto& r : results)
+    if (r.error)
+      throw Error(r.error->kind, std::to_string(s.errors) + " of " + std::to_string(results.size()) +
+                                     " scenarios could not be judged; first: " + r.scenario + ": " + r.error->message);
+}
+
+Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden,
+                  const RunMetadata& meta) {
+  Summary s;
+  s.coverage = coverage_of(results, meta.extra_flags);
+  s.coverage_problems = coverage_problems(s.coverage, meta.min_executed, this_command_line());
+  for (const auto& r : results) {
+    s.errors += r.error ? 1 : 0;
+    for (const auto& v : r.verdicts) {
+      switch (v.status) {
+        case Status::pass: ++s.pass; break;
+        case Status::fail: ++s.fail; break;
+        case Status::unsupported: ++s.unsupported; break;
+        case Status::skipped: ++s.skipped; break;
+      }
+    }
+  }
+  for (const auto& g : golden) s.golden_fail += !g.ok;
+  return s;
+}
+
+nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
+                            const std::vector<GoldenResult>& golden) {
+  nlohmann::json scen = nlohmann::json::array(), gold = nlohmann::json::array(), repro = nlohmann::json::array();
+  for (const auto& r : results) {
+    scen.push_back(scenario_json(r, meta.extra_flags));
+    for (const auto& line : scen.back()["repro"]) repro.push_back(line);
+  }
+  const auto sum = summarize(results, golden, meta);
+  for (const auto& g : golden) {
+    gold.push_back({{"scenario", g.scenario}, {"status", g.ok ? "PASS" : "FAIL"},
+                    {"worst_relative", number_or_null(g.worst_relative)}, {"message", g.message}});
+    if (!g.ok) repro.push_back("muoncheck golden check " + g.scenario);
+  }
+  nlohmann::json idle = nlohmann::json::array();
+  for (const auto& i : sum.coverage.idle) idle.push_back(i.scenario);
+  const BuildInfo build = build_info();
+  return {{"schema", kReportSchema},
+          {"metadata",
+           {{"time", utc_now()},
+            {"command", meta.command},
+            {"argv", process_argv()},
+            {"git_commit", build.git_commit},
+            {"git_dirty", build.git_dirty},
+            {"build", {{"type", build.build_type}, {"cxx_flags", build.cxx_flags}, {"cuda", build.cuda}}},
+            {"muoncheck_version", MUONCHECK_VERSION},
+            {"backend", meta.backend},
+            {"compiler", compiler_description()},
+            {"gloo_version", gloo_version()},
+            {"gpus", impl::cuda_device_count()},
+            {"nccl_version", impl::nccl_library_version()},
+            {"host", host_name()}}},
+          {"scenarios", scen},
+          {"golden", gold},
+          {"repro", repro},
+          {"summary",
+           {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"errors", sum.errors}, {"unsupported", sum.unsupported},
+            {"skipped", sum.skipped}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()},
+            {"executed", sum.coverage.executed}, {"verdicts", sum.coverage.verdicts},
+            {"executed_share", sum.coverage.share()}, {"min_executed", meta.min_executed},
+            {"idle_scenarios", idle}, {"coverage_problems", sum.coverage_problems}}}};
+}
+
+void write_report(const std::string& path, const nlohmann::json& report) {
+  write_file_atomically(path, report.dump(2) + "\n");
+}
+
+nlohmann::json read_report(const std::string& path) { return checked_report(path, read_json_file(path, "report")); }
+
+nlohmann::json checked_report(const std::string& path, nlohmann::json j) {
+  const auto* schema = j.is_object() && j.contains("schema") ? &j["schema"] : nullptr;
+  if (!schema || *schema != kReportSchema)
+    throw bad_input(path, schema ? "/schema" : "", std::string("a report with \"schema\": \"") + kReportSchema + "\"",
+                    schema ? describe_json(*schema) : describe_json(j));
+  return j;
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,53 @@
+// The JSON conformance report (reports/schema.json, "muoncheck-report/1"):
+// run metadata, per-scenario verdicts, executed counts and steps, golden results,
+// repro lines and a summary. Written atomically, so a crash never leaves half a report.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "harness/judge/coverage.hpp"
+#include "harness/judge/scenario_result.hpp"
+
+namespace muoncheck {
+
+constexpr const char* kReportSchema = "muoncheck-report/1";
+
+struct RunMetadata {
+  std::string command;      // "check", "run", ...
+  std::string backend = "cpu";
+  std::string extra_flags;  // flags a repro line must repeat (faults, mode, precision)
+  double min_executed = kDefaultMinExecuted;   // --min-executed: the gate on executed verdicts
+};
+
+nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
+                            const std::vector<GoldenResult>& golden);
+void write_report(const std::string& path, const nlohmann::json& report);
+// A report read back (by tests and tools), bounded like every input; its "schema" must be
+// kReportSchema. Throws Error{BadInput} "FILE: at /schema: expected ..., got ...".
+nlohmann::json read_report(const std::string& path);
+// j (read from path) when it is a muoncheck report, else BadInput naming path and /schema.
+nlohmann::json checked_report(const std::string& path, nlohmann::json j);
+
+// Counts of PASS/FAIL/UNSUPPORTED/SKIPPED over every verdict, golden failures, and the
+// executed counts with the reasons they make the run not OK (coverage.hpp).
+struct Summary {
+  int pass = 0, fail = 0, unsupported = 0, skipped = 0, golden_fail = 0;
+  int errors = 0;   // scenarios that could not be judged (ScenarioResult::error)
+  Coverage coverage;
+  std::vector<std::string> coverage_problems;
+  bool ok() const { return fail == 0 && golden_fail == 0 && errors == 0 && coverage_problems.empty(); }
+};
+
+// The one line that reproduces an errored scenario ("muoncheck run SOURCE [flags]").
+std::string error_repro_line(const ScenarioResult& r, const std::string& extra_flags);
+
+// After the report is written: when scenarios errored and nothing failed, the error of the
+// run (the first scenario error's kind; exit 3), naming how many and the first. Returns
+// without throwing otherwise — a FAIL is the louder news, and exit 1 says it.
+void throw_if_only_errors(const Summary& s, const std::vector<ScenarioResult>& results);
+// `meta` gives the gate (min_executed) and the flags of the idle scenarios' repro lines.
+Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden,
+                  const RunMetadata& meta);
+
+}  // namespace muoncheck

@@ -1,0 +1,95 @@
+#include "harness/sweep/sweep_report.hpp"
+
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/atomic_file.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+std::string joined(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+nlohmann::json size_json(const generators::ScenarioSize& z) {
+  return {{"params", z.params}, {"elements", z.elements}, {"steps", z.steps}, {"dp", z.dp}, {"gas", z.gas}};
+}
+
+}  // namespace
+
+void print_sweep_progress(std::FILE* out, int done, int total, double seconds, int failures, int unconfirmed) {
+  static const bool tty = isatty(fileno(out));
+  if (!tty && done % 25 != 0 && done != total && failures == 0) return;   // logs get a line every 25 cases
+  std::fprintf(out, "%scase %d/%d  %.1fs  failures %d  unconfirmed %d%s", tty ? "\r" : "", done, total, seconds,
+               failures, unconfirmed, tty ? "  " : "\n");
+  std::fflush(out);
+}
+
+void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResult& r) {
+  std::fprintf(out, "\nsweep seed %llu%s%s: %d case%s in %.1fs (%.1f cases/min), %d unsupported%s\n",
+               static_cast<unsigned long long>(o.seed), o.faults.empty() ? "" : ", fault ",
+               joined(o.faults, " ").c_str(), r.cases_run, r.cases_run == 1 ? "" : "s", r.seconds, r.cases_per_minute(),
+               r.unsupported, r.budget_exhausted ? " (stopped by --budget)" : "");
+  for (const auto& u : r.unconfirmed)
+    std::fprintf(out, "note: case %d failed %s with the double oracle but passed in float128 (not a failure): %s\n",
+                 u.index, joined(u.invariants, ", ").c_str(), u.message.c_str());
+  // Last, so it cannot be missed: how much was judged, and why that is not OK.
+  auto print_counts = [&] {
+    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.coverage).c_str());
+    for (const auto& p : sweep_coverage_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
+  };
+  if (!r.failure) {
+    if (o.faults.empty())
+      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_coverage_problems(o, r).empty() ? "PASS: " : "");
+    else std::fprintf(out, "NOT FOUND: fault %s survived %d cases\n", joined(o.faults, " ").c_str(), r.cases_run);
+    print_counts();
+    return;
+  }
+  const auto& c = *r.failure;
+  if (o.faults.empty()) std::fprintf(out, "FAIL after %d cases: %s\n", c.found_after, c.message.c_str());
+  else std::fprintf(out, "found fault %s after %d cases: %s\n", joined(o.faults, " ").c_str(), c.found_after, c.message.c_str());
+  std::fprintf(out, "invariants failing on the minimal case (float128): %s\n", joined(c.invariants, ", ").c_str());
+  std::fprintf(out, "shrunk in %d steps (%d judgements) from %s\n  to %s\n", c.shrink_steps, c.shrink_judgements,
+               describe(c.original_size).c_str(), describe(c.shrunk_size).c_str());
+  std::fprintf(out, "minimal scenario: %s\n%s\n", c.path.c_str(), c.repro.c_str());
+  print_counts();
+}
+
+nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
+  using nlohmann::json;
+  json j = {{"command", "sweep"},           {"seed", o.seed},
+            {"cases_requested", o.cases},   {"cases_run", r.cases_run},
+            {"budget_seconds", o.budget_seconds}, {"budget_exhausted", r.budget_exhausted},
+            {"faults", o.faults},           {"focus", o.focus.label},
+            {"seconds", r.seconds},         {"cases_per_minute", r.cases_per_minute()},
+            {"unsupported", r.unsupported}, {"oracle_precision", "double, failures confirmed in float128"},
+            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
+            {"executed_share", r.coverage.share()}, {"min_executed", o.min_executed},
+            {"coverage_problems", sweep_coverage_problems(o, r)}};
+  json unconfirmed = json::array();
+  for (const auto& u : r.unconfirmed)
+    unconfirmed.push_back({{"case", u.index}, {"invariants", u.invariants}, {"message", u.message}});
+  j["unconfirmed"] = unconfirmed;
+  if (r.failure) {
+    const auto& c = *r.failure;
+    j["failure"] = {{"found_after", c.found_after},       {"invariants", c.invariants},
+                    {"message", c.message},               {"original", size_json(c.original_size)},
+                    {"shrunk", size_json(c.shrunk_size)}, {"shrink_steps", c.shrink_steps},
+                    {"shrink_judgements", c.shrink_judgements}, {"scenario_file", c.path},
+                    {"repro", c.repro}};
+  } else {
+    j["failure"] = nullptr;
+  }
+  return j;
+}
+
+void write_sweep_json(const std::string& path, const SweepOptions& o, const SweepResult& r) {
+  write_file_atomically(path, sweep_json(o, r).dump(2) + "\n");
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,75 @@
+// The property sweep behind `muoncheck sweep`: draws scenarios from the general
+// generator (same seed → same cases), judges each with the double-precision oracle,
+// confirms a failure in float128, shrinks it to a minimal scenario, saves it under
+// reports/cases/ and states the one command line that reproduces it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/scenario.hpp"
+#include "harness/judge/coverage.hpp"
+#include "harness/judge/judge_scenario.hpp"
+#include "properties/generators/focus.hpp"
+#include "properties/generators/scenario_gen.hpp"
+
+namespace muoncheck {
+
+struct SweepOptions {
+  int cases = 100;
+  uint64_t seed = 1;
+  double budget_seconds = 0;              // 0: no limit; else no new case starts after it
+  std::vector<std::string> faults;        // switched on in the implementation
+  generators::Focus focus;                // narrows the general generator (default: none)
+  std::string cases_dir = "reports/cases";
+  int max_shrink_judgements = 400;        // each judges only the confirmed invariants
+  double max_shrink_seconds = 240;
+  std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
+  impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
+  impl::CommBackend comm = impl::CommBackend::gloo;
+  int control_members = oracle::kDefaultControlMembers;   // the noise ensemble of every judgement
+  double min_executed = kDefaultMinExecuted;   // --min-executed, over every case's first judgement
+  // Called after every case: (cases done, cases asked, seconds, confirmed failures, unconfirmed).
+  std::function<void(int, int, double, int, int)> progress;
+};
+
+struct SweepCounterexample {
+  int found_after = 0;                    // the 1-based case that failed
+  std::vector<std::string> invariants;    // confirmed in float128 on the shrunk case
+  std::string message;                    // the first confirmed verdict's message
+  Scenario original, shrunk;
+  generators::ScenarioSize original_size, shrunk_size;
+  int shrink_steps = 0, shrink_judgements = 0;
+  std::string path;                       // the saved minimal scenario
+  std::string repro;                      // `muoncheck run PATH --invariant ID --fault ID...`
+};
+
+struct UnconfirmedCase {
+  int index = 0;
+  std::vector<std::string> invariants;    // failed in double, passed in float128
+  std::string message;
+};
+
+struct SweepResult {
+  int cases_run = 0;
+  int unsupported = 0;                    // cases the implementation declined (UNSUPPORTED)
+  double seconds = 0;
+  bool budget_exhausted = false;
+  std::vector<UnconfirmedCase> unconfirmed;
+  std::optional<SweepCounterexample> failure;
+  Coverage coverage;                      // over each case's first judgement (double oracle, every invariant)
+  double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
+};
+
+// The i-th (0-based) scenario of a sweep with this seed and focus, named `name`.
+Scenario sweep_case(uint64_t seed, int index, const generators::Focus& focus, const std::string& name);
+
+SweepResult run_sweep(const SweepOptions& o);
+
+// Why the sweep's executed counts make it not OK (a case that judged nothing, a share below
+// o.min_executed); empty when they do not. The repro of the share is this command line.
+std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r);
+
+}  // namespace muoncheck
