@@ -14,6 +14,10 @@
 # runs billions of times, above gcovr's "suspicious hits" guard (meant for a gcov bug), which
 # is off. Lines that are no code (a lone closing brace) are not counted.
 # COVERAGE_REPORT_ONLY=1 re-reads the counters of the last run without building or running.
+# COVERAGE_OTHER_RUNS=1 then also runs what is meant to reach the rest of impl/ — `muoncheck
+# mutants` (the fault paths) and the transport's tests (tests/impl/comm_*, collective_bandwidth:
+# failure handling) — and prints the coverage of all of impl/ by check and those together
+# (impl-union.txt), so every line check leaves out is shown reached by its own run, or not.
 # Not part of CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,8 +38,10 @@ fi
 
 status=0
 if [ "${COVERAGE_REPORT_ONLY:-0}" != 1 ]; then
+  tests=OFF
+  [ "${COVERAGE_OTHER_RUNS:-0}" = 1 ] && tests=ON
   cmake -S . -B "$build" -G Ninja -DMUONCHECK_CUDA=OFF -DMUONCHECK_COVERAGE=ON \
-    -DMUONCHECK_TESTS=OFF -DMUONCHECK_BENCH=OFF >/dev/null
+    -DMUONCHECK_TESTS=$tests -DMUONCHECK_BENCH=OFF >/dev/null
   nice cmake --build "$build" -j"$jobs" --target muoncheck
 
   find "$build" -name '*.gcda' -delete
@@ -97,4 +103,26 @@ for label, path in (("all of impl/", sys.argv[1]), ("engine scope", sys.argv[2])
           f"branches {s['branch_percent']:.1f}% ({s['branch_covered']}/{s['branch_total']})")
 PY
 echo "not reached (engine scope): $out/impl-uncovered.txt; every file: $out/impl-all.txt"
+
+if [ "${COVERAGE_OTHER_RUNS:-0}" = 1 ] && [ "${COVERAGE_REPORT_ONLY:-0}" != 1 ]; then
+  comm_tests=(comm_collectives_test comm_counting_test comm_failure_test collective_bandwidth_test)
+  gcovr "${common[@]}" --json "$out/check-all.json" >/dev/null
+  nice cmake --build "$build" -j"$jobs" --target "${comm_tests[@]}"
+  find "$build" -name '*.gcda' -delete
+  "$build/harness/muoncheck" mutants >"$out/mutants.log" 2>&1 || echo "coverage: muoncheck mutants exited $? (see $out/mutants.log)"
+  tail -n 2 "$out/mutants.log"
+  for t in "${comm_tests[@]}"; do
+    "$build/tests/impl/$t" --gtest_brief=1 >"$out/$t.log" 2>&1 || echo "coverage: $t failed (see $out/$t.log)"
+  done
+  gcovr "${common[@]}" --json "$out/other-runs-all.json" >/dev/null
+  gcovr --root "$root" --add-tracefile "$out/check-all.json" --add-tracefile "$out/other-runs-all.json" \
+    --txt "$out/impl-union.txt" --json-summary "$out/summary-union.json" >/dev/null
+  cat "$out/impl-union.txt"
+  python3 - "$out/summary-union.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+print(f"coverage of all of impl/ by check + mutants + the transport's tests: lines {s['line_percent']:.1f}% "
+      f"({s['line_covered']}/{s['line_total']}), branches {s['branch_percent']:.1f}% ({s['branch_covered']}/{s['branch_total']})")
+PY
+fi
 exit "$status"
