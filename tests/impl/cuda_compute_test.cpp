@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
+#include "relative_error.hpp"
 #include "impl/math/compute.hpp"
 
 namespace muoncheck::impl {
@@ -26,15 +27,6 @@ std::vector<float> values(int64_t n, uint32_t seed, float lo = -1.0f, float hi =
 
 bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-double rel(const std::vector<float>& x, const std::vector<float>& ref) {
-  double d = 0, n = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    d += (double(x[i]) - ref[i]) * (double(x[i]) - ref[i]);
-    n += double(ref[i]) * ref[i];
-  }
-  return std::sqrt(d / std::max(n, 1e-300));
 }
 
 class CudaCompute : public ::testing::Test {
@@ -119,7 +111,7 @@ TEST_P(CudaNs, StaysWithinTheCpuRoundingBandOfAnFp32Reference) {
   const Mat ref = cpu->orthogonalize_scaled(u, c.heads, ref_cfg, ScaleRule::deepspeed);
   const Mat on_cpu = cpu->orthogonalize_scaled(u, c.heads, cfg, ScaleRule::deepspeed);
   const Mat on_gpu = gpu->orthogonalize_scaled(u, c.heads, cfg, ScaleRule::deepspeed);
-  const double e_cpu = rel(on_cpu.v, ref.v), e_gpu = rel(on_gpu.v, ref.v);
+  const double e_cpu = relative_error(on_cpu.v, ref.v), e_gpu = relative_error(on_gpu.v, ref.v);
   const double band = 4 * e_cpu + 8 * unit_roundoff(c.dtype == DType::fp32 ? DType::fp32 : c.dtype) +
                       (c.dtype == DType::fp32 ? 1e-4 : 0.0);   // fp32: both are the reference's peers
   EXPECT_LE(e_gpu, band) << c.name << ": err(cuda) " << e_gpu << ", err(cpu) " << e_cpu;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
+#include "relative_error.hpp"
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/ns_cuda.hpp"
 #include "impl/math/newton_schulz.hpp"
@@ -166,15 +167,6 @@ class SymmetricNsTest : public ::testing::TestWithParam<NsCase> {
   void SetUp() override { MUONCHECK_REQUIRE_GPU(); }
 };
 
-double rel(const std::vector<float>& x, const std::vector<float>& ref) {
-  double d = 0, n = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    d += (double(x[i]) - ref[i]) * (double(x[i]) - ref[i]);
-    n += double(ref[i]) * ref[i];
-  }
-  return std::sqrt(d / std::max(n, 1e-300));
-}
-
 // Per matrix of the batch: the CPU NS (newton_schulz) in cfg's dtype.
 std::vector<float> cpu_ns(const std::vector<float>& x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   std::vector<float> out;
@@ -209,7 +201,7 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
   const std::vector<float> ref = cpu_ns(x, c.batch, c.m, c.n, ref_cfg), on_cpu = cpu_ns(x, c.batch, c.m, c.n, cfg);
-  const double e_cpu = rel(on_cpu, ref), e_gpu = rel(runs[0], ref);
+  const double e_cpu = relative_error(on_cpu, ref), e_gpu = relative_error(runs[0], ref);
   const double band = 4 * e_cpu + 8 * unit_roundoff(c.dtype) + (c.dtype == DType::fp32 ? 1e-4 : 0.0);
   EXPECT_LE(e_gpu, band) << c.name << ": err(cuda) " << e_gpu << ", err(cpu) " << e_cpu;
 }
