@@ -22,7 +22,7 @@ namespace muoncheck {
 namespace {
 
 struct Side {
-  impl::ImplResult impl;
+  std::shared_ptr<const impl::ImplResult> impl;
   std::shared_ptr<const ControlEnsemble> controls;
 };
 
@@ -40,11 +40,27 @@ class EnsembleCache {
   std::map<std::string, std::shared_ptr<const ControlEnsemble>> cache_;
 };
 
+// The variants' implementation runs of one judgement, by scenario: gathers-once-per-step's
+// gas-1 re-split is the very scenario gas-invariant already ran when gas > 1 (same
+// engine, same batch split, same name), so it reads that run instead of repeating it.
+// The scenario's own determinism re-run never comes from here: it must be a second run.
+class VariantRuns {
+ public:
+  std::shared_ptr<const impl::ImplResult> run(const Scenario& v, const JudgeOptions& o) {
+    auto& slot = runs_[scenario_to_json(v).dump()];
+    if (!slot) slot = std::make_shared<const impl::ImplResult>(impl::run_impl(v, impl_options(o)));
+    return slot;
+  }
+
+ private:
+  std::map<std::string, std::shared_ptr<const impl::ImplResult>> runs_;
+};
+
 // Runs a variant of the scenario through the implementation and the control ensemble.
-std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleCache& ensembles, std::string& why) {
+std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleCache& ensembles, VariantRuns& runs,
+                             std::string& why) {
   try {
-    auto run = impl::run_impl(v, impl_options(o));
-    return Side{std::move(run), ensembles.get(v, o.control_members)};
+    return Side{runs.run(v, o), ensembles.get(v, o.control_members)};
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     why = e.what();
@@ -53,14 +69,14 @@ std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleC
 }
 
 Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
-                   const Variant& variant, const JudgeOptions& o, EnsembleCache& ensembles, const std::string& base_label,
-                   const std::function<std::string(const Scenario&)>& label) {
+                   const Variant& variant, const JudgeOptions& o, EnsembleCache& ensembles, VariantRuns& runs,
+                   const std::string& base_label, const std::function<std::string(const Scenario&)>& label) {
   if (!variant.scenario) return Verdict::skip(id, variant.why_none);
   std::string why;
-  auto other = run_side(*variant.scenario, o, ensembles, why);
+  auto other = run_side(*variant.scenario, o, ensembles, runs, why);
   if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
-  return compare_runs(id, s, oracle, {base_label, &base.impl.trajectory, base.controls.get()},
-                      {label(*variant.scenario), &other->impl.trajectory, other->controls.get()});
+  return compare_runs(id, s, oracle, {base_label, &base.impl->trajectory, base.controls.get()},
+                      {label(*variant.scenario), &other->impl->trajectory, other->controls.get()});
 }
 
 std::string split_label(const Scenario& s) {
@@ -138,16 +154,17 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
 
   std::string why;
   EnsembleCache ensembles;
-  auto base = run_side(s, o, ensembles, why);
+  VariantRuns variant_runs;
+  auto base = run_side(s, o, ensembles, variant_runs, why);
   if (!base) {
     for (const auto& id : invariant_ids())
       if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
     return finish();
   }
-  if (o.on_impl_result) o.on_impl_result(s, base->impl);
+  if (o.on_impl_result) o.on_impl_result(s, *base->impl);
   const Trajectory exact = oracle::run_oracle(s, o.precision);
   if (exact_out) *exact_out = exact;
-  const RunBundle b{s, base->impl, exact, *base->controls, o.precision};
+  const RunBundle b{s, *base->impl, exact, *base->controls, o.precision};
   fill_steps(r, b);
 
   const bool trajectory_mode = o.mode != CheckMode::stepwise, stepwise_mode = o.mode != CheckMode::trajectory;
@@ -160,15 +177,15 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("ns-once-per-matrix-per-step", [&] { return ns_once_per_matrix_per_step(b); });
   add("tagging-matches", [&] { return tagging_matches(b); });
   add("gas-invariant", [&] {
-    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, ensembles, split_label(s), split_label);
+    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, ensembles, variant_runs, split_label(s), split_label);
   });
   add("dp-invariant", [&] {
-    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, ensembles, split_label(s), split_label);
+    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, ensembles, variant_runs, split_label(s), split_label);
   });
   add("stage-invariant", [&] {
     Verdict worst = Verdict::skip("stage-invariant", "no other stage");
     for (const auto& v : stage_variants(s)) {
-      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, ensembles, "stage " + std::to_string(s.engine.stage),
+      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, ensembles, variant_runs, "stage " + std::to_string(s.engine.stage),
                                 [](const Scenario& x) { return "stage " + std::to_string(x.engine.stage); });
       if (worst.status == Status::skipped || (verdict.status != Status::skipped && !(verdict.metric <= worst.metric)))
         worst = verdict;
@@ -177,7 +194,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   });
   add("bucket-invariant", [&] {
     auto label = [](const Scenario& x) { return "buckets " + std::to_string(x.engine.reduce_bucket_size) + "/" + std::to_string(x.engine.allgather_bucket_size); };
-    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, ensembles, label(s), label);
+    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, ensembles, variant_runs, label(s), label);
   });
   add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
   add("scaler-state-exact", [&] { return scaler_state_exact(b); });
@@ -185,8 +202,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("gathers-once-per-step", [&] {
     const auto v = gas1_resplit(s);
     if (!v.scenario) return gathers_once_per_step(b, nullptr);
-    const auto gas1 = impl::run_impl(*v.scenario, impl_options(o));
-    return gathers_once_per_step(b, &gas1);
+    return gathers_once_per_step(b, variant_runs.run(*v.scenario, o).get());
   });
   add("ranks-agree", [&] { return ranks_agree(b); });
   add("deterministic", [&] { return deterministic(b, impl::run_impl(s, impl_options(o))); });
