@@ -26,20 +26,6 @@ struct Side {
   std::shared_ptr<const ControlEnsemble> controls;
 };
 
-// The control ensembles of one judgement, shared between variants whose control is the
-// same (oracle::control_fingerprint: a bucket variant, stage 2 beside 3, ...).
-class EnsembleCache {
- public:
-  std::shared_ptr<const ControlEnsemble> get(const Scenario& s, int members) {
-    auto& slot = cache_[oracle::control_fingerprint(s)];
-    if (!slot) slot = std::make_shared<const ControlEnsemble>(oracle::run_control_ensemble(s, members));
-    return slot;
-  }
-
- private:
-  std::map<std::string, std::shared_ptr<const ControlEnsemble>> cache_;
-};
-
 // The variants' implementation runs of one judgement, by scenario: gathers-once-per-step's
 // gas-1 re-split is the very scenario gas-invariant already ran when gas > 1 (same
 // engine, same batch split, same name), so it reads that run instead of repeating it.
@@ -56,11 +42,13 @@ class VariantRuns {
   std::map<std::string, std::shared_ptr<const impl::ImplResult>> runs_;
 };
 
-// Runs a variant of the scenario through the implementation and the control ensemble.
-std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleCache& ensembles, VariantRuns& runs,
+// Runs a variant of the scenario through the implementation and the control ensemble
+// (from the memo: shared between variants whose control is the same, oracle::control_fingerprint:
+// a bucket variant, stage 2 beside 3, ... and with the other judgements of a suite).
+std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, oracle::ResultMemo& memo, VariantRuns& runs,
                              std::string& why) {
   try {
-    return Side{runs.run(v, o), ensembles.get(v, o.control_members)};
+    return Side{runs.run(v, o), memo.ensemble(v, o.control_members)};
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     why = e.what();
@@ -69,11 +57,11 @@ std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleC
 }
 
 Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
-                   const Variant& variant, const JudgeOptions& o, EnsembleCache& ensembles, VariantRuns& runs,
+                   const Variant& variant, const JudgeOptions& o, oracle::ResultMemo& memo, VariantRuns& runs,
                    const std::string& base_label, const std::function<std::string(const Scenario&)>& label) {
   if (!variant.scenario) return Verdict::skip(id, variant.why_none);
   std::string why;
-  auto other = run_side(*variant.scenario, o, ensembles, runs, why);
+  auto other = run_side(*variant.scenario, o, memo, runs, why);
   if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
   return compare_runs(id, s, oracle, {base_label, &base.impl->trajectory, base.controls.get()},
                       {label(*variant.scenario), &other->impl->trajectory, other->controls.get()});
@@ -153,18 +141,19 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   };
 
   std::string why;
-  EnsembleCache ensembles;
+  const auto memo = o.memo ? o.memo : std::make_shared<oracle::ResultMemo>();
   VariantRuns variant_runs;
-  auto base = run_side(s, o, ensembles, variant_runs, why);
+  auto base = run_side(s, o, *memo, variant_runs, why);
   if (!base) {
     for (const auto& id : invariant_ids())
       if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
     return finish();
   }
   if (o.on_impl_result) o.on_impl_result(s, *base->impl);
-  const Trajectory exact = oracle::run_oracle(s, o.precision);
+  const auto exact_run = memo->exact(s, o.precision);
+  const Trajectory& exact = *exact_run;
   if (exact_out) *exact_out = exact;
-  const RunBundle b{s, *base->impl, exact, *base->controls, o.precision};
+  const RunBundle b{s, *base->impl, exact, *base->controls, o.precision, memo.get()};
   fill_steps(r, b);
 
   const bool trajectory_mode = o.mode != CheckMode::stepwise, stepwise_mode = o.mode != CheckMode::trajectory;
@@ -177,15 +166,15 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("ns-once-per-matrix-per-step", [&] { return ns_once_per_matrix_per_step(b); });
   add("tagging-matches", [&] { return tagging_matches(b); });
   add("gas-invariant", [&] {
-    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, ensembles, variant_runs, split_label(s), split_label);
+    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, *memo, variant_runs, split_label(s), split_label);
   });
   add("dp-invariant", [&] {
-    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, ensembles, variant_runs, split_label(s), split_label);
+    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, *memo, variant_runs, split_label(s), split_label);
   });
   add("stage-invariant", [&] {
     Verdict worst = Verdict::skip("stage-invariant", "no other stage");
     for (const auto& v : stage_variants(s)) {
-      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, ensembles, variant_runs, "stage " + std::to_string(s.engine.stage),
+      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, *memo, variant_runs, "stage " + std::to_string(s.engine.stage),
                                 [](const Scenario& x) { return "stage " + std::to_string(x.engine.stage); });
       if (worst.status == Status::skipped || (verdict.status != Status::skipped && !(verdict.metric <= worst.metric)))
         worst = verdict;
@@ -194,7 +183,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   });
   add("bucket-invariant", [&] {
     auto label = [](const Scenario& x) { return "buckets " + std::to_string(x.engine.reduce_bucket_size) + "/" + std::to_string(x.engine.allgather_bucket_size); };
-    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, ensembles, variant_runs, label(s), label);
+    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, *memo, variant_runs, label(s), label);
   });
   add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
   add("scaler-state-exact", [&] { return scaler_state_exact(b); });
