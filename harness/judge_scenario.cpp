@@ -11,6 +11,8 @@
 #include "core/scenario_io.hpp"
 #include "impl/comm/collective_bandwidth.hpp"
 #include "impl/run_impl.hpp"
+#include "harness/judge_runs.hpp"
+#include "oracle/parallel.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
@@ -26,29 +28,14 @@ struct Side {
   std::shared_ptr<const ControlEnsemble> controls;
 };
 
-// The variants' implementation runs of one judgement, by scenario: gathers-once-per-step's
-// gas-1 re-split is the very scenario gas-invariant already ran when gas > 1 (same
-// engine, same batch split, same name), so it reads that run instead of repeating it.
-// The scenario's own determinism re-run never comes from here: it must be a second run.
-class VariantRuns {
- public:
-  std::shared_ptr<const impl::ImplResult> run(const Scenario& v, const JudgeOptions& o) {
-    auto& slot = runs_[scenario_to_json(v).dump()];
-    if (!slot) slot = std::make_shared<const impl::ImplResult>(impl::run_impl(v, impl_options(o)));
-    return slot;
-  }
-
- private:
-  std::map<std::string, std::shared_ptr<const impl::ImplResult>> runs_;
-};
-
-// Runs a variant of the scenario through the implementation and the control ensemble
-// (from the memo: shared between variants whose control is the same, oracle::control_fingerprint:
-// a bucket variant, stage 2 beside 3, ... and with the other judgements of a suite).
-std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, oracle::ResultMemo& memo, VariantRuns& runs,
-                             std::string& why) {
+// A scenario's run through the implementation and the control ensemble (JudgeRuns: started
+// ahead; the ensemble from the memo, shared between variants whose control is the same,
+// oracle::control_fingerprint: a bucket variant, stage 2 beside 3, ... and with the other
+// judgements of a suite). Unsupported: nothing, and why.
+std::optional<Side> run_side(const Scenario& v, JudgeRuns& runs, std::string& why) {
   try {
-    return Side{runs.run(v, o), memo.ensemble(v, o.control_members)};
+    auto run = runs.get(v, true);
+    return Side{std::move(run.impl), std::move(run.controls)};
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     why = e.what();
@@ -57,11 +44,10 @@ std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, oracle::R
 }
 
 Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
-                   const Variant& variant, const JudgeOptions& o, oracle::ResultMemo& memo, VariantRuns& runs,
-                   const std::string& base_label, const std::function<std::string(const Scenario&)>& label) {
+                   const Variant& variant, JudgeRuns& runs, const std::string& base_label, const std::function<std::string(const Scenario&)>& label) {
   if (!variant.scenario) return Verdict::skip(id, variant.why_none);
   std::string why;
-  auto other = run_side(*variant.scenario, o, memo, runs, why);
+  auto other = run_side(*variant.scenario, runs, why);
   if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
   return compare_runs(id, s, oracle, {base_label, &base.impl->trajectory, base.controls.get()},
                       {label(*variant.scenario), &other->impl->trajectory, other->controls.get()});
@@ -99,6 +85,23 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
       if (bw.calls > 0)
         r.timing_by_purpose[impl::purpose_name(purpose)] = bw;
     }
+}
+
+// Queues every run the wanted verdicts will read, in the order they read them.
+void queue_runs(const Scenario& s, const JudgeOptions& o, JudgeRuns& runs) {
+  auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
+  auto side = [&](const Variant& v) {
+    if (v.scenario) runs.start(*v.scenario, true);
+  };
+  runs.start(s, true);
+  if (wanted("gas-invariant")) side(gas_variant(s));
+  if (wanted("dp-invariant")) side(dp_variant(s));
+  if (wanted("stage-invariant"))
+    for (const auto& v : stage_variants(s)) runs.start(v, true);
+  if (wanted("bucket-invariant")) side(bucket_variant(s));
+  if (wanted("gathers-once-per-step"))
+    if (const auto v = gas1_resplit(s); v.scenario) runs.start(*v.scenario, false);
+  if (wanted("deterministic")) runs.start(s, false, true);
 }
 
 }  // namespace
@@ -142,8 +145,12 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
 
   std::string why;
   const auto memo = o.memo ? o.memo : std::make_shared<oracle::ResultMemo>();
-  VariantRuns variant_runs;
-  auto base = run_side(s, o, *memo, variant_runs, why);
+  // Side by side only on the CPU backend: two NCCL or CUDA runs at once share the GPUs in
+  // ways nobody has measured here (NCCL kernels of two communicators can wait on each other).
+  const bool host_only = o.backend == impl::ComputeBackend::cpu && o.comm == impl::CommBackend::gloo;
+  JudgeRuns runs(impl_options(o), *memo, o.control_members, host_only ? oracle::thread_count() : 1);
+  queue_runs(s, o, runs);
+  auto base = run_side(s, runs, why);
   if (!base) {
     for (const auto& id : invariant_ids())
       if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
@@ -166,15 +173,15 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("ns-once-per-matrix-per-step", [&] { return ns_once_per_matrix_per_step(b); });
   add("tagging-matches", [&] { return tagging_matches(b); });
   add("gas-invariant", [&] {
-    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, *memo, variant_runs, split_label(s), split_label);
+    return relational("gas-invariant", s, exact, *base, gas_variant(s), runs, split_label(s), split_label);
   });
   add("dp-invariant", [&] {
-    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, *memo, variant_runs, split_label(s), split_label);
+    return relational("dp-invariant", s, exact, *base, dp_variant(s), runs, split_label(s), split_label);
   });
   add("stage-invariant", [&] {
     Verdict worst = Verdict::skip("stage-invariant", "no other stage");
     for (const auto& v : stage_variants(s)) {
-      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, *memo, variant_runs, "stage " + std::to_string(s.engine.stage),
+      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, runs, "stage " + std::to_string(s.engine.stage),
                                 [](const Scenario& x) { return "stage " + std::to_string(x.engine.stage); });
       if (worst.status == Status::skipped || (verdict.status != Status::skipped && !(verdict.metric <= worst.metric)))
         worst = verdict;
@@ -183,7 +190,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   });
   add("bucket-invariant", [&] {
     auto label = [](const Scenario& x) { return "buckets " + std::to_string(x.engine.reduce_bucket_size) + "/" + std::to_string(x.engine.allgather_bucket_size); };
-    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, *memo, variant_runs, label(s), label);
+    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), runs, label(s), label);
   });
   add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
   add("scaler-state-exact", [&] { return scaler_state_exact(b); });
@@ -191,10 +198,10 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("gathers-once-per-step", [&] {
     const auto v = gas1_resplit(s);
     if (!v.scenario) return gathers_once_per_step(b, nullptr);
-    return gathers_once_per_step(b, variant_runs.run(*v.scenario, o).get());
+    return gathers_once_per_step(b, runs.get(*v.scenario, false).impl.get());
   });
   add("ranks-agree", [&] { return ranks_agree(b); });
-  add("deterministic", [&] { return deterministic(b, impl::run_impl(s, impl_options(o))); });
+  add("deterministic", [&] { return deterministic(b, *runs.get(s, false, true).impl); });
   return finish();
 }
 

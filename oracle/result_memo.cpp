@@ -59,6 +59,8 @@ std::string state_key(const TrainingState& st) {
 
 template <class V, class Make>
 std::shared_ptr<const V> ResultMemo::get(const std::string& key, Make make) {
+  std::promise<std::shared_ptr<const void>> promise;
+  std::shared_future<std::shared_ptr<const void>> pending;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (auto it = entries_.find(key); it != entries_.end()) {
@@ -66,11 +68,28 @@ std::shared_ptr<const V> ResultMemo::get(const std::string& key, Make make) {
       ++counts_.hits;
       return std::static_pointer_cast<const V>(it->second.value);
     }
-    ++counts_.misses;
+    if (auto it = computing_.find(key); it != computing_.end()) {   // another thread is on it: wait for that
+      ++counts_.hits;
+      pending = it->second;
+    } else {
+      ++counts_.misses;
+      computing_[key] = promise.get_future().share();
+    }
   }
-  auto value = std::make_shared<const V>(make());
+  if (pending.valid()) return std::static_pointer_cast<const V>(pending.get());
+  std::shared_ptr<const V> value;
+  try {
+    value = std::make_shared<const V>(make());
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    std::lock_guard<std::mutex> lock(mutex_);
+    computing_.erase(key);
+    throw;
+  }
+  promise.set_value(value);
   const size_t bytes = bytes_of(*value) + key.size();
   std::lock_guard<std::mutex> lock(mutex_);
+  computing_.erase(key);
   if (entries_.count(key) == 0 && bytes <= max_bytes_) {
     by_age_.push_front(key);
     entries_[key] = Entry{value, bytes, by_age_.begin()};

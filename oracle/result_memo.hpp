@@ -14,10 +14,11 @@
 // step 0 and comes from the trajectory (also checked bit for bit by that test).
 //
 // Entries are dropped least recently used first once they hold more than `max_bytes`.
-// Thread-safe; a result is computed outside the lock (two threads asking for the same one
-// at once may both compute it; the results are identical).
+// Thread-safe; a result is computed outside the lock, once: a thread asking for a result
+// another thread is computing waits for it.
 #pragma once
 #include <cstddef>
+#include <future>
 #include <list>
 #include <map>
 #include <memory>
@@ -63,6 +64,7 @@ class ResultMemo {
   size_t max_bytes_;
   mutable std::mutex mutex_;
   std::map<std::string, Entry> entries_;
+  std::map<std::string, std::shared_future<std::shared_ptr<const void>>> computing_;
   std::list<std::string> by_age_;   // front: most recently used
   Counts counts_;
 };
