@@ -3,7 +3,10 @@
 // runs (the scenario, its relational variants, the gas-1 re-split, the determinism
 // re-run), the oracle, the control ensembles, the stepwise re-oracle, and the bare
 // rank-group set-up and teardown (an empty body on dp ranks). Wall and process CPU
-// (user + sys) per part; numbers are printed, never asserted.
+// (user + sys) per part; numbers are printed, never asserted. Each part runs fresh and
+// alone, so the table is the cost of the work: judge_scenario itself runs the
+// implementation's runs two at a time (judge_runs.hpp) and takes oracle and control
+// results from the memo where another judgement of the process already computed them.
 //   judgement_phases [--cases N] [--seed S] [--precision double|float128] [SCENARIO...]
 #include <sys/resource.h>
 

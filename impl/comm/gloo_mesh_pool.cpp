@@ -39,7 +39,7 @@ void GlooMeshPool::give_back(Mesh mesh) {
   const bool whole = !mesh.empty() && std::all_of(mesh.begin(), mesh.end(), [&](const auto& c) {
     return c && !c->broken() && c->size() == static_cast<int>(mesh.size());
   });
-  if (!whole) return;   // closed here, as the mesh goes out of scope
+  if (!whole || static_cast<int>(mesh.size()) > kMaxKeptRanks) return;   // closed here, as the mesh goes out of scope
   std::lock_guard<std::mutex> lock(mutex_);
   auto& kept = idle_[static_cast<int>(mesh.size())];
   if (kept.size() < kKeptPerSize) kept.push_back(std::move(mesh));

@@ -31,6 +31,9 @@ class GlooMeshPool {
  public:
   using Mesh = std::vector<std::unique_ptr<GlooCommunicator>>;   // rank r's communicator at [r]
   static constexpr size_t kKeptPerSize = 2;   // two runs of one dp may overlap
+  // Larger meshes are closed after their run: dp·(dp−1) sockets each, kept open they would
+  // eat into the process's file descriptors (64 ranks: 4032).
+  static constexpr int kMaxKeptRanks = 16;
 
   // The process's pool. Never destroyed: at exit the sockets simply close, instead of
   // a loop tick per pair.
@@ -41,7 +44,8 @@ class GlooMeshPool {
   // A connected mesh of `dp` ranks left by an earlier run, or nothing.
   std::optional<Mesh> take(int dp);
   // Keeps a mesh whose run succeeded on every rank (at most kKeptPerSize per size; a
-  // surplus one is closed). A mesh with a broken or missing rank is closed, never kept.
+  // surplus one is closed). A mesh with a broken or missing rank, or with more than
+  // kMaxKeptRanks ranks, is closed, never kept.
   void give_back(Mesh mesh);
   size_t idle(int dp) const;   // meshes of `dp` ranks waiting for a run
   void clear();                // closes every idle mesh

@@ -92,6 +92,14 @@ TEST(GlooMeshPool, AMeshWithAClosedRankIsNeverKept) {
   EXPECT_EQ(pool.idle(2), 0u);
 }
 
+TEST(GlooMeshPool, MeshesAboveTheSizeLimitAreClosedAfterTheirRun) {
+  auto& pool = GlooMeshPool::process();
+  pool.clear();
+  const int dp = GlooMeshPool::kMaxKeptRanks + 1;
+  expect_exact_sum(dp, 0);
+  EXPECT_EQ(pool.idle(dp), 0u);
+}
+
 // Runs of different sizes and collectives, interleaved, with a timed-out run among them:
 // each run's inputs depend on the run number, so a byte left over from an earlier run, or
 // a send/recv notification answered in the wrong run, would change a result.
