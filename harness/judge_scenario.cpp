@@ -44,7 +44,8 @@ std::optional<Side> run_side(const Scenario& v, JudgeRuns& runs, std::string& wh
 }
 
 Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
-                   const Variant& variant, JudgeRuns& runs, const std::string& base_label, const std::function<std::string(const Scenario&)>& label) {
+                   const Variant& variant, JudgeRuns& runs, const std::string& base_label,
+                   const std::function<std::string(const Scenario&)>& label) {
   if (!variant.scenario) return Verdict::skip(id, variant.why_none);
   std::string why;
   auto other = run_side(*variant.scenario, runs, why);
