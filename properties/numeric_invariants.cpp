@@ -57,12 +57,15 @@ Verdict step_conforms(const RunBundle& b) {
     // From the implementation's own state: the exact step, and every control member's
     // step, so the band is the members' noise of the very step the implementation took.
     const auto before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
-    const auto exact = oracle::step_from(s, t, before, b.precision);
-    const auto members = oracle::control_steps_from(s, t, before, static_cast<int>(b.controls.size()));
-    StepSides sides{&b.impl.trajectory.steps[t].params, &exact.params, &before.params, {}};
-    for (const auto& m : members) sides.members.push_back(&m.params);
+    const int count = static_cast<int>(b.controls.size());
+    const auto exact = b.memo ? b.memo->exact_step(s, t, before, b.precision)
+                              : std::make_shared<const StepRecord>(oracle::step_from(s, t, before, b.precision));
+    const auto members = b.memo ? b.memo->member_steps(s, t, before, count)
+                                : std::make_shared<const std::vector<StepRecord>>(oracle::control_steps_from(s, t, before, count));
+    StepSides sides{&b.impl.trajectory.steps[t].params, &exact->params, &before.params, {}};
+    for (const auto& m : *members) sides.members.push_back(&m.params);
     BandCheck c = check_band(s, sides);
-    if (exact.skipped != b.impl.trajectory.steps[t].skipped) c.worst_ratio = INFINITY, c.where = "skip decision differs";
+    if (exact->skipped != b.impl.trajectory.steps[t].skipped) c.worst_ratio = INFINITY, c.where = "skip decision differs";
     worst.merge(c, "step " + std::to_string(t) + " ");
     if (c.worst_ratio > 1.0) { first_out = t; break; }   // the first step where it diverges is the finding
   }

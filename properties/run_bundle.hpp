@@ -6,6 +6,7 @@
 #include "core/trajectory.hpp"
 #include "impl/run_impl.hpp"
 #include "oracle/oracle.hpp"
+#include "oracle/result_memo.hpp"
 #include "properties/tensor_error.hpp"
 
 namespace muoncheck {
@@ -16,6 +17,9 @@ struct RunBundle {
   const Trajectory& oracle;
   const ControlEnsemble& controls;
   oracle::Precision precision;
+  // Where the stepwise check gets its single steps; null: computed here and now. A memo
+  // gives the very same steps (oracle/result_memo.hpp), only once per process.
+  oracle::ResultMemo* memo = nullptr;
 };
 
 }  // namespace muoncheck

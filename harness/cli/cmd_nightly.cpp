@@ -48,6 +48,7 @@ Outcome run(const cli::Args& args) {
   check_writable(report_path);   // before the hours of work, not after
   const auto views = view_paths_from(args);
 
+  so.judge.memo = std::make_shared<oracle::ResultMemo>();   // the suite's oracle results serve the mutants too
   std::printf("== suite: every scenario, golden comparison\n");
   const auto suite = judge_suite(select_scenarios({}, dir, true), so);
   const double suite_seconds = seconds_since(start);

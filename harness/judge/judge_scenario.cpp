@@ -11,6 +11,8 @@
 #include "core/scenario_io.hpp"
 #include "impl/comm/collective_bandwidth.hpp"
 #include "impl/run_impl.hpp"
+#include "harness/judge/judge_runs.hpp"
+#include "oracle/parallel.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
@@ -22,29 +24,18 @@ namespace muoncheck {
 namespace {
 
 struct Side {
-  impl::ImplResult impl;
+  std::shared_ptr<const impl::ImplResult> impl;
   std::shared_ptr<const ControlEnsemble> controls;
 };
 
-// The control ensembles of one judgement, shared between variants whose control is the
-// same (oracle::control_fingerprint: a bucket variant, stage 2 beside 3, ...).
-class EnsembleCache {
- public:
-  std::shared_ptr<const ControlEnsemble> get(const Scenario& s, int members) {
-    auto& slot = cache_[oracle::control_fingerprint(s)];
-    if (!slot) slot = std::make_shared<const ControlEnsemble>(oracle::run_control_ensemble(s, members));
-    return slot;
-  }
-
- private:
-  std::map<std::string, std::shared_ptr<const ControlEnsemble>> cache_;
-};
-
-// Runs a variant of the scenario through the implementation and the control ensemble.
-std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleCache& ensembles, std::string& why) {
+// A scenario's run through the implementation and the control ensemble (JudgeRuns: started
+// ahead; the ensemble from the memo, shared between variants whose control is the same,
+// oracle::control_fingerprint: a bucket variant, stage 2 beside 3, ... and with the other
+// judgements of a suite). Unsupported: nothing, and why.
+std::optional<Side> run_side(const Scenario& v, JudgeRuns& runs, std::string& why) {
   try {
-    auto run = impl::run_impl(v, impl_options(o));
-    return Side{std::move(run), ensembles.get(v, o.control_members)};
+    auto run = runs.get(v, true);
+    return Side{std::move(run.impl), std::move(run.controls)};
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Unsupported) throw;
     why = e.what();
@@ -53,14 +44,14 @@ std::optional<Side> run_side(const Scenario& v, const JudgeOptions& o, EnsembleC
 }
 
 Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
-                   const Variant& variant, const JudgeOptions& o, EnsembleCache& ensembles, const std::string& base_label,
+                   const Variant& variant, JudgeRuns& runs, const std::string& base_label,
                    const std::function<std::string(const Scenario&)>& label) {
   if (!variant.scenario) return Verdict::skip(id, variant.why_none);
   std::string why;
-  auto other = run_side(*variant.scenario, o, ensembles, why);
+  auto other = run_side(*variant.scenario, runs, why);
   if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
-  return compare_runs(id, s, oracle, {base_label, &base.impl.trajectory, base.controls.get()},
-                      {label(*variant.scenario), &other->impl.trajectory, other->controls.get()});
+  return compare_runs(id, s, oracle, {base_label, &base.impl->trajectory, base.controls.get()},
+                      {label(*variant.scenario), &other->impl->trajectory, other->controls.get()});
 }
 
 std::string split_label(const Scenario& s) {
@@ -95,6 +86,23 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
       if (bw.calls > 0)
         r.timing_by_purpose[impl::purpose_name(purpose)] = bw;
     }
+}
+
+// Queues every run the wanted verdicts will read, in the order they read them.
+void queue_runs(const Scenario& s, const JudgeOptions& o, JudgeRuns& runs) {
+  auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
+  auto side = [&](const Variant& v) {
+    if (v.scenario) runs.start(*v.scenario, true);
+  };
+  runs.start(s, true);
+  if (wanted("gas-invariant")) side(gas_variant(s));
+  if (wanted("dp-invariant")) side(dp_variant(s));
+  if (wanted("stage-invariant"))
+    for (const auto& v : stage_variants(s)) runs.start(v, true);
+  if (wanted("bucket-invariant")) side(bucket_variant(s));
+  if (wanted("gathers-once-per-step"))
+    if (const auto v = gas1_resplit(s); v.scenario) runs.start(*v.scenario, false);
+  if (wanted("deterministic")) runs.start(s, false, true);
 }
 
 }  // namespace
@@ -137,17 +145,23 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   };
 
   std::string why;
-  EnsembleCache ensembles;
-  auto base = run_side(s, o, ensembles, why);
+  const auto memo = o.memo ? o.memo : std::make_shared<oracle::ResultMemo>();
+  // Side by side only on the CPU backend: two NCCL or CUDA runs at once share the GPUs in
+  // ways nobody has measured here (NCCL kernels of two communicators can wait on each other).
+  const bool host_only = o.backend == impl::ComputeBackend::cpu && o.comm == impl::CommBackend::gloo;
+  JudgeRuns runs(impl_options(o), *memo, o.control_members, host_only ? oracle::thread_count() : 1);
+  queue_runs(s, o, runs);
+  auto base = run_side(s, runs, why);
   if (!base) {
     for (const auto& id : invariant_ids())
       if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
     return finish();
   }
-  if (o.on_impl_result) o.on_impl_result(s, base->impl);
-  const Trajectory exact = oracle::run_oracle(s, o.precision);
+  if (o.on_impl_result) o.on_impl_result(s, *base->impl);
+  const auto exact_run = memo->exact(s, o.precision);
+  const Trajectory& exact = *exact_run;
   if (exact_out) *exact_out = exact;
-  const RunBundle b{s, base->impl, exact, *base->controls, o.precision};
+  const RunBundle b{s, *base->impl, exact, *base->controls, o.precision, memo.get()};
   fill_steps(r, b);
 
   const bool trajectory_mode = o.mode != CheckMode::stepwise, stepwise_mode = o.mode != CheckMode::trajectory;
@@ -160,15 +174,15 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("ns-once-per-matrix-per-step", [&] { return ns_once_per_matrix_per_step(b); });
   add("tagging-matches", [&] { return tagging_matches(b); });
   add("gas-invariant", [&] {
-    return relational("gas-invariant", s, exact, *base, gas_variant(s), o, ensembles, split_label(s), split_label);
+    return relational("gas-invariant", s, exact, *base, gas_variant(s), runs, split_label(s), split_label);
   });
   add("dp-invariant", [&] {
-    return relational("dp-invariant", s, exact, *base, dp_variant(s), o, ensembles, split_label(s), split_label);
+    return relational("dp-invariant", s, exact, *base, dp_variant(s), runs, split_label(s), split_label);
   });
   add("stage-invariant", [&] {
     Verdict worst = Verdict::skip("stage-invariant", "no other stage");
     for (const auto& v : stage_variants(s)) {
-      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, o, ensembles, "stage " + std::to_string(s.engine.stage),
+      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, runs, "stage " + std::to_string(s.engine.stage),
                                 [](const Scenario& x) { return "stage " + std::to_string(x.engine.stage); });
       if (worst.status == Status::skipped || (verdict.status != Status::skipped && !(verdict.metric <= worst.metric)))
         worst = verdict;
@@ -177,7 +191,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   });
   add("bucket-invariant", [&] {
     auto label = [](const Scenario& x) { return "buckets " + std::to_string(x.engine.reduce_bucket_size) + "/" + std::to_string(x.engine.allgather_bucket_size); };
-    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), o, ensembles, label(s), label);
+    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), runs, label(s), label);
   });
   add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
   add("scaler-state-exact", [&] { return scaler_state_exact(b); });
@@ -185,11 +199,10 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   add("gathers-once-per-step", [&] {
     const auto v = gas1_resplit(s);
     if (!v.scenario) return gathers_once_per_step(b, nullptr);
-    const auto gas1 = impl::run_impl(*v.scenario, impl_options(o));
-    return gathers_once_per_step(b, &gas1);
+    return gathers_once_per_step(b, runs.get(*v.scenario, false).impl.get());
   });
   add("ranks-agree", [&] { return ranks_agree(b); });
-  add("deterministic", [&] { return deterministic(b, impl::run_impl(s, impl_options(o))); });
+  add("deterministic", [&] { return deterministic(b, *runs.get(s, false, true).impl); });
   return finish();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "harness/judge/scenario_result.hpp"
 #include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
+#include "oracle/result_memo.hpp"
 
 namespace muoncheck {
 
@@ -31,6 +33,9 @@ struct JudgeOptions {
   impl::CommBackend comm = impl::CommBackend::gloo;           // --comm: impl's collectives
   int control_members = oracle::kDefaultControlMembers;   // --control-members: the noise ensemble's size
   int dp = 0;    // --dp: re-split each scenario's global batch over this many ranks (0: as written)
+  // The oracle and control results shared with other judgements (a suite's); null: the
+  // judgement keeps its own. Never changes a result, only whether it is computed again.
+  std::shared_ptr<oracle::ResultMemo> memo;
   // Called with the implementation's own run of the scenario (not its variants), e.g. to
   // write it as a trace (`run --trace`).
   std::function<void(const Scenario&, const impl::ImplResult&)> on_impl_result;

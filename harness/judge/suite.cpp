@@ -25,9 +25,11 @@ SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOpti
   SuiteResults out;
   auto& results = out.results;
   auto& golden = out.golden;
+  JudgeOptions judge = opts.judge;   // one memo for the suite: scenarios share oracle and control results
+  if (!judge.memo) judge.memo = std::make_shared<oracle::ResultMemo>();
   for (const auto& s : scenarios) {
     Trajectory exact;
-    results.push_back(judge_scenario_or_error(s, opts.judge, &exact));
+    results.push_back(judge_scenario_or_error(s, judge, &exact));
     if (opts.golden) {
       const bool reusable = opts.judge.precision == oracle::Precision::float128 && !exact.steps.empty();
       const auto c = check_against_golden(s, opts.golden_dir, reusable ? &exact : nullptr);

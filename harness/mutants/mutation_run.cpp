@@ -43,8 +43,10 @@ int MutationRun::killed() const {
 bool MutationRun::ok() const { return control_clean && killed() == static_cast<int>(faults.size()); }
 
 MutationRun run_mutants(const std::vector<Scenario>& control_scenarios, const std::vector<std::string>& faults,
-                        const std::string& scenario_dir, const JudgeOptions& base) {
+                        const std::string& scenario_dir, const JudgeOptions& given) {
   const auto start = std::chrono::steady_clock::now();
+  JudgeOptions base = given;   // faults live in the implementation: every run shares the oracle's results
+  if (!base.memo) base.memo = std::make_shared<oracle::ResultMemo>();
   std::vector<ScenarioResult> control;
   std::fprintf(stdout, "control: %zu scenarios, no fault\n", control_scenarios.size());
   for (const auto& s : control_scenarios) {
@@ -57,8 +59,10 @@ MutationRun run_mutants(const std::vector<Scenario>& control_scenarios, const st
 }
 
 MutationRun run_mutants_after(std::vector<ScenarioResult> control, const std::vector<std::string>& faults,
-                              const std::string& scenario_dir, const JudgeOptions& base) {
+                              const std::string& scenario_dir, const JudgeOptions& given) {
   const auto start = std::chrono::steady_clock::now();
+  JudgeOptions base = given;   // faults live in the implementation: every run shares the oracle's results
+  if (!base.memo) base.memo = std::make_shared<oracle::ResultMemo>();
   MutationRun run;
   run.control = std::move(control);
   run.control_clean = !any_fail(run.control);

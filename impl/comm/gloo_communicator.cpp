@@ -62,17 +62,15 @@ void add_elements(DType t, void* out, const void* a, const void* b, size_t n) {
 }
 
 GlooCommunicator::GlooCommunicator(int rank, int size, gloo::rendezvous::Store& store,
-                                   milliseconds timeout, const std::atomic<bool>* abort)
+                                   milliseconds timeout, const std::atomic<bool>* abort,
+                                   std::shared_ptr<gloo::transport::Device> device)
     : rank_(rank), size_(size), timeout_(timeout), abort_(abort) {
   const std::string where = "rank " + std::to_string(rank) + ": connect (dp " + std::to_string(size) + ") failed: ";
   if (size < 1 || rank < 0 || rank >= size || timeout.count() <= 0) {
     throw CommError(ErrorKind::Internal, rank, "connect", where + "need 0 <= rank < dp and timeout > 0");
   }
   try {
-    gloo::transport::tcp::attr attr;
-    attr.hostname = "127.0.0.1";  // loopback only: every rank is a thread of this process
-    attr.ai_family = AF_INET;
-    auto device = gloo::transport::tcp::CreateDevice(attr);
+    if (!device) device = create_loopback_device();
     auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
     context->setTimeout(timeout);  // bounds the rendezvous and every pair operation
     context->connectFullMesh(store, device);
@@ -83,6 +81,23 @@ GlooCommunicator::GlooCommunicator(int rank, int size, gloo::rendezvous::Store& 
 }
 
 GlooCommunicator::~GlooCommunicator() { close(); }
+
+void GlooCommunicator::start_run(milliseconds timeout, const std::atomic<bool>* abort) {
+  if (broken_ || !context_ || timeout.count() <= 0)
+    throw CommError(ErrorKind::Internal, rank_, "connect",
+                    "rank " + std::to_string(rank_) + ": a failed or closed communicator cannot start another run");
+  timeout_ = timeout;
+  abort_ = abort;
+  ctx_ = CommContext{};
+  context_->setTimeout(timeout);
+}
+
+std::shared_ptr<gloo::transport::Device> create_loopback_device() {
+  gloo::transport::tcp::attr attr;
+  attr.hostname = "127.0.0.1";  // loopback only: every rank is a thread of this process
+  attr.ai_family = AF_INET;
+  return gloo::transport::tcp::CreateDevice(attr);
+}
 
 void GlooCommunicator::close() {
   broken_ = true;

@@ -14,6 +14,9 @@ class Context;
 namespace rendezvous {
 class Store;
 }
+namespace transport {
+class Device;
+}
 }  // namespace gloo
 
 namespace muoncheck::impl {
@@ -23,8 +26,10 @@ class GlooCommunicator final : public Communicator {
   // Blocks until all `size` ranks have connected through `store` (or `timeout` passes:
   // CommError op "connect"). `abort`, when given, is read before every collective: once
   // true, the collective throws at once instead of waiting for peers that are gone.
+  // `device`: the TCP device (event loop) to connect through; null: one of its own.
   GlooCommunicator(int rank, int size, gloo::rendezvous::Store& store,
-                   std::chrono::milliseconds timeout, const std::atomic<bool>* abort = nullptr);
+                   std::chrono::milliseconds timeout, const std::atomic<bool>* abort = nullptr,
+                   std::shared_ptr<gloo::transport::Device> device = nullptr);
   ~GlooCommunicator() override;
   GlooCommunicator(const GlooCommunicator&) = delete;
   GlooCommunicator& operator=(const GlooCommunicator&) = delete;
@@ -41,6 +46,12 @@ class GlooCommunicator final : public Communicator {
   // after a failure has been recorded, so peers' echoes come strictly later.
   void close();
 
+  // Readies a connected communicator whose last run succeeded on every rank for the next
+  // run (gloo_mesh_pool.hpp): that run's timeout and abort flag, no collective context.
+  // Throws CommError{Internal} when this communicator failed or was closed.
+  void start_run(std::chrono::milliseconds timeout, const std::atomic<bool>* abort);
+  bool broken() const { return broken_; }
+
  private:
   template <class F>
   void guarded(CollectiveKind kind, F&& body);
@@ -55,6 +66,10 @@ class GlooCommunicator final : public Communicator {
   bool broken_ = false;
   std::shared_ptr<gloo::Context> context_;
 };
+
+// A Gloo TCP device on 127.0.0.1: one event-loop thread serving every pair connected
+// through it (any number of ranks and meshes of this process).
+std::shared_ptr<gloo::transport::Device> create_loopback_device();
 
 // out[i] = a[i] + b[i] in `t`: fp32 adds floats; bf16/fp16 decode the bit patterns, add in
 // float and round back (float has ≥ 2p+2 bits for both, so this equals one exact rounding).

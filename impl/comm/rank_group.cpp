@@ -9,6 +9,7 @@
 
 #include "impl/comm/agreeing_communicator.hpp"
 #include "impl/comm/gloo_communicator.hpp"
+#include "impl/comm/gloo_mesh_pool.hpp"
 #include "impl/comm/rank_failures.hpp"
 
 namespace muoncheck::impl {
@@ -19,15 +20,20 @@ void run_ranks(int dp, std::chrono::milliseconds timeout, const std::function<vo
                                          ", timeout " + std::to_string(timeout.count()) + " ms");
   }
   gloo::rendezvous::HashStore store;  // in-process rendezvous, private to this run
+  GlooMeshPool& pool = GlooMeshPool::process();
+  // A mesh left connected by an earlier successful run of this dp, or one connected now.
+  GlooMeshPool::Mesh mesh = pool.take(dp).value_or(GlooMeshPool::Mesh(static_cast<size_t>(dp)));
+  const auto device = pool.device();
   RankFailures failures;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(dp));
   std::latch all_done(dp);
   for (int r = 0; r < dp; ++r) {
     auto run_rank = [&, r] {
-      std::unique_ptr<GlooCommunicator> comm;
+      std::unique_ptr<GlooCommunicator>& comm = mesh[static_cast<size_t>(r)];
       try {
-        comm = std::make_unique<GlooCommunicator>(r, dp, store, timeout, &failures.abort);
+        if (comm) comm->start_run(timeout, &failures.abort);
+        else comm = std::make_unique<GlooCommunicator>(r, dp, store, timeout, &failures.abort, device);
         AgreeingCommunicator agreeing(*comm);   // a mismatch throws here, never in Gloo's event loop
         body(agreeing);
       } catch (...) {
@@ -36,9 +42,10 @@ void run_ranks(int dp, std::chrono::milliseconds timeout, const std::function<vo
       }
       // Successful ranks close only once every rank is done, so a rank that finishes
       // early never breaks a peer's last collective. Each closes its own, in parallel:
-      // Gloo's teardown waits on event-loop ticks (~10 ms per device and per pair).
+      // Gloo's teardown waits on event-loop ticks (~10 ms per pair). When no rank failed,
+      // the mesh stays connected for the next run of this dp (gloo_mesh_pool.hpp).
       all_done.arrive_and_wait();
-      comm.reset();
+      if (failures.abort.load()) comm.reset();
     };
     try {
       threads.emplace_back(run_rank);
@@ -49,6 +56,7 @@ void run_ranks(int dp, std::chrono::milliseconds timeout, const std::function<vo
     }
   }
   for (auto& t : threads) t.join();
+  if (!failures.abort.load()) pool.give_back(std::move(mesh));
   if (const auto* root = failures.root_cause()) rethrow_as_one_error(root->rank, root->error);
 }
 

@@ -1,5 +1,7 @@
 // Runs one body per data-parallel rank, each on its own thread with its own connected
-// GlooCommunicator (loopback TCP, one fresh rendezvous store per run, so runs never collide).
+// GlooCommunicator (loopback TCP). A run gets a mesh of dp ranks that an earlier run of the
+// process left connected after succeeding on every rank, or connects a new one through a
+// fresh rendezvous store (so runs never collide); gloo_mesh_pool.hpp says why that is safe.
 // The first rank to fail ends the run: its connections close so peers blocked on it fail
 // fast, peers outside a collective abort at their next one, and the caller gets one Error.
 #pragma once
