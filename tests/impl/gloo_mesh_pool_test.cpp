@@ -1,6 +1,6 @@
 // The Gloo mesh pool (gloo_mesh_pool.hpp): a successful run leaves its connected mesh for
 // the next run of that dp, a failed run leaves nothing, and a reused mesh carries nothing
-// from one run into the next — every run's sums, gathers and broadcasts come out exact
+// from one run into the next — every run's sums and gathers come out exact
 // whatever ran on that mesh before, a timed-out run included.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -120,8 +120,7 @@ TEST(GlooMeshPool, ReusedMeshesCarryNothingFromOneRunIntoTheNext) {
       continue;
     }
     std::vector<std::vector<float>> gathered(static_cast<size_t>(dp)), scattered(static_cast<size_t>(dp)),
-        broadcast(static_cast<size_t>(dp));
-    const int root = k % dp;
+        blocks(static_cast<size_t>(dp));
     run_ranks(dp, kTimeout, [&](Communicator& comm) {
       const int r = comm.rank();
       std::vector<int64_t> counts;
@@ -132,11 +131,11 @@ TEST(GlooMeshPool, ReusedMeshesCarryNothingFromOneRunIntoTheNext) {
       std::vector<float> in(static_cast<size_t>(2 * dp)), out(2);
       for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(k + r + static_cast<int>(i));
       comm.reduce_scatter(Buffer{in.data(), 2 * dp}, Buffer{out.data(), 2});
-      std::vector<float> b(3, r == root ? static_cast<float>(k * 10 + 1) : -1.0f);
-      comm.broadcast(Buffer{b.data(), 3}, root);
+      std::vector<float> b(3, static_cast<float>(k * 10 + r)), every(static_cast<size_t>(3 * dp), -1.0f);
+      comm.all_gather(Buffer{b.data(), 3}, Buffer{every.data(), 3 * dp});
       gathered[static_cast<size_t>(r)] = all;
       scattered[static_cast<size_t>(r)] = out;
-      broadcast[static_cast<size_t>(r)] = b;
+      blocks[static_cast<size_t>(r)] = every;
     });
     for (int r = 0; r < dp; ++r) {
       size_t at = 0;
@@ -147,7 +146,8 @@ TEST(GlooMeshPool, ReusedMeshesCarryNothingFromOneRunIntoTheNext) {
         for (int q = 0; q < dp; ++q) want += static_cast<float>(k + q + 2 * r + j);
         ASSERT_EQ(scattered[r][j], want) << "run " << k << " rank " << r;
       }
-      for (float v : broadcast[r]) ASSERT_EQ(v, static_cast<float>(k * 10 + 1)) << "run " << k;
+      for (int q = 0; q < dp; ++q)
+        for (int i = 0; i < 3; ++i) ASSERT_EQ(blocks[r][3 * q + i], static_cast<float>(k * 10 + q)) << "run " << k;
     }
     EXPECT_EQ(pool.idle(dp), 1u) << "run " << k;
   }
