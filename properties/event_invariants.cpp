@@ -20,7 +20,7 @@ std::string tag_text(const ParamTag& t) {
 }
 
 // Muon gathers of each step, summed over ranks.
-std::map<int, int> muon_gathers_per_step(const impl::ImplResult& r) {
+std::map<int, int> muon_gathers_per_step(const Observation& r) {
   std::map<int, int> n;
   for (const auto& log : r.collectives_by_rank)
     for (const auto& c : log)
@@ -171,7 +171,7 @@ Verdict comm_dtype_respected(const RunBundle& b) {
                                  : first + ", expected " + std::string(dtype_name(want)));
 }
 
-Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* resplit_gas1) {
+Verdict gathers_once_per_step(const RunBundle& b, const Observation* resplit_gas1) {
   double bad = 0;
   std::string first;
   for (const auto& log : b.impl.collectives_by_rank)
@@ -236,7 +236,7 @@ Verdict ranks_agree(const RunBundle& b) {
                                  : first);
 }
 
-Verdict deterministic(const RunBundle& b, const impl::ImplResult& second) {
+Verdict deterministic(const RunBundle& b, const Observation& second) {
   double bad = 0;
   std::string first;
   auto note = [&](const std::string& m) {

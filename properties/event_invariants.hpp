@@ -13,9 +13,9 @@ Verdict tagging_matches(const RunBundle& b);
 Verdict overflow_skip_clean(const RunBundle& b);
 Verdict comm_dtype_respected(const RunBundle& b);
 // `resplit_gas1` is the same scenario re-split to gas 1 (null when gas is already 1).
-Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* resplit_gas1);
+Verdict gathers_once_per_step(const RunBundle& b, const Observation* resplit_gas1);
 Verdict ranks_agree(const RunBundle& b);
-Verdict deterministic(const RunBundle& b, const impl::ImplResult& second_run);
+Verdict deterministic(const RunBundle& b, const Observation& second_run);
 
 // The same judgements over the plain pieces they read, for results that come without an
 // ImplResult (an implementation's trace, judged by `muoncheck verify`).

@@ -1,11 +1,11 @@
-// The plain data an invariant judges: the scenario, the implementation's result
-// (trajectory, events, collectives, per-rank digests), the exact oracle's
-// trajectory and the control ensemble's. Invariants are pure functions of a bundle.
+// The plain data an invariant judges: the scenario, the observation of the implementation's
+// run (trajectory, events, collectives, per-rank digests: properties/observation.hpp), the
+// exact oracle's trajectory and the control ensemble's. Invariants are pure functions of a bundle.
 #pragma once
 #include "core/scenario.hpp"
 #include "core/trajectory.hpp"
-#include "impl/run_impl.hpp"
 #include "oracle/oracle.hpp"
+#include "properties/observation.hpp"
 #include "oracle/result_memo.hpp"
 #include "properties/tensor_error.hpp"
 
@@ -13,7 +13,7 @@ namespace muoncheck {
 
 struct RunBundle {
   const Scenario& scenario;
-  const impl::ImplResult& impl;
+  const Observation& impl;   // what the implementation showed
   const Trajectory& oracle;
   const ControlEnsemble& controls;
   oracle::Precision precision;

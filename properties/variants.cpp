@@ -7,7 +7,7 @@ namespace muoncheck {
 namespace {
 
 Scenario renamed(Scenario s, const std::string& suffix) {
-  s.name += "~" + suffix;
+  s.name += "." + suffix;   // still a valid scenario name: `muoncheck variants` writes it as a file
   s.source = "<variant of " + s.source + ">";
   return s;
 }

@@ -1,6 +1,5 @@
 #include "properties/verdict.hpp"
 
-#include <algorithm>
 #include <cmath>
 
 namespace muoncheck {
@@ -27,20 +26,6 @@ Verdict Verdict::skip(std::string invariant, std::string why) {
 
 Verdict Verdict::unsupported(std::string invariant, std::string why) {
   return {std::move(invariant), Status::unsupported, 0.0, 0.0, std::move(why)};
-}
-
-const std::vector<std::string>& invariant_ids() {
-  static const std::vector<std::string> ids = {
-      "trajectory-conforms", "step-conforms",      "grad-plumbing-exact", "ns-once-per-matrix-per-step",
-      "tagging-matches",     "gas-invariant",      "dp-invariant",        "stage-invariant",
-      "bucket-invariant",    "overflow-skip-clean", "scaler-state-exact",   "comm-dtype-respected",
-      "gathers-once-per-step", "ranks-agree",       "deterministic"};
-  return ids;
-}
-
-bool is_invariant_id(const std::string& id) {
-  const auto& ids = invariant_ids();
-  return std::find(ids.begin(), ids.end(), id) != ids.end();
 }
 
 }  // namespace muoncheck

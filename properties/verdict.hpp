@@ -27,8 +27,4 @@ struct Verdict {
   static Verdict unsupported(std::string invariant, std::string why);
 };
 
-// Every invariant id, in the order reports list them.
-const std::vector<std::string>& invariant_ids();
-bool is_invariant_id(const std::string& id);
-
 }  // namespace muoncheck

@@ -89,7 +89,8 @@ void judge_parts(const mc::Scenario& s, mc::oracle::Precision p) {
   const auto exact = timed("oracle " + mc::oracle::precision_name(p), [&] { return mc::oracle::run_oracle(s, p); });
   std::set<std::string> fingerprints{mc::oracle::control_fingerprint(s)};
   const auto controls = timed("control ensemble: the scenario", [&] { return mc::oracle::run_control_ensemble(s, 8); });
-  const mc::RunBundle b{s, base, exact, controls, p};
+  const mc::Observation observed = mc::observation_of(base);
+  const mc::RunBundle b{s, observed, exact, controls, p};
   timed("stepwise (oracle + ensemble from impl state)", [&] { return mc::step_conforms(b); });
   std::vector<mc::Scenario> variants;
   for (const auto& v : {mc::gas_variant(s), mc::dp_variant(s), mc::bucket_variant(s)})

@@ -10,7 +10,7 @@
 #include "harness/judge/coverage.hpp"
 #include "harness/judge/scenario_selection.hpp"
 #include "harness/judge/suite.hpp"
-#include "harness/traces/trace_from_impl.hpp"
+#include "harness/traces/trace_observation.hpp"
 #include "core/atomic_file.hpp"
 
 namespace muoncheck {
@@ -25,8 +25,12 @@ Outcome run(const cli::Args& args) {
     if (!folder && scenarios.size() != 1)
       throw Error(ErrorKind::Usage, "--trace FILE takes one scenario; give an existing folder for several");
     for (const auto& s : scenarios) check_writable(folder ? *path + "/" + s.name + ".trace.json" : *path);
-    o.judge.on_impl_result = [p = *path, folder](const Scenario& s, const impl::ImplResult& r) {
-      save_trace(trace_from_impl(s, r), folder ? p + "/" + s.name + ".trace.json" : p);
+    // A folder receives every run the judgement read (the variants and the repeat too, named
+    // as `muoncheck variants` names them), a file the scenario's own run only.
+    o.judge.on_run = [p = *path, folder, faults = o.judge.faults](const Scenario& s, const Observation& r, int repeat) {
+      if (!folder && (repeat != 0 || s.source.rfind("<variant of ", 0) == 0)) return;
+      const std::string name = s.name + (repeat ? ".repeat" + std::to_string(repeat) : "") + ".trace.json";
+      save_trace(trace_from_observation(s, r, faults, repeat), folder ? p + "/" + name : p);
     };
   }
   return run_suite(scenarios, o) ? Outcome::success : Outcome::conformance_failure;

@@ -15,6 +15,7 @@
 #include "harness/report/report.hpp"
 #include "harness/judge/scenario_selection.hpp"
 #include "harness/judge/verify_traces.hpp"
+#include "properties/invariant_table.hpp"
 #include "core/atomic_file.hpp"
 
 namespace muoncheck {
@@ -32,9 +33,7 @@ Outcome run(const cli::Args& args) {
   o.precision = precision_from(args);
   o.control_members = control_members_from(args);
   for (const auto& id : args.values("invariant")) {
-    bool known = false;
-    for (const auto& t : trace_invariant_ids()) known = known || t == id;
-    if (!known) throw Error(ErrorKind::Usage, "--invariant: \"" + id + "\" is not an invariant a trace can show");
+    if (!is_invariant_id(id)) throw Error(ErrorKind::Usage, "--invariant: \"" + id + "\" is not an invariant");
     o.only.insert(id);
   }
   const auto scenarios = select_scenarios(args.positionals(), option_text(args, "scenarios"), false);
@@ -60,13 +59,14 @@ Outcome run(const cli::Args& args) {
 
 Command verify_command() {
   return {{"verify", "muoncheck verify SCENARIO... --trace FILE [--trace FILE...] [--report FILE] [--invariant ID]...",
-           "Judges an implementation from its traces (docs/trace-format.md): trajectory-conforms against the\n"
-           "oracle within the band of the control ensemble in the scenario's dtypes (a trace declaring wider\n"
-           "dtypes is reported, never given a wider band),\n"
-           "ns-once-per-matrix-per-step, tagging-matches, overflow-skip-clean, and gas-/dp-/stage-invariant\n"
-           "between traces of one implementation that re-split one global batch. A trace names its scenario:\n"
-           "a given SCENARIO of that name, or the scenario embedded in the trace when it re-splits a given one.\n" +
-               std::string(kSuiteExitHelp) + " (relational invariants need sibling traces).",
+           "Judges an implementation from its traces (docs/trace-format.md) by every invariant `run` applies,\n"
+           "on the same judging path: against the oracle within the band of the control ensemble in the\n"
+           "scenario's dtypes (a trace declaring wider dtypes is reported, never given a wider band); an\n"
+           "invariant that reads a part the trace leaves out is UNSUPPORTED naming it. A trace names its\n"
+           "scenario: a given SCENARIO of that name (judged), or the scenario embedded in the trace when it\n"
+           "re-splits a given one (a variant the relational invariants compare against; `muoncheck variants\n"
+           "SCENARIO --out DIR` writes the variants they need; \"repeat\": 1 marks the repeat run).\n" +
+               std::string(kSuiteExitHelp) + ".",
            options({"trace/read", "report", "invariant", "oracle-precision", "control-members", "scenarios",
                     "min-executed", "junit", "summary-md"})},
           run};

@@ -5,6 +5,7 @@
 #include "core/atomic_file.hpp"
 #include "core/error.hpp"
 #include "harness/cli/option_table.hpp"
+#include "properties/invariant_table.hpp"
 #include "properties/verdict.hpp"
 
 namespace muoncheck {

@@ -30,6 +30,7 @@ void JudgeRuns::start(const Scenario& s, bool controls, bool again) {
   auto task = std::make_shared<std::packaged_task<SideRun()>>([this, s, controls] {
     SideRun r;
     r.impl = std::make_shared<const impl::ImplResult>(impl::run_impl(s, options_));
+    r.observed = std::make_shared<const Observation>(observation_of(*r.impl));
     if (controls) r.controls = memo_.ensemble(s, members_);
     return r;
   });

@@ -21,11 +21,13 @@
 #include "core/scenario.hpp"
 #include "impl/run_impl.hpp"
 #include "oracle/result_memo.hpp"
+#include "properties/observation.hpp"
 
 namespace muoncheck {
 
 struct SideRun {
   std::shared_ptr<const impl::ImplResult> impl;
+  std::shared_ptr<const Observation> observed;               // what the invariants read of it
   std::shared_ptr<const std::vector<Trajectory>> controls;   // null when not asked for
 };
 

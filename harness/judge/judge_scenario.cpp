@@ -1,8 +1,8 @@
 #include "harness/judge/judge_scenario.hpp"
 
 #include <chrono>
-#include <functional>
-#include <map>
+#include <deque>
+#include <set>
 #include <memory>
 #include <new>
 #include <optional>
@@ -11,98 +11,60 @@
 #include "core/scenario_io.hpp"
 #include "impl/comm/collective_bandwidth.hpp"
 #include "impl/run_impl.hpp"
+#include "harness/judge/judge_observation.hpp"
 #include "harness/judge/judge_runs.hpp"
 #include "oracle/parallel.hpp"
-#include "properties/event_invariants.hpp"
-#include "properties/numeric_invariants.hpp"
-#include "properties/relational_invariants.hpp"
-#include "properties/scaler_invariant.hpp"
+#include "properties/invariant_table.hpp"
 #include "properties/variants.hpp"
 
 namespace muoncheck {
 
 namespace {
 
-struct Side {
-  std::shared_ptr<const impl::ImplResult> impl;
-  std::shared_ptr<const ControlEnsemble> controls;
+// The variant runs of a judgement through our engine (JudgeRuns: started ahead, each with its
+// control ensemble from the memo). A variant the engine cannot run is SKIPPED, and why.
+class EngineVariantRuns final : public VariantRuns {
+ public:
+  EngineVariantRuns(JudgeRuns& runs, const JudgeOptions& o) : runs_(runs), options_(o) {}
+  std::optional<ObservedRun> run(const Scenario& v, VariantKind k, bool controls, std::string& why) override {
+    try {
+      held_.push_back(runs_.get(v, controls, k == VariantKind::repeat));
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Unsupported) throw;
+      why = "variant " + v.name + " unsupported: " + e.what();
+      return std::nullopt;
+    }
+    if (options_.on_run && seen_.insert(v.name + (k == VariantKind::repeat ? "\nrepeat" : "")).second)
+      options_.on_run(v, *held_.back().observed, k == VariantKind::repeat ? 1 : 0);
+    return ObservedRun{held_.back().observed.get(), held_.back().controls.get()};
+  }
+  Status when_missing() const override { return Status::skipped; }
+
+ private:
+  JudgeRuns& runs_;
+  const JudgeOptions& options_;
+  std::set<std::string> seen_;   // runs already handed to on_run
+  std::deque<SideRun> held_;   // keeps every run handed out alive for the judgement
 };
 
-// A scenario's run through the implementation and the control ensemble (JudgeRuns: started
-// ahead; the ensemble from the memo, shared between variants whose control is the same,
-// oracle::control_fingerprint: a bucket variant, stage 2 beside 3, ... and with the other
-// judgements of a suite). Unsupported: nothing, and why.
-std::optional<Side> run_side(const Scenario& v, JudgeRuns& runs, std::string& why) {
-  try {
-    auto run = runs.get(v, true);
-    return Side{std::move(run.impl), std::move(run.controls)};
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Unsupported) throw;
-    why = e.what();
-    return std::nullopt;
-  }
-}
-
-Verdict relational(const std::string& id, const Scenario& s, const Trajectory& oracle, const Side& base,
-                   const Variant& variant, JudgeRuns& runs, const std::string& base_label,
-                   const std::function<std::string(const Scenario&)>& label) {
-  if (!variant.scenario) return Verdict::skip(id, variant.why_none);
-  std::string why;
-  auto other = run_side(*variant.scenario, runs, why);
-  if (!other) return Verdict::skip(id, "variant " + variant.scenario->name + " unsupported: " + why);
-  return compare_runs(id, s, oracle, {base_label, &base.impl->trajectory, base.controls.get()},
-                      {label(*variant.scenario), &other->impl->trajectory, other->controls.get()});
-}
-
-std::string split_label(const Scenario& s) {
-  return "dp " + std::to_string(s.engine.dp) + " × gas " + std::to_string(s.engine.gas) + " × mb " +
-         std::to_string(s.engine.micro_batch);
-}
-
-void fill_steps(ScenarioResult& r, const RunBundle& b) {
-  const auto errors = per_step_errors(b);
-  // Every rank logs the same collectives with their logical size; count each once (rank 0's log).
-  std::map<int, std::map<std::string, long long>> by_kind, by_purpose;
-  if (!b.impl.collectives_by_rank.empty())
-    for (const auto& c : b.impl.collectives_by_rank.front())
-      if (c.purpose != impl::Purpose::state_export) {
-        by_kind[c.step][impl::collective_name(c.kind)] += c.bytes;
-        by_purpose[c.step][impl::purpose_name(c.purpose)] += c.bytes;
-      }
-  for (size_t t = 0; t < b.impl.trajectory.steps.size(); ++t) {
-    StepReport s = step_report_of(b.impl.trajectory.steps[t], static_cast<int>(t));
-    if (t < b.impl.step_seconds.size()) s.seconds = b.impl.step_seconds[t];
-    if (t < b.oracle.steps.size()) s.exact_loss = b.oracle.steps[t].loss;
-    s.bytes_by_kind = by_kind[static_cast<int>(t)];
-    s.bytes_by_purpose = by_purpose[static_cast<int>(t)];
-    if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
-    r.steps.push_back(s);
-  }
-  r.ranks = b.scenario.engine.dp;
-  if (!b.impl.collectives_by_rank.empty() && !b.impl.collective_seconds_by_rank.empty())
+void add_timing(ScenarioResult& r, const impl::ImplResult& run) {
+  for (size_t t = 0; t < r.steps.size() && t < run.step_seconds.size(); ++t) r.steps[t].seconds = run.step_seconds[t];
+  if (!run.collectives_by_rank.empty() && !run.collective_seconds_by_rank.empty())
     for (const auto purpose : {impl::Purpose::muon_gather, impl::Purpose::muon_exchange}) {
-      const auto bw = impl::bandwidth_of(b.impl.collectives_by_rank.front(), b.impl.collective_seconds_by_rank.front(),
-                                         purpose, r.ranks);
-      if (bw.calls > 0)
-        r.timing_by_purpose[impl::purpose_name(purpose)] = bw;
+      const auto bw = impl::bandwidth_of(run.collectives_by_rank.front(), run.collective_seconds_by_rank.front(), purpose,
+                                         r.ranks);
+      if (bw.calls > 0) r.timing_by_purpose[impl::purpose_name(purpose)] = bw;
     }
 }
 
-// Queues every run the wanted verdicts will read, in the order they read them.
+// Queues every run the wanted rows will read, in the order they read them.
 void queue_runs(const Scenario& s, const JudgeOptions& o, JudgeRuns& runs) {
-  auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
-  auto side = [&](const Variant& v) {
-    if (v.scenario) runs.start(*v.scenario, true);
-  };
   runs.start(s, true);
-  if (wanted("gas-invariant")) side(gas_variant(s));
-  if (wanted("dp-invariant")) side(dp_variant(s));
-  if (wanted("stage-invariant"))
-    for (const auto& v : stage_variants(s)) runs.start(v, true);
-  if (wanted("bucket-invariant")) side(bucket_variant(s));
-  if (wanted("gathers-once-per-step"))
-    if (const auto v = gas1_resplit(s); v.scenario) runs.start(*v.scenario, false);
-  if (wanted("deterministic")) runs.start(s, false, true);
+  for (const auto& row : invariant_table()) {
+    if (!o.only.empty() && o.only.count(row.id) == 0) continue;
+    for (const auto k : row.variants)
+      for (const auto& v : variant_scenarios(s, k).scenarios) runs.start(v, row.variant_controls, k == VariantKind::repeat);
+  }
 }
 
 }  // namespace
@@ -144,65 +106,28 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
     return r;
   };
 
-  std::string why;
   const auto memo = o.memo ? o.memo : std::make_shared<oracle::ResultMemo>();
   // Side by side only on the CPU backend: two NCCL or CUDA runs at once share the GPUs in
   // ways nobody has measured here (NCCL kernels of two communicators can wait on each other).
   const bool host_only = o.backend == impl::ComputeBackend::cpu && o.comm == impl::CommBackend::gloo;
   JudgeRuns runs(impl_options(o), *memo, o.control_members, host_only ? oracle::thread_count() : 1);
   queue_runs(s, o, runs);
-  auto base = run_side(s, runs, why);
-  if (!base) {
+  SideRun base;
+  try {
+    base = runs.get(s, true);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported) throw;
     for (const auto& id : invariant_ids())
-      if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, why));
+      if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, e.what()));
     return finish();
   }
-  if (o.on_impl_result) o.on_impl_result(s, *base->impl);
-  const auto exact_run = memo->exact(s, o.precision);
-  const Trajectory& exact = *exact_run;
-  if (exact_out) *exact_out = exact;
-  const RunBundle b{s, *base->impl, exact, *base->controls, o.precision, memo.get()};
-  fill_steps(r, b);
-
-  const bool trajectory_mode = o.mode != CheckMode::stepwise, stepwise_mode = o.mode != CheckMode::trajectory;
-  auto add = [&](const std::string& id, const std::function<Verdict()>& judge) {
-    if (wanted(id)) r.verdicts.push_back(judge());
-  };
-  add("trajectory-conforms", [&] { return trajectory_mode ? trajectory_conforms(b) : Verdict::skip("trajectory-conforms", "--mode stepwise"); });
-  add("step-conforms", [&] { return stepwise_mode ? step_conforms(b) : Verdict::skip("step-conforms", "--mode trajectory"); });
-  add("grad-plumbing-exact", [&] { return grad_plumbing_exact(b); });
-  add("ns-once-per-matrix-per-step", [&] { return ns_once_per_matrix_per_step(b); });
-  add("tagging-matches", [&] { return tagging_matches(b); });
-  add("gas-invariant", [&] {
-    return relational("gas-invariant", s, exact, *base, gas_variant(s), runs, split_label(s), split_label);
-  });
-  add("dp-invariant", [&] {
-    return relational("dp-invariant", s, exact, *base, dp_variant(s), runs, split_label(s), split_label);
-  });
-  add("stage-invariant", [&] {
-    Verdict worst = Verdict::skip("stage-invariant", "no other stage");
-    for (const auto& v : stage_variants(s)) {
-      auto verdict = relational("stage-invariant", s, exact, *base, {v, ""}, runs, "stage " + std::to_string(s.engine.stage),
-                                [](const Scenario& x) { return "stage " + std::to_string(x.engine.stage); });
-      if (worst.status == Status::skipped || (verdict.status != Status::skipped && !(verdict.metric <= worst.metric)))
-        worst = verdict;
-    }
-    return worst;
-  });
-  add("bucket-invariant", [&] {
-    auto label = [](const Scenario& x) { return "buckets " + std::to_string(x.engine.reduce_bucket_size) + "/" + std::to_string(x.engine.allgather_bucket_size); };
-    return relational("bucket-invariant", s, exact, *base, bucket_variant(s), runs, label(s), label);
-  });
-  add("overflow-skip-clean", [&] { return overflow_skip_clean(b); });
-  add("scaler-state-exact", [&] { return scaler_state_exact(b); });
-  add("comm-dtype-respected", [&] { return comm_dtype_respected(b); });
-  add("gathers-once-per-step", [&] {
-    const auto v = gas1_resplit(s);
-    if (!v.scenario) return gathers_once_per_step(b, nullptr);
-    return gathers_once_per_step(b, runs.get(*v.scenario, false).impl.get());
-  });
-  add("ranks-agree", [&] { return ranks_agree(b); });
-  add("deterministic", [&] { return deterministic(b, *runs.get(s, false, true).impl); });
+  if (o.on_run) o.on_run(s, *base.observed, 0);
+  EngineVariantRuns variants(runs, o);
+  ObservationInputs in{s, *base.observed, *base.controls, *memo, o.precision, variants, o.only, {}};
+  if (o.mode == CheckMode::stepwise) in.skipped["trajectory-conforms"] = "--mode stepwise";
+  if (o.mode == CheckMode::trajectory) in.skipped["step-conforms"] = "--mode trajectory";
+  judge_observation(r, in, exact_out);
+  add_timing(r, *base.impl);
   return finish();
 }
 

@@ -15,6 +15,7 @@
 #include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
 #include "oracle/result_memo.hpp"
+#include "properties/observation.hpp"
 
 namespace muoncheck {
 
@@ -36,9 +37,10 @@ struct JudgeOptions {
   // The oracle and control results shared with other judgements (a suite's); null: the
   // judgement keeps its own. Never changes a result, only whether it is computed again.
   std::shared_ptr<oracle::ResultMemo> memo;
-  // Called with the implementation's own run of the scenario (not its variants), e.g. to
-  // write it as a trace (`run --trace`).
-  std::function<void(const Scenario&, const impl::ImplResult&)> on_impl_result;
+  // Called with every run of the implementation the judgement read — the scenario's own first
+  // (repeat 0), then each variant and the repeat run (repeat 1) — e.g. to write each as a
+  // trace (`run --trace`), so `verify` can judge the same runs.
+  std::function<void(const Scenario&, const Observation&, int repeat)> on_run;
 };
 
 impl::ImplOptions impl_options(const JudgeOptions& o);

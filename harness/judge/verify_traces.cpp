@@ -1,129 +1,19 @@
 #include "harness/judge/verify_traces.hpp"
 
 #include <chrono>
-#include <map>
+#include <deque>
+#include <memory>
 #include <optional>
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "properties/event_invariants.hpp"
-#include "properties/numeric_invariants.hpp"
-#include "properties/relational_invariants.hpp"
+#include "harness/judge/judge_observation.hpp"
+#include "harness/traces/trace_observation.hpp"
+#include "properties/invariant_table.hpp"
 
 namespace muoncheck {
 
 namespace {
-
-// Everything verify computes for one trace before the relational pass.
-struct Judged {
-  const TraceCase* c = nullptr;
-  bool runnable = false;
-  Trajectory impl, exact;   // exact masked to the tensor kinds the trace shows
-  ControlEnsemble controls;   // likewise
-};
-
-nlohmann::json batch_key(const Scenario& s) {
-  auto j = scenario_to_json(s);
-  j.erase("name");
-  j.erase("description");
-  for (const char* k : {"dp", "gas", "micro_batch", "stage", "zero_init", "reduce_bucket_size", "allgather_bucket_size",
-                        "contiguous_gradients"})
-    j["engine"].erase(k);
-  j["global_batch"] = s.engine.global_batch();
-  return j;
-}
-
-std::string split_label(const Scenario& s) {
-  return "stage " + std::to_string(s.engine.stage) + ", dp " + std::to_string(s.engine.dp) + " × gas " +
-         std::to_string(s.engine.gas) + " × mb " + std::to_string(s.engine.micro_batch);
-}
-
-// The trace's tags, NS counts and states reordered into the scenario's parameter order.
-Trajectory impl_trajectory(const Scenario& s, const Trace& t) {
-  const auto& params = s.model.params;
-  std::map<std::string, size_t> at;
-  for (size_t i = 0; i < t.tags.size(); ++i) at[t.tags[i].name] = i;
-  if (t.tags.size() != params.size())
-    throw bad_input(t.source, "/tags", std::to_string(params.size()) + " tags, one per param of scenario " + s.name,
-                    std::to_string(t.tags.size()));
-  std::vector<size_t> order;
-  for (const auto& p : params) {
-    auto it = at.find(p.name);
-    if (it == at.end()) throw bad_input(t.source, "/tags", "a tag named \"" + p.name + "\" (a param of scenario " + s.name + ")", "none");
-    order.push_back(it->second);
-  }
-  // `where` is the JSON path of the state list ("/initial", "/steps/3/params").
-  auto check_sizes = [&](const std::vector<ParamState>& states, const std::string& where) {
-    for (size_t p = 0; p < params.size(); ++p) {
-      const auto& st = states[order[p]];
-      const auto n = static_cast<size_t>(element_count(params[p].shape));
-      const std::string path = where + "/" + std::to_string(order[p]) + "/";
-      const std::string expected = std::to_string(n) + " elements (param " + params[p].name + ")";
-      if (st.weight.size() != n) throw bad_input(t.source, path + "weight", expected, std::to_string(st.weight.size()));
-      if (!st.momentum.empty() && st.momentum.size() != n)
-        throw bad_input(t.source, path + "momentum", expected, std::to_string(st.momentum.size()));
-      if (!st.adam_m.empty() && st.adam_m.size() != n)
-        throw bad_input(t.source, path + "adam_m", expected, std::to_string(st.adam_m.size()));
-    }
-  };
-  Trajectory out;
-  out.producer = t.implementation();
-  for (size_t p = 0; p < params.size(); ++p) out.tags.push_back(t.tags[order[p]]);
-  if (t.initial.empty()) {
-    out.initial = oracle::initial_state(s).params;   // SPEC initial weights are exact in every dtype
-  } else {
-    check_sizes(t.initial, "/initial");
-    for (size_t p = 0; p < params.size(); ++p) out.initial.push_back(t.initial[order[p]]);
-  }
-  int good = 0;
-  for (const auto& ts : t.steps) {
-    check_sizes(ts.params, "/steps/" + std::to_string(ts.step) + "/params");
-    StepRecord r;
-    r.step = ts.step;
-    r.loss = ts.loss.value_or(NAN);
-    r.skipped = ts.skipped;
-    r.scale = ts.loss_scale;
-    r.scaler_after.scale = ts.loss_scale_after;
-    r.good_steps_after = good += ts.skipped ? 0 : 1;   // a trace carries no step count: derived
-    r.grad_norm = NAN;
-    for (size_t p = 0; p < params.size(); ++p) {
-      for (int k = 0; k < ts.ns_calls[order[p]]; ++k)
-        r.ns_calls.push_back({ts.step, static_cast<int>(p), 0, out.tags[p].num_heads});
-      r.params.push_back(ts.params[order[p]]);
-    }
-    for (int k = 0; k < ts.ns_unattributed; ++k) r.ns_calls.push_back({ts.step, -1, 0, 0});
-    out.steps.push_back(std::move(r));
-  }
-  return out;
-}
-
-// Which kinds of optimizer state a trace shows at all (a trace may leave out momentum or
-// the Adam moments everywhere; it may not leave them out for some params only).
-struct ShownKinds {
-  bool momentum = false, adam = false;
-};
-ShownKinds shown_kinds(const Trajectory& impl) {
-  ShownKinds k;
-  for (const auto& st : impl.steps)
-    for (const auto& p : st.params) k.momentum = k.momentum || !p.momentum.empty(), k.adam = k.adam || !p.adam_m.empty();
-  return k;
-}
-
-// A reference trajectory cut down to the tensor kinds the trace shows, so a trace without
-// momentum is judged on its weights rather than failed for a tensor it never claimed. A kind
-// the trace shows anywhere is required everywhere (a missing one fails by name).
-Trajectory masked(Trajectory ref, ShownKinds k) {
-  auto cut = [&](std::vector<ParamState>& ps) {
-    for (auto& p : ps) {
-      p.grad.clear();
-      if (!k.momentum) p.momentum.clear();
-      if (!k.adam) p.adam_m.clear(), p.adam_v.clear();
-    }
-  };
-  cut(ref.initial);
-  for (auto& st : ref.steps) cut(st.params);
-  return ref;
-}
 
 // The trace's declared dtypes that are wider (a larger unit roundoff) than the scenario's:
 // the band always comes from the scenario, so an implementation cannot pick its own.
@@ -141,28 +31,81 @@ std::string wider_dtypes(const Scenario& s, const TraceDTypes& d) {
   return out;
 }
 
-void fill_steps(ScenarioResult& r, const Judged& j) {
-  const auto errors = per_step_errors(j.impl, j.exact, j.controls);
-  for (size_t t = 0; t < j.impl.steps.size(); ++t) {
-    StepReport s = step_report_of(j.impl.steps[t], static_cast<int>(t));
-    if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
-    if (t < j.exact.steps.size()) s.exact_loss = j.exact.steps[t].loss;
-    r.steps.push_back(s);
-  }
+// The variant `v` itself, under whatever name (a shipped sibling scenario serves as well).
+bool same_but_name(const Scenario& v, const Scenario& s) {
+  Scenario x = v;
+  x.name = s.name;
+  x.description = s.description;
+  return scenario_hash(x) == scenario_hash(s);
 }
+
+// `e` is one of the variants the invariant table compares `s` against (stage variants exist
+// for scenarios with overflow injections too, which same_trajectory never relates).
+bool is_variant_of(const Scenario& s, const Scenario& e) {
+  for (const auto k : all_variant_kinds())
+    for (const auto& v : variant_scenarios(s, k).scenarios)
+      if (same_but_name(v, e)) return true;
+  return false;
+}
+
+// The variant runs of one implementation's judgement: the other traces given, by the
+// variant's scenario hash and the repeat index. A variant with no trace is UNSUPPORTED.
+class TraceVariantRuns final : public VariantRuns {
+ public:
+  TraceVariantRuns(const std::vector<TraceCase>& cases, const std::vector<std::optional<Observation>>& observed,
+                   oracle::ResultMemo& memo, int members, size_t base)
+      : cases_(cases), observed_(observed), memo_(memo), members_(members), base_(base) {}
+
+  std::optional<ObservedRun> run(const Scenario& v, VariantKind k, bool controls, std::string& why) override {
+    const std::string hash = scenario_hash(v);
+    const int repeat = k == VariantKind::repeat ? 1 : 0;
+    for (size_t i = 0; i < cases_.size(); ++i) {
+      const auto& c = cases_[i];
+      if (!observed_[i] || c.trace.repeat != repeat || !same_but_name(v, c.scenario) ||
+          c.trace.implementation() != cases_[base_].trace.implementation())
+        continue;
+      used.push_back(&c);
+      ObservedRun out{&*observed_[i], nullptr};
+      if (controls) {
+        const auto ensemble = memo_.ensemble(c.scenario, members_);
+        auto& cut = cut_.emplace_back();
+        for (const auto& m : *ensemble) cut.push_back(shown_part_of(m, *observed_[i]));
+        out.controls = &cut;
+      }
+      return out;
+    }
+    why = repeat ? "no second trace (\"repeat\": 1) of scenario " + v.name + " was given"
+                 : "no trace of variant " + v.name + " (scenario hash " + hash + ") was given; `muoncheck variants " +
+                       cases_[base_].given_source + " --out DIR` writes it";
+    return std::nullopt;
+  }
+  Status when_missing() const override { return Status::unsupported; }
+
+  std::vector<const TraceCase*> used;   // the variant traces read, for the repro line
+
+ private:
+  const std::vector<TraceCase>& cases_;
+  const std::vector<std::optional<Observation>>& observed_;
+  oracle::ResultMemo& memo_;
+  int members_;
+  size_t base_;
+  std::deque<ControlEnsemble> cut_;
+};
 
 }  // namespace
 
-const std::vector<std::string>& trace_invariant_ids() {
-  static const std::vector<std::string> ids = {"trajectory-conforms", "ns-once-per-matrix-per-step", "tagging-matches",
-                                               "gas-invariant",       "dp-invariant",                "stage-invariant",
-                                               "overflow-skip-clean"};
-  return ids;
-}
-
 bool same_trajectory(const Scenario& a, const Scenario& b) {
   if (!a.overflow.empty() || !b.overflow.empty()) return false;
-  return batch_key(a) == batch_key(b);
+  if (a.engine.global_batch() != b.engine.global_batch()) return false;
+  Scenario x = a;   // a with b's split, stage and buckets: equal to b when only those differ
+  x.name = b.name;
+  x.description = b.description;
+  auto& e = x.engine;
+  const auto& f = b.engine;
+  e.dp = f.dp, e.gas = f.gas, e.micro_batch = f.micro_batch, e.stage = f.stage, e.zero_init = f.zero_init;
+  e.reduce_bucket_size = f.reduce_bucket_size, e.allgather_bucket_size = f.allgather_bucket_size;
+  e.contiguous_gradients = f.contiguous_gradients;
+  return scenario_hash(x) == scenario_hash(b);
 }
 
 std::vector<TraceCase> match_traces(const std::vector<Scenario>& given, const std::vector<Trace>& traces) {
@@ -180,7 +123,7 @@ std::vector<TraceCase> match_traces(const std::vector<Scenario>& given, const st
                                              ", the given file " + named->source + " has " + want + " (a different scenario)");
       if (embedded && scenario_hash(*embedded) != want)
         throw Error(ErrorKind::BadInput, t.source + ": the embedded scenario " + t.scenario_name + " differs from " + named->source);
-      out.push_back({*named, named->source, t});
+      out.push_back({*named, named->source, t, true});
       continue;
     }
     if (!embedded)
@@ -190,111 +133,58 @@ std::vector<TraceCase> match_traces(const std::vector<Scenario>& given, const st
       throw Error(ErrorKind::BadInput, t.source + ": the embedded scenario does not hash to " + t.scenario_hash);
     const Scenario* base = nullptr;
     for (const auto& s : given)
-      if (same_trajectory(s, *embedded)) base = &s;
+      if (same_trajectory(s, *embedded) || is_variant_of(s, *embedded)) base = &s;
     if (!base)
       throw Error(ErrorKind::BadInput, t.source + ": traced scenario " + t.scenario_name +
                                            " is neither a given scenario nor a re-split of one");
     embedded->source = base->source;
-    out.push_back({*embedded, base->source, t});
+    out.push_back({*embedded, base->source, t, false});
   }
   return out;
 }
 
 std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, const VerifyOptions& o) {
   auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
-  std::vector<Judged> judged(cases.size());
-  std::vector<ScenarioResult> results(cases.size());
-  std::vector<double> seconds(cases.size());
+  std::vector<std::optional<Observation>> observed(cases.size());
+  for (size_t i = 0; i < cases.size(); ++i)
+    if (cases[i].trace.unsupported.empty() && cases[i].trace.error.empty())
+      observed[i] = observation_from_trace(cases[i].scenario, cases[i].trace);
+  oracle::ResultMemo memo;
+  std::vector<ScenarioResult> results;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const auto start = std::chrono::steady_clock::now();
     const auto& c = cases[i];
+    if (!c.given || c.trace.repeat != 0) continue;   // a variant's or a repeat's trace: read by the rows below
+    const auto start = std::chrono::steady_clock::now();
     const auto& s = c.scenario;
-    auto& r = results[i];
-    auto& j = judged[i];
-    j.c = &c;
+    auto& r = results.emplace_back();
     r.scenario = s.name + " [" + c.trace.implementation() + "]";
     r.source = c.trace.source;
     r.scenario_hash = scenario_hash(s);
     r.repro_command = "muoncheck verify " + c.given_source + " --trace " + c.trace.source;
-    auto add = [&](Verdict v) {
-      if (wanted(v.invariant)) r.verdicts.push_back(std::move(v));
-    };
-    if (!c.trace.unsupported.empty()) {
-      for (const auto& id : trace_invariant_ids()) add(Verdict::unsupported(id, c.trace.unsupported));
-      continue;
-    }
-    if (!c.trace.error.empty()) {
-      for (const auto& id : trace_invariant_ids())
-        add(id == "trajectory-conforms" ? Verdict::judge(id, INFINITY, 1.0, "the implementation failed: " + c.trace.error)
-                                        : Verdict::skip(id, "the implementation failed before finishing"));
-      continue;
-    }
-    j.runnable = true;
-    j.impl = impl_trajectory(s, c.trace);
-    const ShownKinds kinds = shown_kinds(j.impl);
-    j.exact = masked(oracle::run_oracle(s, o.precision), kinds);
-    for (auto& m : oracle::run_control_ensemble(s, o.control_members)) j.controls.push_back(masked(std::move(m), kinds));
-    fill_steps(r, j);
-    auto conforms = trajectory_conforms(s, j.impl, j.exact, j.controls);
-    if (const auto wider = wider_dtypes(s, c.trace.dtypes); !wider.empty())
-      conforms.message += "; the trace declares wider dtypes than the scenario: " + wider + " (band from the scenario's)";
-    if (!kinds.momentum || !kinds.adam)
-      conforms.message += std::string("; the trace shows no ") + (!kinds.momentum && !kinds.adam ? "momentum or Adam moments" : !kinds.momentum ? "momentum" : "Adam moments");
-    add(conforms);
-    add(ns_once_per_matrix_per_step(j.exact, j.impl));
-    add(tagging_matches(j.exact.tags, {j.impl.tags}, s.engine.zero_init));
-    seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
-  // Relational: each trace against every other trace of the same implementation that follows
-  // the same exact trajectory; the worst comparison is the verdict.
-  for (size_t i = 0; i < cases.size(); ++i) {
-    auto& r = results[i];
-    if (!judged[i].runnable) continue;
-    const auto& si = cases[i].scenario;
-    std::map<std::string, Verdict> worst;
-    for (size_t k = 0; k < cases.size(); ++k) {
-      if (k == i || !judged[k].runnable || cases[k].trace.implementation() != cases[i].trace.implementation()) continue;
-      const auto& sk = cases[k].scenario;
-      if (!same_trajectory(si, sk)) continue;
-      const auto& ei = si.engine;
-      const auto& ek = sk.engine;
-      const bool split = ei.dp != ek.dp || ei.gas != ek.gas || ei.micro_batch != ek.micro_batch;
-      std::string id;
-      if (split && ei.stage == ek.stage) id = ei.dp == ek.dp ? "gas-invariant" : "dp-invariant";
-      else if (!split && ei.stage != ek.stage) id = "stage-invariant";
-      if (id.empty()) continue;
-      auto v = compare_runs(id, si, judged[i].exact, {split_label(si), &judged[i].impl, &judged[i].controls},
-                            {split_label(sk) + " (" + cases[k].trace.source + ")", &judged[k].impl, &judged[k].controls});
-      auto it = worst.find(id);
-      if (it == worst.end() || !(v.metric <= it->second.metric)) worst[id] = v;
-      r.repro_command += " --trace " + cases[k].trace.source;
-      if (cases[k].given_source != cases[i].given_source &&
-          r.repro_command.find(" " + cases[k].given_source + " ") == std::string::npos)
-        r.repro_command.insert(std::string("muoncheck verify ").size(), cases[k].given_source + " ");
-    }
-    std::vector<Verdict> ordered;
-    for (const auto& v : r.verdicts) ordered.push_back(v);
-    r.verdicts.clear();
-    for (const auto& id : trace_invariant_ids()) {
+    for (const auto& id : invariant_ids()) {
       if (!wanted(id)) continue;
-      bool found = false;
-      for (const auto& v : ordered)
-        if (v.invariant == id) r.verdicts.push_back(v), found = true;
-      if (found) continue;
-      if (worst.count(id)) r.verdicts.push_back(worst.at(id));
-      else if (id == "gas-invariant" || id == "stage-invariant")
-        r.verdicts.push_back(Verdict::skip(id, "no other trace of this implementation re-splits this global batch" +
-                                                   std::string(id == "stage-invariant" ? " at another stage" : "")));
-      else if (id == "overflow-skip-clean") {
-        auto v = overflow_skip_clean(si, judged[i].exact, judged[i].impl);
-        bool momentum = false;
-        for (const auto& st : judged[i].impl.steps)
-          for (const auto& p : st.params) momentum = momentum || !p.momentum.empty();
-        if (v.status != Status::skipped && !momentum) v.message += " (the trace has no momentum: weights and scale only)";
-        r.verdicts.push_back(v);
-      }
+      if (!c.trace.unsupported.empty()) r.verdicts.push_back(Verdict::unsupported(id, c.trace.unsupported));
+      else if (!c.trace.error.empty())
+        r.verdicts.push_back(id == "trajectory-conforms" ? Verdict::judge(id, INFINITY, 1.0, "the implementation failed: " + c.trace.error)
+                                                         : Verdict::skip(id, "the implementation failed before finishing"));
     }
-    r.wall_seconds = seconds[i];
+    if (!observed[i]) continue;
+    TraceVariantRuns variants(cases, observed, memo, o.control_members, i);
+    const auto controls = memo.ensemble(s, o.control_members);
+    judge_observation(r, {s, *observed[i], *controls, memo, o.precision, variants, o.only, {}});
+    for (auto& v : r.verdicts) {
+      if (v.invariant != "trajectory-conforms") continue;
+      if (const auto wider = wider_dtypes(s, c.trace.dtypes); !wider.empty())
+        v.message += "; the trace declares wider dtypes than the scenario: " + wider + " (band from the scenario's)";
+      for (const auto part : {ObservedPart::momentum, ObservedPart::adam_moments})
+        if (!observed[i]->shows(part)) v.message += "; the trace shows no " + part_name(part);
+    }
+    for (const auto* used : variants.used) {
+      if (r.repro_command.find(" --trace " + used->trace.source) == std::string::npos) r.repro_command += " --trace " + used->trace.source;
+      if (used->given_source != c.given_source && r.repro_command.find(" " + used->given_source + " ") == std::string::npos)
+        r.repro_command.insert(std::string("muoncheck verify ").size(), used->given_source + " ");
+    }
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return results;
 }

@@ -45,17 +45,17 @@ Scenario small_scenario(Kind kind, bool with_overflow) {
 
 struct Fixture {
   Scenario s;
-  impl::ImplResult impl;
+  Observation impl;
   Trajectory exact;
   ControlEnsemble controls;
   double breakage;   // relative size of a numeric breakage, above this kind's band
   Fixture(Kind kind, bool overflow)
       : s(small_scenario(kind, overflow)),
-        impl(impl::run_impl(s, {})),
+        impl(observation_of(impl::run_impl(s, {}))),
         exact(oracle::run_oracle(s, oracle::Precision::float64)),
         controls(oracle::run_control_ensemble(s, oracle::kDefaultControlMembers)),
         breakage(kind == Kind::fp32 ? 1e-3 : 0.2) {}
-  RunBundle bundle(const impl::ImplResult& r) const { return {s, r, exact, controls, oracle::Precision::float64}; }
+  RunBundle bundle(const Observation& r) const { return {s, r, exact, controls, oracle::Precision::float64}; }
 };
 
 class BrokenRuns : public ::testing::TestWithParam<Kind> {

@@ -39,8 +39,8 @@ TEST(JudgeSharedRuns, GathersOncePerStepFromTheSharedGas1RunEqualsAFreshRun) {
   o.only = {"gathers-once-per-step"};   // nothing ran the variant before: a run of its own
   const ScenarioResult alone = judge_scenario(s, o);
 
-  const impl::ImplResult base = impl::run_impl(s, impl_options(o));
-  const impl::ImplResult fresh = impl::run_impl(*gas1.scenario, impl_options(o));
+  const Observation base = observation_of(impl::run_impl(s, impl_options(o)));
+  const Observation fresh = observation_of(impl::run_impl(*gas1.scenario, impl_options(o)));
   const Trajectory exact = oracle::run_oracle(s, o.precision);
   const ControlEnsemble none;
   const Verdict want = gathers_once_per_step(RunBundle{s, base, exact, none, o.precision}, &fresh);

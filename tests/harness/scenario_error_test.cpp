@@ -37,7 +37,7 @@ TEST(ScenarioError, ACollectiveFailureErrorsOneScenarioAndTheRestRunWithTheRepor
   o.report_path = (dir / "r.json").string();
   o.judge.only = {"tagging-matches"};
   // The implementation's run of "broken" fails in rank 1's collective, as a mismatch would.
-  o.judge.on_impl_result = [](const Scenario& s, const impl::ImplResult&) {
+  o.judge.on_run = [](const Scenario& s, const Observation&, int) {
     if (s.name == "broken")
       throw impl::CommError(ErrorKind::Infrastructure, 1, "all_reduce",
                             "rank 1: all_reduce (grad_reduce, step 0) mismatched across ranks: ...");

@@ -10,7 +10,7 @@
 #include "core/scenario_io.hpp"
 #include "impl/faults/fault_catalogue.hpp"
 #include "properties/generators/focus.hpp"
-#include "properties/verdict.hpp"
+#include "properties/invariant_table.hpp"
 
 namespace muoncheck {
 namespace {

@@ -1,0 +1,148 @@
+#include "properties/invariant_table.hpp"
+
+#include <algorithm>
+
+#include "properties/event_invariants.hpp"
+#include "properties/numeric_invariants.hpp"
+#include "properties/relational_invariants.hpp"
+#include "properties/scaler_invariant.hpp"
+#include "properties/variants.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+std::string split_label(const Scenario& s) {
+  const auto& e = s.engine;
+  return "stage " + std::to_string(e.stage) + ", dp " + std::to_string(e.dp) + " × gas " + std::to_string(e.gas) +
+         " × mb " + std::to_string(e.micro_batch) + ", buckets " + std::to_string(e.reduce_bucket_size) + "/" +
+         std::to_string(e.allgather_bucket_size);
+}
+
+Verdict missing_variant(const std::string& id, const Judging& j, const std::string& why) {
+  return j.variants.when_missing() == Status::unsupported ? Verdict::unsupported(id, why) : Verdict::skip(id, why);
+}
+
+// The scenario's run against each variant of kind `k` (the worst comparison is the verdict).
+Verdict relational(const std::string& id, VariantKind k, const Judging& j) {
+  const auto& b = j.base;
+  const auto vs = variant_scenarios(b.scenario, k);
+  if (vs.scenarios.empty()) return Verdict::skip(id, vs.why_none);
+  std::optional<Verdict> worst;
+  std::string missing;
+  for (const auto& v : vs.scenarios) {
+    std::string why;
+    const auto other = j.variants.run(v, k, true, why);
+    if (!other) {
+      missing += (missing.empty() ? "" : "; ") + why;
+      continue;
+    }
+    auto verdict = compare_runs(id, b.scenario, b.oracle, {split_label(b.scenario), &b.impl.trajectory, &b.controls},
+                                {split_label(v), &other->observed->trajectory, other->controls});
+    if (!worst || !(verdict.metric <= worst->metric)) worst = std::move(verdict);
+  }
+  if (!worst) return missing_variant(id, j, missing);
+  if (!missing.empty()) worst->message += " (not compared: " + missing + ")";
+  return *worst;
+}
+
+Verdict gathers_row(const Judging& j) {
+  const auto vs = variant_scenarios(j.base.scenario, VariantKind::gas1);
+  if (vs.scenarios.empty()) return gathers_once_per_step(j.base, nullptr);
+  std::string why;
+  const auto other = j.variants.run(vs.scenarios.front(), VariantKind::gas1, false, why);
+  if (!other) return missing_variant("gathers-once-per-step", j, why);
+  return gathers_once_per_step(j.base, other->observed);
+}
+
+Verdict deterministic_row(const Judging& j) {
+  std::string why;
+  const auto again = j.variants.run(j.base.scenario, VariantKind::repeat, false, why);
+  if (!again) return missing_variant("deterministic", j, why);
+  return deterministic(j.base, *again->observed);
+}
+
+using P = ObservedPart;
+using V = VariantKind;
+
+}  // namespace
+
+std::string variant_kind_name(VariantKind k) {
+  switch (k) {
+    case V::gas: return "gas";
+    case V::dp: return "dp";
+    case V::stage: return "stage";
+    case V::bucket: return "bucket";
+    case V::gas1: return "gas1";
+    case V::repeat: return "repeat";
+  }
+  return "?";
+}
+
+const std::vector<VariantKind>& all_variant_kinds() {
+  static const std::vector<VariantKind> k = {V::gas, V::dp, V::stage, V::bucket, V::gas1, V::repeat};
+  return k;
+}
+
+VariantScenarios variant_scenarios(const Scenario& s, VariantKind k) {
+  auto one = [](const Variant& v) {
+    return v.scenario ? VariantScenarios{{*v.scenario}, ""} : VariantScenarios{{}, v.why_none};
+  };
+  switch (k) {
+    case V::gas: return one(gas_variant(s));
+    case V::dp: return one(dp_variant(s));
+    case V::stage: return {stage_variants(s), "no other stage"};
+    case V::bucket: return one(bucket_variant(s));
+    case V::gas1: return one(gas1_resplit(s));
+    case V::repeat: return {{s}, ""};
+  }
+  return {};
+}
+
+const std::vector<InvariantRow>& invariant_table() {
+  static const std::vector<InvariantRow> rows = {
+      {"trajectory-conforms", {}, {}, false, [](const Judging& j) { return trajectory_conforms(j.base); }},
+      {"step-conforms", {P::momentum, P::adam_moments, P::scaler_counters}, {}, false,
+       [](const Judging& j) { return step_conforms(j.base); }},
+      {"grad-plumbing-exact", {P::gradients}, {}, false, [](const Judging& j) { return grad_plumbing_exact(j.base); }},
+      {"ns-once-per-matrix-per-step", {}, {}, false, [](const Judging& j) { return ns_once_per_matrix_per_step(j.base); }},
+      {"tagging-matches", {}, {}, false, [](const Judging& j) { return tagging_matches(j.base); }},
+      {"gas-invariant", {}, {V::gas}, true, [](const Judging& j) { return relational("gas-invariant", V::gas, j); }},
+      {"dp-invariant", {}, {V::dp}, true, [](const Judging& j) { return relational("dp-invariant", V::dp, j); }},
+      {"stage-invariant", {}, {V::stage}, true, [](const Judging& j) { return relational("stage-invariant", V::stage, j); }},
+      {"bucket-invariant", {}, {V::bucket}, true, [](const Judging& j) { return relational("bucket-invariant", V::bucket, j); }},
+      {"overflow-skip-clean", {}, {}, false, [](const Judging& j) { return overflow_skip_clean(j.base); }},
+      {"scaler-state-exact", {P::scaler_counters}, {}, false, [](const Judging& j) { return scaler_state_exact(j.base); }},
+      {"comm-dtype-respected", {P::collectives}, {}, false, [](const Judging& j) { return comm_dtype_respected(j.base); }},
+      {"gathers-once-per-step", {P::collectives}, {V::gas1}, false, gathers_row},
+      {"ranks-agree", {P::replicated_digests}, {}, false, [](const Judging& j) { return ranks_agree(j.base); }},
+      {"deterministic", {}, {V::repeat}, false, deterministic_row},
+  };
+  return rows;
+}
+
+const InvariantRow* find_invariant(const std::string& id) {
+  for (const auto& r : invariant_table())
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+const std::vector<std::string>& invariant_ids() {
+  static const std::vector<std::string> ids = [] {
+    std::vector<std::string> out;
+    for (const auto& r : invariant_table()) out.push_back(r.id);
+    return out;
+  }();
+  return ids;
+}
+
+bool is_invariant_id(const std::string& id) { return find_invariant(id) != nullptr; }
+
+Verdict judge_row(const InvariantRow& row, const Judging& j) {
+  for (const auto part : row.needs)
+    if (!j.base.impl.shows(part))
+      return Verdict::unsupported(row.id, "the observation does not show " + part_name(part));
+  return row.judge(j);
+}
+
+}  // namespace muoncheck
