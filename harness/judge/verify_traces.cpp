@@ -75,8 +75,7 @@ class TraceVariantRuns final : public VariantRuns {
       return out;
     }
     why = repeat ? "no second trace (\"repeat\": 1) of scenario " + v.name + " was given"
-                 : "no trace of variant " + v.name + " (scenario hash " + hash + ") was given; `muoncheck variants " +
-                       cases_[base_].given_source + " --out DIR` writes it";
+                 : "no trace of variant " + v.name + " (scenario hash " + hash + ") was given (`muoncheck variants` writes it)";
     return std::nullopt;
   }
   Status when_missing() const override { return Status::unsupported; }

@@ -8,7 +8,15 @@ trap 'rm -rf "$dir"' EXIT
 "$bin" run two-layer-gas4-z2 --mode trajectory --invariant trajectory-conforms --trace "$dir/t.json" >/dev/null
 "$bin" verify two-layer-gas4-z2 --trace "$dir/t.json" --oracle-precision double --report "$dir/r.json"
 grep -q '"command": "verify"' "$dir/r.json"
-sed 's/"ns_calls":\[1,1\]/"ns_calls":[2,1]/' "$dir/t.json" > "$dir/broken.json"
+# One NS call too many on step 0's first param, as a trace that counts calls per param only.
+python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))
+for s in t["steps"]:
+    s.pop("ns_events", None)
+t["steps"][0]["ns_calls"][0] += 1
+json.dump(t, open(sys.argv[2], "w"))
+' "$dir/t.json" "$dir/broken.json"
 set +e
 "$bin" verify two-layer-gas4-z2 --trace "$dir/broken.json" --oracle-precision double > "$dir/out.txt"
 rc=$?
