@@ -15,7 +15,10 @@
 # OUT_DIR/ds-X.Y.Z.log, and OUT_DIR/ds-X.Y.Z.tar.xz (the traces under PACK_MAX_MB, default 8 MB,
 # each; unpack with `tar xJf`). With MUONCHECK=path/to/muoncheck the traces are also judged where
 # they were made: OUT_DIR/deepspeed-X.Y.Z.verify.json (+ .verify.log), so traces too large to
-# bring back (the llama ones, 30-50 MB of JSON) are judged all the same.
+# bring back (the llama ones, 30-50 MB of JSON) are judged all the same. With MUONCHECK set, the
+# runs the relational invariants need are traced too: `muoncheck variants` writes each scenario's
+# variants (gas/dp/stage/bucket re-splits, the gas-1 re-split) to OUT_DIR/variants/, the adapter
+# runs them beside the scenarios, and each scenario a second time (--repeat, for deterministic).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
@@ -26,6 +29,12 @@ if [ ${#versions[@]} -eq 0 ]; then
   for d in .whl/ds-*/; do versions+=("$(basename "$d" | sed 's/^ds-//')"); done
 fi
 scenarios=${SCENARIOS:-$(ls scenarios/deepspeed/*.json)}
+variants=""
+if [ -n "${MUONCHECK:-}" ]; then
+  rm -rf "$out/variants"
+  "$MUONCHECK" variants $scenarios --out "$out/variants" > "$out/variants.log" || { echo "muoncheck variants failed"; exit 3; }
+  variants=$(ls "$out"/variants/*.json 2>/dev/null | grep -v '/variants.json$' || true)
+fi
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1   # never NVLink multicast
 
@@ -36,12 +45,20 @@ run_version() {
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" \
     .whl/common/*.whl .whl/ds-"$v"/*.whl >> "$log" 2>&1 || { echo "ds-$v: wheel install failed" | tee -a "$log"; return 3; }
   local start=$(date +%s) dp files
-  for dp in $(python3 -c 'import json,sys; print(" ".join(sorted({str(json.load(open(f)).get("engine", {}).get("dp", 1)) for f in sys.argv[1:]})))' $scenarios); do
-    files=$(python3 -c 'import json,sys; print(" ".join(f for f in sys.argv[2:] if json.load(open(f)).get("engine", {}).get("dp", 1) == int(sys.argv[1])))' "$dp" $scenarios)
-    if [ "$dp" -gt "$gpus" ]; then echo "ds-$v: dp $dp needs $dp GPUs, $gpus visible: skipped $files" | tee -a "$log"; continue; fi
-    PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 \
-      python3 -m torch.distributed.run --standalone --nproc-per-node "$dp" \
-      adapters/deepspeed/run_deepspeed.py --out "$work" $files >> "$log" 2>&1 || rc=1
+  local with_dp='import json,sys; print(" ".join(f for f in sys.argv[2:] if json.load(open(f)).get("engine", {}).get("dp", 1) == int(sys.argv[1])))'
+  for dp in $(python3 -c 'import json,sys; print(" ".join(sorted({str(json.load(open(f)).get("engine", {}).get("dp", 1)) for f in sys.argv[1:]})))' $scenarios $variants); do
+    files=$(python3 -c "$with_dp" "$dp" $scenarios)
+    extra=$(python3 -c "$with_dp" "$dp" $variants)
+    if [ "$dp" -gt "$gpus" ]; then echo "ds-$v: dp $dp needs $dp GPUs, $gpus visible: skipped $files $extra" | tee -a "$log"; continue; fi
+    # the scenarios twice (--repeat: the second run deterministic compares against, with MUONCHECK), their variants once
+    for group in "$files" "$extra"; do
+      [ -n "$group" ] || continue
+      local repeat=""
+      [ -n "${MUONCHECK:-}" ] && [ "$group" = "$files" ] && repeat=--repeat
+      PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 \
+        python3 -m torch.distributed.run --standalone --nproc-per-node "$dp" \
+        adapters/deepspeed/run_deepspeed.py --out "$work" $repeat $group >> "$log" 2>&1 || rc=1
+    done
   done
   echo "ds-$v: $(( $(date +%s) - start )) s to run" | tee -a "$log"
   if [ -n "${MUONCHECK:-}" ]; then
@@ -50,6 +67,11 @@ run_version() {
     "$MUONCHECK" verify $scenarios "${traces[@]}" --report "$out/deepspeed-$v.verify.json" > "$out/ds-$v.verify.log" 2>&1
     echo "ds-$v: verify exit $? after $(( $(date +%s) - start )) s" | tee -a "$log"
   fi
+  local causes=reports/deepspeed-causes.json   # the analysed FAILs; none analysed yet: an empty list
+  [ -f "$causes" ] || { causes=$out/no-causes.json; echo '{"causes": []}' > "$causes"; }
+  [ -z "${MUONCHECK:-}" ] || python3 scripts/deepspeed-verdicts.py "$out/deepspeed-$v.verdicts.json" "$causes" \
+    /tmp/muoncheck-traces "$out/deepspeed-$v.verify.json" > "$out/deepspeed-$v.verdicts.md" 2>> "$log" &&
+    grep -E "^\| |executed" "$out/deepspeed-$v.verdicts.md" | tee -a "$log" | grep executed
   (cd /tmp/muoncheck-traces && find "ds-$v" -name '*.trace.json' -size -"${PACK_MAX_MB:-8}"M | sort | tar -cJf - -T -) > "$out/ds-$v.tar.xz"
   find "$work" -name '*.trace.json' -size +"$(( ${PACK_MAX_MB:-8} - 1 ))"M -printf "ds-$v: not packed (judged here only): %f %s bytes\n" | tee -a "$log"
   return $rc

@@ -15,16 +15,15 @@ or the same matrix orthogonalised by each rank it straddles (the trace's per-ran
 most one call per rank). The NOTE states the cost. Anything the trace cannot show stays a FAIL.
 
 Writes OUT.json (schema "muoncheck-deepspeed-verdicts/2") and prints the Markdown that
-reports/deepspeed-verdicts.md carries: the table, then every FAIL and every NOTE in one line each.
+reports/deepspeed-verdicts.md carries: the table (one column per invariant the reports hold, in
+their order, which is muoncheck's invariant table's, and the executed share per scenario: PASS,
+FAIL and NOTE verdicts out of all), then every FAIL and every NOTE in one line each.
 """
 import json
 import os
 import re
 import sys
 
-COLUMNS = ["trajectory-conforms", "ns-once-per-matrix-per-step", "tagging-matches", "gas-invariant",
-           "dp-invariant", "stage-invariant", "overflow-skip-clean"]
-HEAD = ["trajectory", "NS once", "tagging", "gas-inv", "dp-inv", "stage-inv", "skip-clean"]
 SHORT = {"PASS": "PASS", "FAIL": "**FAIL**", "NOTE": "note", "UNSUPPORTED": "UNSUP", "SKIPPED": "–"}
 
 
@@ -106,12 +105,18 @@ def where(message):
     return m.group(1)
 
 
+def executed(invariants):
+    """(executed, all): PASS, FAIL and NOTE verdicts count as executed."""
+    return sum(1 for e in invariants.values() if e["status"] in ("PASS", "FAIL", "NOTE")), len(invariants)
+
+
 def main():
     out_path, causes_path, trace_root, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     causes = json.load(open(causes_path))["causes"]
-    rows = {}
+    rows, columns = {}, []
     for path in reports:
         for s in json.load(open(path))["scenarios"]:
+            columns += [v["id"] for v in s["invariants"] if v["id"] not in columns]
             m = re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"])
             name, version = m.group(1), m.group(3)
             trace = load_trace(trace_root, version, name)
@@ -131,15 +136,22 @@ def main():
                 invariants[v["id"]] = entry
             rows[(version, name)] = {"implementation": m.group(2), "version": version, "scenario": name, "dp": dp,
                                      "trace": s["source"], "scenario_hash": s["scenario_hash"],
-                                     "invariants": invariants, "repro": s["repro"]}
+                                     "invariants": invariants, "repro": s["repro"],
+                                     "executed": dict(zip(("executed", "of"), executed(invariants)))}
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[1]))]
     json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered}, open(out_path, "w"), indent=1)
 
-    print("| version | dp | scenario | " + " | ".join(HEAD) + " |")
-    print("|---|---|---|" + "---|" * len(HEAD))
+    print("| version | dp | scenario | executed | " + " | ".join(f"`{c}`" for c in columns) + " |")
+    print("|---|---|---|---|" + "---|" * len(columns))
     for r in ordered:
-        cells = [SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in COLUMNS]
-        print(f"| {r['version']} | {r['dp']} | {r['scenario']} | " + " | ".join(cells) + " |")
+        cells = [SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in columns]
+        n, m = executed(r["invariants"])
+        share = f"{n}/{m} ({100.0 * n / m:.0f}%)" if m else "0/0"
+        print(f"| {r['version']} | {r['dp']} | {r['scenario']} | {share} | " + " | ".join(cells) + " |")
+    for version in sorted({r["version"] for r in ordered}):
+        n = sum(executed(r["invariants"])[0] for r in ordered if r["version"] == version)
+        m = sum(executed(r["invariants"])[1] for r in ordered if r["version"] == version)
+        print(f"\n{version}: executed {n} of {m} verdicts ({100.0 * n / max(m, 1):.1f}%)")
     print("\n### Every FAIL: cause, tensor, repro\n")
     for r in ordered:
         for inv_id, e in r["invariants"].items():

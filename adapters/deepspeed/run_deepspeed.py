@@ -38,10 +38,11 @@ import torch  # noqa: E402
 import muoncheck_data as data  # noqa: E402
 import muoncheck_scenario  # noqa: E402
 import ranks  # noqa: E402
+import trace_v2  # noqa: E402
 from gather_timer import GatherTimer  # noqa: E402
 from ns_counter import NsCounter  # noqa: E402
 
-TRACE_FORMAT = "muoncheck-trace/1"
+TRACE_FORMAT = "muoncheck-trace/2"
 _TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 _DTYPE_NAME = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 
@@ -329,13 +330,19 @@ def run_scenario(s, deepspeed, extra_config):
     counter.install()
     gathers = GatherTimer(ranks.world_size(), _synchronize)
     gathers.install()
+    recorder = trace_v2.CollectiveRecorder()   # /2: collectives, digests, scaler counters
+    recorder.install()
+    digests = []
     clock = {"step": 0, "micro_step": 0}
     hooks = install_injections(s, named, clock)
+    recorder.exporting = True
     initial = read_state(engine, named, tags)
+    recorder.exporting = False
     steps, step_seconds, calls_by_rank = [], [], []
     try:
         for t in range(s.steps):
             clock["step"] = t
+            recorder.step = t
             counter.reset_step()
             scale = loss_scale(engine)
             skipped_before = int(getattr(engine, "skipped_steps", 0))
@@ -348,14 +355,20 @@ def run_scenario(s, deepspeed, extra_config):
                 loss = engine(make_batch(s, t, k, device, dtype))
                 losses.append(float(loss.detach().float()))
                 engine.backward(loss)
+                recorder.in_step, recorder.phase = True, "boundary" if k == s.gas - 1 else "micro_step"
                 engine.step()
+                recorder.in_step, recorder.phase = False, "micro_step"
             _synchronize()
             step_seconds.append(time.perf_counter() - begin)
             skipped = int(getattr(engine, "skipped_steps", 0)) > skipped_before
             mine = [counter.calls.get(i, 0) for i in range(len(named))] + [counter.unattributed]
             per_rank = ranks.gather_to_rank0(mine)
             loss = ranks.mean_over_ranks(sum(losses) / len(losses), device)
+            recorder.exporting = True
             state = read_state(engine, named, tags)
+            recorder.exporting = False
+            digests.append(trace_v2.replicated_digest(engine, named, loss_scale(engine), skipped))
+            counters = trace_v2.scaler_counters(engine)
             if per_rank is None:
                 continue
             calls_by_rank.append(per_rank)
@@ -363,15 +376,17 @@ def run_scenario(s, deepspeed, extra_config):
                           "loss_scale_after": loss_scale(engine),
                           "ns_calls": [sum(r[i] for r in per_rank) for i in range(len(named))],
                           "ns_unattributed": sum(r[-1] for r in per_rank),
-                          "params": state})
+                          "params": state, **({"scaler": counters} if counters else {})})
     finally:
         counter.uninstall()
         gathers.uninstall()
+        recorder.uninstall()
         for h in hooks:
             h.remove()
     heads_by_rank = ranks.gather_to_rank0(dict(counter.heads))
     dtypes_by_rank = ranks.gather_to_rank0(sorted(counter.dtypes))
     gathers_by_rank = ranks.gather_to_rank0(gathers.summary())
+    rank_blocks = trace_v2.rank_blocks([dict(t) for t in tags], recorder, digests)
     del engine
     if ranks.rank() != 0:
         return None
@@ -387,7 +402,7 @@ def run_scenario(s, deepspeed, extra_config):
                "muon_gathers_by_rank": gathers_by_rank}
     if extra_config:
         details["deepspeed_config_extra"] = extra_config
-    return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps}, details
+    return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps, "ranks": rank_blocks}, details
 
 
 def merged(base, extra):
@@ -403,6 +418,8 @@ def extra_config_for(path):
     scenario format has no field for (parameter_alignment, ...), recorded in the trace's details."""
     name = os.path.splitext(os.path.basename(path))[0]
     extra = os.path.join(os.path.dirname(os.path.abspath(path)), "ds-config", name + ".json")
+    if not os.path.exists(extra) and "." in name:   # a variant (`muoncheck variants`: NAME.gas1.json) takes its scenario's
+        extra = os.path.join(os.environ.get("MUONCHECK_DS_CONFIG", "scenarios/deepspeed/ds-config"), name.split(".")[0] + ".json")
     if not os.path.exists(extra):
         return None
     with open(extra) as f:
@@ -433,6 +450,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("scenarios", nargs="+")
     ap.add_argument("--out", required=True, help="folder the traces go to (<scenario>.trace.json)")
+    ap.add_argument("--repeat", action="store_true",
+                    help="run each scenario a second time as well: <scenario>.repeat1.trace.json, \"repeat\": 1 "
+                         "(the run muoncheck's deterministic invariant compares against)")
     args = ap.parse_args(argv)
     import deepspeed
     if DEVICE == "cuda":
@@ -440,7 +460,8 @@ def main(argv=None):
     deepspeed.init_distributed(dist_backend="nccl" if DEVICE == "cuda" else "gloo")
     os.makedirs(args.out, exist_ok=True)
     failures = 0
-    for path in args.scenarios:
+    runs = [(path, repeat) for path in args.scenarios for repeat in ((0, 1) if args.repeat else (0,))]
+    for path, repeat in runs:
         s = muoncheck_scenario.load(path)
         start = time.time()
         try:
@@ -455,7 +476,9 @@ def main(argv=None):
             failures += 1
         if ranks.rank() == 0 and trace is not None:
             trace.setdefault("implementation", {}).setdefault("details", {})["wall_seconds"] = round(time.time() - start, 2)
-            out = os.path.join(args.out, f"{s.name}.trace.json")
+            if repeat:
+                trace["repeat"] = repeat
+            out = os.path.join(args.out, f"{s.name}{'.repeat1' if repeat else ''}.trace.json")
             with open(out, "w") as f:
                 json.dump(trace, f)
             print(f"{s.name}: {status} in {time.time() - start:.1f} s -> {out}", flush=True)
