@@ -6,7 +6,7 @@
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
 #include "harness/judge/scenario_selection.hpp"
-#include "harness/judge/suite.hpp"
+#include "harness/run/suite.hpp"
 #include "core/atomic_file.hpp"
 
 namespace muoncheck {

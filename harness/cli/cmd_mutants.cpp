@@ -15,7 +15,8 @@
 #include "impl/faults/fault_catalogue.hpp"
 #include "harness/report/report.hpp"
 #include "harness/judge/scenario_selection.hpp"
-#include "harness/judge/suite.hpp"
+#include "harness/run/finish_run.hpp"
+#include "harness/run/suite.hpp"
 #include "core/atomic_file.hpp"
 
 namespace muoncheck {
@@ -40,17 +41,9 @@ Outcome run(const cli::Args& args) {
   std::vector<ScenarioResult> all = result.control;
   for (const auto& r : fault_results(result)) all.push_back(r);
   const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), repro_flags(o), min_executed};
-  const Summary sum = summarize(all, {}, meta);
-  print_coverage(stdout, sum.coverage, sum.coverage_problems);
-  if (auto path = args.value("json"); path || views.any()) {
-    auto report = build_report(meta, all, {});
-    report["mutants"] = mutants_json(result);
-    if (path) {
-      write_report(*path, report);
-      std::printf("report: %s\n", path->c_str());
-    }
-    write_report_views(report, views);
-  }
+  const Summary sum = finish_run(meta, all, {},
+                                 {args.value("json").value_or(""), views, RunConsole::coverage_only,
+                                  [&](nlohmann::json& report) { report["mutants"] = mutants_json(result); }});
   if (result.ok()) throw_if_only_errors(sum, all);   // exit 3 when only errors stood in the way
   return result.ok() && sum.coverage_problems.empty() ? Outcome::success : Outcome::conformance_failure;
 }

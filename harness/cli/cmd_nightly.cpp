@@ -17,7 +17,7 @@
 #include "harness/mutants/mutation_run.hpp"
 #include "harness/report/report.hpp"
 #include "harness/judge/scenario_selection.hpp"
-#include "harness/judge/suite.hpp"
+#include "harness/run/suite.hpp"
 #include "impl/faults/fault_catalogue.hpp"
 #include "core/atomic_file.hpp"
 

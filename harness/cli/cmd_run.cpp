@@ -9,7 +9,7 @@
 #include "harness/cli/options_from_args.hpp"
 #include "harness/judge/coverage.hpp"
 #include "harness/judge/scenario_selection.hpp"
-#include "harness/judge/suite.hpp"
+#include "harness/run/suite.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "core/atomic_file.hpp"
 

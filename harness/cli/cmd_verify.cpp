@@ -15,6 +15,7 @@
 #include "harness/report/report.hpp"
 #include "harness/judge/scenario_selection.hpp"
 #include "harness/judge/verify_traces.hpp"
+#include "harness/run/finish_run.hpp"
 #include "properties/invariant_table.hpp"
 #include "core/atomic_file.hpp"
 
@@ -43,16 +44,8 @@ Outcome run(const cli::Args& args) {
   for (const auto& r : results) print_scenario_table(stdout, r);
   const std::string flags = o.precision == oracle::Precision::float128 ? "" : std::string("--oracle-precision ") + oracle::precision_name(o.precision);
   const RunMetadata meta{"verify", "trace", flags, min_executed};
-  print_failures_and_summary(stdout, results, {}, meta);
-  if (const auto report = args.value("report"); report || views.any()) {
-    const auto json = build_report(meta, results, {});
-    if (report) {
-      write_report(*report, json);
-      std::printf("report: %s\n", report->c_str());
-    }
-    write_report_views(json, views);
-  }
-  return summarize(results, {}, meta).ok() ? Outcome::success : Outcome::conformance_failure;
+  const auto sum = finish_run(meta, results, {}, {args.value("report").value_or(""), views});
+  return sum.ok() ? Outcome::success : Outcome::conformance_failure;
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 
 #include "core/error.hpp"
 #include "harness/cli/commands.hpp"
-#include "harness/report/process_info.hpp"
+#include "harness/judge/process_info.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 
 #include "harness/cli/cli_args.hpp"
 #include "harness/judge/judge_scenario.hpp"
-#include "harness/judge/suite.hpp"
+#include "harness/run/suite.hpp"
 #include "harness/report/report_views.hpp"
 
 namespace muoncheck {

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
-#include "harness/report/process_info.hpp"
+#include "harness/judge/process_info.hpp"
 
 namespace muoncheck {
 

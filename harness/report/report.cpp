@@ -14,7 +14,7 @@
 #include "core/json_reader.hpp"
 #include "harness/report/backend_info.hpp"
 #include "harness/report/build_info.hpp"
-#include "harness/report/process_info.hpp"
+#include "harness/judge/process_info.hpp"
 #include "impl/comm/communicator.hpp"
 #include "impl/math/compute.hpp"
 

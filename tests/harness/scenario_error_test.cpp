@@ -12,7 +12,7 @@
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
 #include "harness/report/report.hpp"
-#include "harness/judge/suite.hpp"
+#include "harness/run/suite.hpp"
 #include "harness/traces/trace_io.hpp"
 #include "impl/comm/communicator.hpp"
 

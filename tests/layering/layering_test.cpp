@@ -29,6 +29,9 @@ const std::vector<Rule>& rules() {
       {"impl/", {"oracle/", "properties/", "harness/"}, ""},
       {"properties/", {"harness/"}, ""},
       {"harness/", {"harness/cli/"}, "harness/cli/"},
+      // Inside harness/: judging below what a run says about it, and both below a run's end.
+      {"harness/judge/", {"harness/report/", "harness/run/"}, ""},
+      {"harness/report/", {"harness/run/"}, ""},
   };
   return r;
 }

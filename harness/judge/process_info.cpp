@@ -1,4 +1,4 @@
-#include "harness/report/process_info.hpp"
+#include "harness/judge/process_info.hpp"
 
 namespace muoncheck {
 

@@ -1,10 +1,11 @@
-#include "harness/judge/suite.hpp"
+#include "harness/run/suite.hpp"
 
 #include <cstdio>
 
 #include "core/error.hpp"
 #include "harness/report/console_table.hpp"
 #include "harness/golden/golden_check.hpp"
+#include "harness/run/finish_run.hpp"
 
 namespace muoncheck {
 
@@ -48,16 +49,7 @@ bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts)
   const auto [results, golden] = judge_suite(scenarios, opts);
   const RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), repro_flags(opts.judge),
                          opts.min_executed};
-  print_failures_and_summary(stdout, results, golden, meta);
-  if (!opts.report_path.empty() || opts.views.any()) {
-    const auto report = build_report(meta, results, golden);
-    if (!opts.report_path.empty()) {
-      write_report(opts.report_path, report);
-      std::printf("report: %s\n", opts.report_path.c_str());
-    }
-    write_report_views(report, opts.views);
-  }
-  const Summary sum = summarize(results, golden, meta);
+  const Summary sum = finish_run(meta, results, golden, {opts.report_path, opts.views});
   throw_if_only_errors(sum, results);   // exit 3, after the report is safely written
   return sum.ok();
 }

@@ -1,0 +1,26 @@
+#include "harness/run/finish_run.hpp"
+
+#include <cstdio>
+
+#include "harness/report/console_table.hpp"
+
+namespace muoncheck {
+
+Summary finish_run(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
+                   const std::vector<GoldenResult>& golden, const RunEnd& end) {
+  const Summary sum = summarize(results, golden, meta);
+  if (end.console == RunConsole::failures_and_summary) print_failures_and_summary(stdout, results, golden, meta);
+  else print_coverage(stdout, sum.coverage, sum.coverage_problems);
+  if (!end.report_path.empty() || end.views.any()) {
+    auto report = build_report(meta, results, golden);
+    if (end.extend) end.extend(report);
+    if (!end.report_path.empty()) {
+      write_report(end.report_path, report);
+      std::printf("report: %s\n", end.report_path.c_str());
+    }
+    write_report_views(report, end.views);
+  }
+  return sum;
+}
+
+}  // namespace muoncheck
