@@ -82,7 +82,9 @@ std::vector<Scenario> stage_variants(const Scenario& s) {
 Variant bucket_variant(const Scenario& s) {
   int64_t largest = 1;
   for (const auto& p : s.model.params) largest = std::max(largest, element_count(p.shape));
-  const int64_t small = std::max<int64_t>(1, largest / 3 + 1);
+  // Even: DeepSpeed takes only bucket sizes divisible by its alignment factor (2), and the same
+  // variant must run on every implementation `muoncheck variants` writes it for.
+  const int64_t small = std::max<int64_t>(2, (largest / 3 + 2) / 2 * 2);
   if (s.engine.reduce_bucket_size <= small && s.engine.allgather_bucket_size <= small)
     return {std::nullopt, "buckets are already smaller than a third of the largest param"};
   Scenario v = s;

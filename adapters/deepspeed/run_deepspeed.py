@@ -13,7 +13,8 @@ step the fp32 master weights (and the Muon momentum where DeepSpeed exposes it) 
 One process per GPU: a scenario with `engine.dp` N runs under `torchrun --nproc-per-node N`
 (scripts/deepspeed-run.sh groups the scenarios by dp); rank r feeds the SPEC samples of rank r, and
 rank 0 writes the one merged trace (NS calls summed over ranks, state read through DeepSpeed's
-collective full-tensor getters). Trace format: docs/trace-format.md.
+collective full-tensor getters). Trace format: docs/trace-format.md (/2: trace_v2.py adds every
+rank's collectives, tags and digests and the scaler's counters; --repeat writes a second run).
 """
 import argparse
 import json

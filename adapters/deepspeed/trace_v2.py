@@ -19,11 +19,11 @@ naming the part, never judged on a guess):
 """
 import hashlib
 import struct
-import sys
 
 import torch
 
 import ranks
+from gather_timer import _inside_muon   # the one test of "issued from DeepSpeed's Muon code"
 
 _DTYPE = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 # deepspeed.comm's collectives, by the kind muoncheck names them
@@ -39,17 +39,6 @@ def _tensors(x):
     if isinstance(x, (list, tuple)):
         return [t for y in x for t in _tensors(y)]
     return []
-
-
-def _inside_muon(limit=24):
-    frame = sys._getframe(3)
-    for _ in range(limit):
-        if frame is None:
-            return False
-        if "muon" in frame.f_code.co_name.lower():
-            return True
-        frame = frame.f_back
-    return False
 
 
 class CollectiveRecorder:
