@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from . import datagen as data
+from . import ranks
 
 
 class Node(torch.nn.Module):
@@ -78,3 +79,13 @@ class ScenarioModel(Node):
             term = Node.forward(node, batch) if node is self else node(batch)
             total = term if total is None else total + term
         return total
+
+
+def make_batch(s, step, micro_step, device, dtype):
+    samples = [s.global_sample(micro_step, ranks.rank(), i) for i in range(s.micro_batch)]
+    batch = {}
+    for p in s.params:
+        x = torch.from_numpy(data.inputs(s.seed, p, step, samples)).to(device=device, dtype=dtype)
+        y = torch.from_numpy(data.targets(s.seed, p, step, samples)).to(device=device, dtype=dtype)
+        batch[p.index] = (x, y)
+    return batch

@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from adapters.common import datagen as data  # noqa: E402
-from adapters.common.model import ScenarioModel  # noqa: E402
+from adapters.common.model import ScenarioModel, make_batch  # noqa: E402
 from adapters.common import ranks  # noqa: E402
 from adapters.common import scenario as muoncheck_scenario  # noqa: E402
 from adapters.common.ns_counter import NsCounter  # noqa: E402
@@ -207,16 +207,6 @@ def _values(t):
 
 
 # ---------------------------------------------------------------- one scenario
-
-def make_batch(s, step, micro_step, device, dtype):
-    samples = [s.global_sample(micro_step, ranks.rank(), i) for i in range(s.micro_batch)]
-    batch = {}
-    for p in s.params:
-        x = torch.from_numpy(data.inputs(s.seed, p, step, samples)).to(device=device, dtype=dtype)
-        y = torch.from_numpy(data.targets(s.seed, p, step, samples)).to(device=device, dtype=dtype)
-        batch[p.index] = (x, y)
-    return batch
-
 
 def install_injections(s, named, clock):
     """Overflow injections as gradient hooks: element `index` of the param's gradient becomes inf/nan."""
