@@ -16,7 +16,10 @@ Checked per run (a run where they matter is declined after the fact, never judge
 - gradient clipping: torch's clip_grad_norm_ multiplies by min(1, max/(N + 1e-6)), the scenario
   clips only when N > max; the two differ when max − 1e-6 < N ≤ max, which declines the run.
 """
+import inspect
+
 import torch
+import torch.optim._muon  # noqa: F401  (read by check_runnable)
 from torch.utils._python_dispatch import _disable_current_modes
 
 NS_EPS = 1e-7
@@ -51,6 +54,9 @@ def check_runnable(s, world_size):
         raise Unsupported(f"optimizer.ns_method {s.ns_method}: torch.optim.Muon runs the standard quintic NS loop")
     if s.ns_dtype != "bf16":
         raise Unsupported(f"optimizer.ns_dtype {s.ns_dtype}: torch.optim.Muon's NS computes in bf16")
+    if s.scale_rule == "spectral" and "spectral_unclamped" not in inspect.getsource(torch.optim._muon):
+        raise Unsupported(f"optimizer.scale_rule spectral: torch {torch.__version__} has no adjust_lr_fn "
+                          "\"spectral_unclamped\" (added after 2.11)")
     if s.per_head:
         raise Unsupported("optimizer.per_head: torch.optim.Muon orthogonalizes whole matrices")
     for p in s.params:
