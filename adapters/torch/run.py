@@ -9,8 +9,8 @@ The device is CPU over gloo unless MUONCHECK_DEVICE=cuda (NCCL, one GPU per rank
 params (SPEC §3, as `muoncheck resolve` tags them) go to torch.optim.Muon, the rest to AdamW, through
 an optimizer factory (optimizers.py; --optimizer-factory module:attr for another). State after
 every step is read from the optimizers' own state (FSDP2: the DTensor shards gathered); NS calls
-are counted by wrapping torch.optim._muon._zeropower_via_newtonschulz; each step's collectives (as
-torch's CommDebugMode sees them) and each rank's digest of its full state go in
+are counted by wrapping torch.optim._muon._zeropower_via_newtonschulz; each step's collectives (counted
+by a dispatch mode, common/collectives.py) and each rank's digest of its full state go in
 `implementation.details`.
 """
 import argparse
@@ -28,6 +28,7 @@ import torch.distributed as dist  # noqa: E402
 from ..common import ranks  # noqa: E402
 from ..common import scenario as scenario_file  # noqa: E402
 from ..common import trace as trace_doc  # noqa: E402
+from ..common.collectives import CollectiveCounter  # noqa: E402
 from ..common.model import ScenarioModel, make_batch  # noqa: E402
 from ..common.ns_counter import NsCounter  # noqa: E402
 from . import optimizers, semantics  # noqa: E402
@@ -35,15 +36,6 @@ from .parallel import Parallel, full  # noqa: E402
 
 DEVICE = os.environ.get("MUONCHECK_DEVICE", "cpu")
 _STATE_KEYS = {True: [("momentum_buffer", "momentum")], False: [("exp_avg", "adam_m"), ("exp_avg_sq", "adam_v")]}
-
-
-def _comm_mode():
-    from torch.distributed.tensor.debug import CommDebugMode
-    return CommDebugMode()
-
-
-def _counts(mode):
-    return {str(k).split(".")[-1] if not isinstance(k, str) else k: int(v) for k, v in mode.get_comm_counts().items()}
 
 
 def read_state(s, par, opts):
@@ -95,14 +87,14 @@ def run_scenario(s, factory):
         for t in range(s.steps):
             counter.reset_step()
             begin, losses = time.perf_counter(), []
-            with _comm_mode() as fwd_bwd:
+            with CollectiveCounter() as fwd_bwd:
                 for k in range(s.gas):
                     with par.sync(k == s.gas - 1):
                         loss = par.module(make_batch(s, t, k, device, par.compute_dtype))
                         (loss / s.gas).backward()
                     losses.append(float(loss.detach().float()))
             par.after_backward()
-            with _comm_mode() as opt_step:
+            with CollectiveCounter() as opt_step:
                 if s.clip["max_norm"] > 0:
                     n = torch.nn.utils.clip_grad_norm_(par.params, s.clip["max_norm"])
                     details["clip_norms"].append(float(full(n)))
@@ -116,7 +108,7 @@ def run_scenario(s, factory):
             details["step_seconds"].append(round(time.perf_counter() - begin, 6))
             state = read_state(s, par, opts)
             mine = {"ns": [counter.calls.get(i, 0) for i in range(len(named))] + [counter.unattributed],
-                    "comm": {"forward_backward": _counts(fwd_bwd), "optimizer_step": _counts(opt_step)},
+                    "comm": {"forward_backward": dict(fwd_bwd.counts), "optimizer_step": dict(opt_step.counts)},
                     "digest": trace_doc.digest([v for e in state for v in e.values()])}
             per_rank = ranks.gather_to_rank0(mine)
             loss = ranks.mean_over_ranks(sum(losses) / len(losses), device)
