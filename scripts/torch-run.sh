@@ -6,7 +6,8 @@
 #   TORCH_PATH=/work/pyenv/torch-2.11.0 scripts/torch-run.sh OUT_DIR      # a second torch (pip --target)
 #   MUONCHECK_DEVICE=cuda DP="1" scripts/torch-run.sh OUT_DIR             # GPU over NCCL, dp 1 only
 #
-# Env: SCENARIOS (default scenarios/torch/*.json), DP (dp groups to run, default "1 2"),
+# Env: SCENARIOS (default scenarios/torch/*.json; files written by `muoncheck resolve` work too, where
+# there is no muoncheck binary — the traces are then left for `muoncheck verify` elsewhere), DP (dp groups to run, default "1 2"),
 # MUONCHECK (default build/harness/muoncheck), MUONCHECK_DEVICE (cpu: gloo, default; cuda: NCCL).
 # Output: OUT_DIR/torch-VERSION-DEVICE/*.trace.json, .log, and OUT_DIR/torch-VERSION-DEVICE.verify.json
 # (the `muoncheck verify` report over every trace of that torch), which scripts/torch-verdicts.py reads.
@@ -24,12 +25,17 @@ mkdir -p "$work"
 scenarios=${SCENARIOS:-$(ls scenarios/torch/*.json)}
 rc=0 port=29600
 for dp in ${DP:-1 2}; do
-  files=$(python3 -c 'import json,sys; print(" ".join(f for f in sys.argv[2:] if json.load(open(f)).get("engine", {}).get("dp", 1) == int(sys.argv[1])))' "$dp" $scenarios)
+  files=$(python3 -c 'import json,sys; docs = {f: json.load(open(f)) for f in sys.argv[2:]}
+print(" ".join(f for f, d in docs.items() if d.get("scenario", d).get("engine", {}).get("dp", 1) == int(sys.argv[1])))' "$dp" $scenarios)
   [ -n "$files" ] || continue
   port=$((port + 1))
   python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$port" -m adapters.torch.run --out "$work" $files \
     >> "$work/run.log" 2>&1 || rc=1
 done
+if [ ! -x "$muoncheck" ]; then   # e.g. the GPU machine with resolved scenarios: judge the traces where muoncheck is
+  echo "torch $version on $device: run exit $rc; no muoncheck at $muoncheck, traces not judged ($work)"
+  exit $rc
+fi
 traces=()
 for f in "$work"/*.trace.json; do traces+=(--trace "$f"); done
 "$muoncheck" verify $scenarios "${traces[@]}" --report "$out/torch-$version-$device.verify.json" > "$work/verify.log" 2>&1
