@@ -62,7 +62,6 @@ def as_values(state):
 def run_scenario(s, factory):
     mode = semantics.check_runnable(s, ranks.world_size())
     device = torch.device("cuda", ranks.local_rank()) if DEVICE == "cuda" else torch.device("cpu")
-    torch.manual_seed(0)
     model = ScenarioModel(s).to(device)
     if sorted(n for n, _ in model.named_parameters()) != sorted(p.name for p in s.params):
         raise RuntimeError("the module's parameter names differ from the scenario's")
