@@ -7,7 +7,7 @@ The model is a tree of nn.Modules whose parameters carry the scenario's names an
 so DeepSpeed's tagging reads real names; under `engine.zero_init` it is built inside
 `deepspeed.zero.Init`. Each leaf computes the SPEC loss of its parameters with torch ops on the
 SPEC data, so DeepSpeed's backward makes the gradients. The engine is configured from the scenario;
-NS calls are counted by wrapping DeepSpeed's Newton–Schulz functions (ns_counter.py). After every
+NS calls are counted by wrapping DeepSpeed's Newton–Schulz functions (adapters/common/ns_counter.py). After every
 step the fp32 master weights (and the Muon momentum where DeepSpeed exposes it) are read back.
 
 One process per GPU: a scenario with `engine.dp` N runs under `torchrun --nproc-per-node N`
@@ -23,7 +23,7 @@ import sys
 import time
 import types
 
-os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")   # see ns_counter.py
+os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")   # see adapters/common/ns_counter.py
 # MUONCHECK_DEVICE=cpu runs DeepSpeed's CPU accelerator over gloo (a smoke test without a GPU).
 DEVICE = os.environ.get("MUONCHECK_DEVICE", "cuda")
 if DEVICE == "cpu":
@@ -33,15 +33,17 @@ for key, value in (("RANK", "0"), ("LOCAL_RANK", "0"), ("WORLD_SIZE", "1"), ("MA
     os.environ.setdefault(key, value)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))   # the checkout
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import muoncheck_data as data  # noqa: E402
-import muoncheck_scenario  # noqa: E402
-import ranks  # noqa: E402
+from adapters.common import datagen as data  # noqa: E402
+from adapters.common.model import ScenarioModel, make_batch  # noqa: E402
+from adapters.common import ranks  # noqa: E402
+from adapters.common import scenario as muoncheck_scenario  # noqa: E402
+from adapters.common.ns_counter import NsCounter  # noqa: E402
 import trace_v2  # noqa: E402
 from gather_timer import GatherTimer  # noqa: E402
-from ns_counter import NsCounter  # noqa: E402
 
 TRACE_FORMAT = "muoncheck-trace/2"
 _TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -52,74 +54,7 @@ class Unsupported(Exception):
     """A valid scenario this adapter (or this DeepSpeed version) cannot run as written."""
 
 
-# ---------------------------------------------------------------- model
-
-class Node(torch.nn.Module):
-    """One module of the tree; `terms` are the loss terms of the parameters it owns.
-
-    Children and parameters are created inside __init__ (from a name tree), because
-    deepspeed.zero.Init partitions a module's own parameters when its __init__ returns:
-    a parameter attached afterwards would stay a full tensor and hide the placeholder case.
-    """
-
-    def __init__(self, tree=None, seed=0):
-        super().__init__()
-        self.terms = []   # (local name, param index, rank, rows, cols)
-        tree = tree or {"children": {}, "params": []}
-        for name, child in tree["children"].items():
-            self.add_module(name, Node(child, seed))
-        for local, p in tree["params"]:
-            init = torch.from_numpy(data.initial_weight(seed, p).astype(np.float32))
-            self.register_parameter(local, torch.nn.Parameter(init))
-            self.terms.append((local, p.index, len(p.shape), p.rows, p.cols))
-
-    def forward(self, batch):
-        total = None
-        for local, index, rank, rows, cols in self.terms:
-            w = getattr(self, local)
-            x, y = batch[index]
-            if rank == 1:   # 1/(2n)·‖w ⊙ x − y‖²
-                r = w * x - y
-                term = (r * r).sum(-1) / (2 * cols)
-            else:           # 1/(2m)·‖W x − y‖², W viewed as (rows, cols)
-                r = x @ w.reshape(rows, -1).t() - y
-                term = (r * r).sum(-1) / (2 * rows)
-            term = term.mean()   # mean over this micro-batch
-            total = term if total is None else total + term
-        return total
-
-
-def name_tree(params):
-    """{"children": {name: subtree}, "params": [(local name, Param)]} from dotted names."""
-    root = {"children": {}, "params": []}
-    for p in params:
-        *path, local = p.name.split(".")
-        node = root
-        for part in path:
-            node = node["children"].setdefault(part, {"children": {}, "params": []})
-        node["params"].append((local, p))
-    return root
-
-
-class ScenarioModel(Node):
-    def __init__(self, scenario):
-        super().__init__(name_tree(scenario.params), scenario.seed)
-        owners = []
-        for p in scenario.params:
-            node = self
-            for part in p.name.split(".")[:-1]:
-                node = node._modules[part]
-            if all(node is not o for o in owners):
-                owners.append(node)
-        object.__setattr__(self, "_owners", owners)   # a plain list: not registered twice
-
-    def forward(self, batch):
-        total = None
-        for node in self._owners:
-            term = Node.forward(node, batch) if node is self else node(batch)
-            total = term if total is None else total + term
-        return total
-
+# ---------------------------------------------------------------- model (adapters/common/model.py)
 
 def head_config(scenario):
     """The HF-style config DeepSpeed's per-head tagging reads (num heads, kv heads, head dim)."""
@@ -274,16 +209,6 @@ def _values(t):
 
 
 # ---------------------------------------------------------------- one scenario
-
-def make_batch(s, step, micro_step, device, dtype):
-    samples = [s.global_sample(micro_step, ranks.rank(), i) for i in range(s.micro_batch)]
-    batch = {}
-    for p in s.params:
-        x = torch.from_numpy(data.inputs(s.seed, p, step, samples)).to(device=device, dtype=dtype)
-        y = torch.from_numpy(data.targets(s.seed, p, step, samples)).to(device=device, dtype=dtype)
-        batch[p.index] = (x, y)
-    return batch
-
 
 def install_injections(s, named, clock):
     """Overflow injections as gradient hooks: element `index` of the param's gradient becomes inf/nan."""

@@ -22,7 +22,7 @@ import struct
 
 import torch
 
-import ranks
+from adapters.common import ranks
 from gather_timer import _inside_muon   # the one test of "issued from DeepSpeed's Muon code"
 
 _DTYPE = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}

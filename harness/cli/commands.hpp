@@ -33,6 +33,7 @@ Command sweep_command();
 Command diff_command();
 Command html_command();
 Command variants_command();
+Command resolve_command();
 
 // Every command, in the order `muoncheck --help` lists them.
 std::vector<Command> all_commands();

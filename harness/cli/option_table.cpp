@@ -73,6 +73,7 @@ std::vector<OptionEntry> build_table() {
       value("out/trajectory", "write the whole trajectory, tensors included, as JSON to FILE"),
       value("out/html", "the HTML file to write (also -o FILE)"),
       value("out/dir", "the folder to write into (created when missing)"),
+      value("out/resolved", "write the resolved scenario to FILE instead of stdout"),
       // The sweep (sweep, nightly).
       value("cases", "number of generated scenarios", "100"),
       value("sweep-cases", "most sweep cases", "300"),

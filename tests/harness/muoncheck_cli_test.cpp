@@ -10,6 +10,10 @@
 #include <string>
 #include <sys/wait.h>
 
+#include <nlohmann/json.hpp>
+
+#include "core/scenario_io.hpp"
+
 #include "run_muoncheck.hpp"
 
 namespace {
@@ -138,6 +142,24 @@ TEST(MuoncheckCli, OracleShowsTagsAndSteps) {
   const auto r = run("oracle llama2-zero3-init --precision double");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("14 tagged for Muon"), std::string::npos) << r.output;
+}
+
+// `resolve`: the loader's scenario (hash, every default), the preset expanded and tagged.
+TEST(MuoncheckCli, ResolvePrintsTheLoadedScenarioExpandedAndTagged) {
+  const auto r = run("resolve llama2-zero3-init");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto doc = nlohmann::json::parse(r.output);
+  const muoncheck::Scenario s = muoncheck::load_scenario("scenarios/llama2-zero3-init.json");
+  EXPECT_EQ(doc["format"], "muoncheck-resolved-scenario/1");
+  EXPECT_EQ(doc["hash"], muoncheck::scenario_hash(s));
+  EXPECT_EQ(doc["scenario"], muoncheck::scenario_to_json(s));
+  ASSERT_EQ(doc["params"].size(), s.model.params.size());
+  int muon = 0;
+  for (const auto& p : doc["params"]) muon += p["use_muon"].get<bool>();
+  EXPECT_EQ(muon, 14);
+  EXPECT_EQ(doc["params"][1]["name"], s.model.params[1].name);
+  EXPECT_EQ(run("resolve").exit_code, 2);
+  EXPECT_EQ(run("resolve no-such-scenario").exit_code, 2);
 }
 
 }  // namespace

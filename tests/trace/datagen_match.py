@@ -1,10 +1,11 @@
-"""The DeepSpeed adapter's numpy data generator equals muoncheck's C++ generator bit for bit.
+"""The adapters' numpy data generator equals muoncheck's C++ generator bit for bit.
 
     python3 tests/trace/datagen_match.py DUMP_TOOL SCENARIO.json...
 
 For each scenario, DUMP_TOOL (tests/trace/datagen_dump.cpp) prints the C++ values; this
-script recomputes them with adapters/deepspeed/muoncheck_data.py and compares exactly
-(the values are dyadic rationals, so equality is the only right test). Exit 0 when all
+script recomputes them with adapters/common/datagen.py (on the parameter list the adapters read
+from `muoncheck resolve`, MUONCHECK) and compares exactly (the values are dyadic rationals, so
+equality is the only right test). Exit 0 when all
 match, 1 on a mismatch, 77 (ctest SKIP) when numpy is missing.
 """
 import json
@@ -19,9 +20,9 @@ except ImportError:
     sys.exit(77)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "adapters", "deepspeed"))
-import muoncheck_data as data  # noqa: E402
-import muoncheck_scenario  # noqa: E402
+sys.path.insert(0, ROOT)
+from adapters.common import datagen as data  # noqa: E402
+from adapters.common import scenario as muoncheck_scenario  # noqa: E402
 
 
 def check(tool, path):

@@ -1,7 +1,10 @@
-"""Counts DeepSpeed's Newton–Schulz calls per parameter by wrapping its NS functions.
+"""Counts an optimizer's Newton–Schulz calls per parameter by wrapping its NS functions.
 
-`muon_update` looks its NS functions up in `deepspeed.runtime.zero.muon.original_muon` at call
-time, so replacing them there sees every call, whichever ZeRO path made it. Run with
+The functions are replaced by name in the module the optimizer looks them up in at call time
+(`install(module, names)`; by default DeepSpeed's: `muon_update` finds them in
+`deepspeed.runtime.zero.muon.original_muon`, so replacing them there sees every call, whichever
+ZeRO path made it; torch.optim.Muon's `_single_tensor_muon` finds `_zeropower_via_newtonschulz`
+in `torch.optim._muon`). Run with
 TORCH_COMPILE_DISABLE=1: DeepSpeed decorates Muon with torch.compile, and a traced graph would
 hide the Python-level call (it also saves minutes of compilation per shape).
 
@@ -30,18 +33,20 @@ class NsCounter:
         self.heads = {}          # param index -> heads of the last call (0: whole matrix)
         self.unattributed = 0
         self.dtypes = set()      # dtypes the NS iteration produced (its arithmetic dtype)
+        self.observers = []      # callables (G, out, *args) run after each counted call
         self._installed = []
 
     def reset_step(self):
         self.calls, self.unattributed = {}, 0
 
-    def install(self):
-        from deepspeed.runtime.zero.muon import original_muon
-        for name in _NS_NAMES:
-            fn = getattr(original_muon, name, None)
+    def install(self, module=None, names=_NS_NAMES):
+        if module is None:
+            from deepspeed.runtime.zero.muon import original_muon as module
+        for name in names:
+            fn = getattr(module, name, None)
             if fn is not None:
-                setattr(original_muon, name, self._wrap(fn))
-                self._installed.append((original_muon, name, fn))
+                setattr(module, name, self._wrap(fn))
+                self._installed.append((module, name, fn))
 
     def uninstall(self):
         for module, name, fn in self._installed:
@@ -54,6 +59,8 @@ class NsCounter:
         def counted(G, *args, **kwargs):
             out = fn(G, *args, **kwargs)
             counter._record(G, out)
+            for observe in counter.observers:   # e.g. a check of the call's own input
+                observe(G, out, *args, **kwargs)
             return out
 
         return counted

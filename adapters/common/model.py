@@ -1,0 +1,91 @@
+"""The scenario's model as torch modules: a tree of nn.Modules whose parameters carry the scenario's
+names and layer shapes, each leaf computing the SPEC loss of its own parameters.
+
+`model.layers.0.self_attn.q_proj.weight` is the `weight` of module `model.layers.0.self_attn.q_proj`,
+so an implementation that tags by name reads real names, and a wrapper that works per module
+(deepspeed.zero.Init, FSDP2's fully_shard) sees real modules. Initial weights come from the SPEC
+generator with the scenario's seed; the loss of a matrix W (viewed as rows × cols) on a sample is
+1/(2m)·‖W x − y‖², of a vector w 1/(2n)·‖w ⊙ x − y‖², each averaged over the micro-batch.
+"""
+import numpy as np
+import torch
+
+from . import datagen as data
+from . import ranks
+
+
+class Node(torch.nn.Module):
+    """One module of the tree; `terms` are the loss terms of the parameters it owns.
+
+    Children and parameters are created inside __init__ (from a name tree), because
+    deepspeed.zero.Init partitions a module's own parameters when its __init__ returns:
+    a parameter attached afterwards would stay a full tensor and hide the placeholder case.
+    """
+
+    def __init__(self, tree=None, seed=0):
+        super().__init__()
+        self.terms = []   # (local name, param index, rank, rows, cols)
+        tree = tree or {"children": {}, "params": []}
+        for name, child in tree["children"].items():
+            self.add_module(name, Node(child, seed))
+        for local, p in tree["params"]:
+            init = torch.from_numpy(data.initial_weight(seed, p).astype(np.float32))
+            self.register_parameter(local, torch.nn.Parameter(init))
+            self.terms.append((local, p.index, len(p.shape), p.rows, p.cols))
+
+    def forward(self, batch):
+        total = None
+        for local, index, rank, rows, cols in self.terms:
+            w = getattr(self, local)
+            x, y = batch[index]
+            if rank == 1:   # 1/(2n)·‖w ⊙ x − y‖²
+                r = w * x - y
+                term = (r * r).sum(-1) / (2 * cols)
+            else:           # 1/(2m)·‖W x − y‖², W viewed as (rows, cols)
+                r = x @ w.reshape(rows, -1).t() - y
+                term = (r * r).sum(-1) / (2 * rows)
+            term = term.mean()   # mean over this micro-batch
+            total = term if total is None else total + term
+        return total
+
+
+def name_tree(params):
+    """{"children": {name: subtree}, "params": [(local name, Param)]} from dotted names."""
+    root = {"children": {}, "params": []}
+    for p in params:
+        *path, local = p.name.split(".")
+        node = root
+        for part in path:
+            node = node["children"].setdefault(part, {"children": {}, "params": []})
+        node["params"].append((local, p))
+    return root
+
+
+class ScenarioModel(Node):
+    def __init__(self, scenario):
+        super().__init__(name_tree(scenario.params), scenario.seed)
+        owners = []
+        for p in scenario.params:
+            node = self
+            for part in p.name.split(".")[:-1]:
+                node = node._modules[part]
+            if all(node is not o for o in owners):
+                owners.append(node)
+        object.__setattr__(self, "_owners", owners)   # a plain list: not registered twice
+
+    def forward(self, batch):
+        total = None
+        for node in self._owners:
+            term = Node.forward(node, batch) if node is self else node(batch)
+            total = term if total is None else total + term
+        return total
+
+
+def make_batch(s, step, micro_step, device, dtype):
+    samples = [s.global_sample(micro_step, ranks.rank(), i) for i in range(s.micro_batch)]
+    batch = {}
+    for p in s.params:
+        x = torch.from_numpy(data.inputs(s.seed, p, step, samples)).to(device=device, dtype=dtype)
+        y = torch.from_numpy(data.targets(s.seed, p, step, samples)).to(device=device, dtype=dtype)
+        batch[p.index] = (x, y)
+    return batch

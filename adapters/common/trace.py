@@ -1,0 +1,47 @@
+"""Writing a `muoncheck-trace/1` document (docs/trace-format.md) from what an adapter saw.
+
+`tensor_values` is the format's flat tensor encoding (round-trip floats, non-finite elements as
+strings); `document` assembles the top level; `digest` is the per-rank fingerprint of a tensor
+list (sha256 of the fp32 bytes) that adapters record in `implementation.details`.
+"""
+import hashlib
+import json
+
+import numpy as np
+
+TRACE_FORMAT = "muoncheck-trace/1"
+
+
+def tensor_values(t):
+    """A tensor (torch or numpy) as the trace's flat list: floats, or "nan"/"inf"/"-inf"."""
+    if hasattr(t, "detach"):
+        t = t.detach().float().cpu().reshape(-1).numpy()
+    flat = np.asarray(t, dtype=np.float64).reshape(-1)
+    return [float(v) if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) for v in flat]
+
+
+def digest(tensors):
+    """sha256 over the fp32 bytes of the tensors, in order (16 hex digits)."""
+    h = hashlib.sha256()
+    for t in tensors:
+        h.update(t.detach().float().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def document(scenario, name, version, details, body=None, unsupported=None, error=None):
+    """The trace: header, then `unsupported`, `error` or the run's body (dtypes, tags, initial, steps)."""
+    trace = {"format": TRACE_FORMAT,
+             "implementation": {"name": name, "version": version, "details": dict(details)},
+             "scenario": {"name": scenario.name, "hash": scenario.hash, "json": scenario.raw}}
+    if unsupported:
+        trace["unsupported"] = unsupported
+    if error:
+        trace["error"] = error
+    if body:
+        trace.update(body)
+    return trace
+
+
+def write(trace, path):
+    with open(path, "w") as f:
+        json.dump(trace, f)

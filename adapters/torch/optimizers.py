@@ -1,0 +1,48 @@
+"""Optimizer factories: what the torch adapter trains the scenario's parameters with.
+
+A factory is `factory(muon_groups, adam_groups, scenario) -> [optimizer, ...]`. Each group is a
+torch param-group dict holding one parameter with the `lr` and `weight_decay` the scenario's
+`optimizer.groups` give it (already applied by `muoncheck resolve`); the factory adds whatever
+else its optimizers need. Pass one to the adapter as `--optimizer-factory module:attribute`.
+
+`torch_muon` is the conforming mapping onto torch.optim.Muon + torch.optim.AdamW. The broken
+ones exist to show that conformance can fail (tests/torch): `no_nesterov` switches Nesterov off
+whatever the scenario says, `momentum_ignores_beta` runs Muon with momentum 0 (the buffer is the
+last gradient).
+"""
+import torch
+
+# scenario scale_rule -> torch's adjust_lr_fn (torch/optim/_muon.py: _adjust_lr)
+ADJUST_LR_FN = {"deepspeed": "original", "moonlight": "match_rms_adamw", "spectral": "spectral_unclamped"}
+NORM_EPS = 1e-7   # torch's EPS; the scenario's NS divides by ‖U‖ + 1e-7 (semantics.py checks the difference)
+
+
+def torch_muon(muon_groups, adam_groups, s, nesterov=None, momentum=None):
+    out = []
+    if muon_groups:
+        out.append(torch.optim.Muon(muon_groups, lr=s.lr, weight_decay=s.weight_decay,
+                                    momentum=s.momentum if momentum is None else momentum,
+                                    nesterov=s.nesterov if nesterov is None else nesterov,
+                                    ns_coefficients=tuple(s.ns_coefficients), eps=NORM_EPS, ns_steps=s.ns_steps,
+                                    adjust_lr_fn=ADJUST_LR_FN[s.scale_rule]))
+    if adam_groups:
+        out.append(torch.optim.AdamW(adam_groups, lr=s.adam["lr"], betas=tuple(s.adam["betas"]), eps=s.adam["eps"],
+                                     weight_decay=s.weight_decay))
+    return out
+
+
+def no_nesterov(muon_groups, adam_groups, s):
+    return torch_muon(muon_groups, adam_groups, s, nesterov=False)
+
+
+def momentum_ignores_beta(muon_groups, adam_groups, s):
+    return torch_muon(muon_groups, adam_groups, s, momentum=0.0)
+
+
+def load_factory(spec):
+    """`module:attribute` -> the factory (the module imported as usual, from PYTHONPATH)."""
+    import importlib
+    module, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"--optimizer-factory {spec!r}: expected module:attribute")
+    return getattr(importlib.import_module(module), attr)

@@ -1,0 +1,67 @@
+// `muoncheck resolve SCENARIO`: the scenario as muoncheck understands it, every default filled
+// in, the llama preset expanded and each parameter tagged (SPEC §3), as JSON. Adapters read this
+// instead of re-implementing the defaults (adapters/common/scenario.py).
+#include <cstdio>
+#include <iostream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/scenario_io.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/judge/scenario_selection.hpp"
+#include "oracle/oracle.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+constexpr const char* kResolvedFormat = "muoncheck-resolved-scenario/1";
+
+nlohmann::json resolved_json(const Scenario& s) {
+  const auto tags = oracle::tag_params(s, false);
+  nlohmann::json params = nlohmann::json::array();
+  for (size_t i = 0; i < s.model.params.size(); ++i) {
+    const auto& p = s.model.params[i];
+    const auto view = matrix_view(p.shape);
+    params.push_back({{"index", i}, {"name", p.name}, {"shape", p.shape}, {"rows", view.rows},
+                      {"cols", view.cols}, {"num_heads", p.num_heads ? *p.num_heads : 0},
+                      {"use_muon", tags[i].use_muon}, {"tag_heads", tags[i].num_heads},
+                      {"lr_scale", lr_scale_for(s, p.name)}, {"weight_decay", weight_decay_for(s, p.name)}});
+  }
+  const auto& e = s.engine;
+  return {{"format", kResolvedFormat},
+          {"hash", scenario_hash(s)},
+          {"scenario", scenario_to_json(s)},
+          {"params", params},
+          {"global_batch", static_cast<int64_t>(e.dp) * e.gas * e.micro_batch}};
+}
+
+void run(const cli::Args& args) {
+  if (args.positionals().size() != 1) throw Error(ErrorKind::Usage, "muoncheck resolve: give exactly one scenario");
+  const auto s = select_scenarios(args.positionals(), option_text(args, "scenarios"), false).front();
+  const std::string text = resolved_json(s).dump(2) + "\n";
+  if (const auto out = args.value("out")) {
+    check_writable(*out);
+    write_file_atomically(*out, text);
+    std::fprintf(stderr, "wrote %s\n", out->c_str());
+  } else {
+    std::cout << text;
+  }
+}
+
+}  // namespace
+
+Command resolve_command() {
+  return informational_command(
+      {"resolve", "muoncheck resolve SCENARIO [--out FILE]",
+       "Prints SCENARIO (a .json path or a name in scenarios/) as muoncheck reads it: the canonical\n"
+       "scenario with every default filled in (its hash is the scenario's), the parameter list with the\n"
+       "llama preset expanded, each parameter's matrix view, SPEC tagging (use_muon, tag_heads) and the\n"
+       "lr_scale / weight_decay its group gives it, and the global batch.\n"
+       "Format muoncheck-resolved-scenario/1; the adapters read it (adapters/common/scenario.py).",
+       options({"out/resolved", "scenarios"})},
+      run);
+}
+
+}  // namespace muoncheck
