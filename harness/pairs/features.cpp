@@ -23,7 +23,7 @@ const std::vector<Feature>& features() {
       {"comm_dtype", L::scenario, S::config, dtypes},
       {"ns_method", L::scenario, S::config, {"standard", "gram"}},
       {"ns_dtype", L::scenario, S::config, dtypes},
-      {"ns_steps", L::scenario, S::config, {"<5", "5", ">5"}},
+      {"ns_steps", L::scenario, S::config, {"5", "<5", ">5"}},
       {"clip_mode", L::scenario, S::config, {"off", "raw_grad", "update"}},
       {"clip_binds", L::scenario, S::oracle, yes_no},
       {"scaler", L::scenario, S::config, {"none", "static", "dynamic"}},

@@ -43,8 +43,10 @@ struct Coverage {
 
 Coverage measure(const std::vector<Exercised>& suite);
 
-// Rows that cover every pair of `uncovered`: feature name -> value (a feature no value of
-// which fits the row, e.g. allgather buckets at stage 0, is left out).
+// Rows that cover every pair of `uncovered`: feature name -> value. A cell the row needs for
+// none of its pairs (a don't-care) takes the first value of its domain that fits (domains list
+// the plain value first: fp32 NS, 5 steps, no clip, ...); a feature no value of which fits the
+// row (allgather buckets at stage 0) is left out.
 std::vector<std::map<std::string, std::string>> design_rows(const std::vector<Pair>& uncovered);
 
 nlohmann::json to_json(const Coverage& c, const std::vector<Exercised>& suite);
