@@ -173,7 +173,7 @@ Verdict comm_dtype_respected(const RunBundle& b) {
     for (const auto& c : log) {
       const auto want = required_wire_dtype(b.scenario, c.purpose);
       if (!want) continue;
-      ++checked[impl::purpose_name(c.purpose) + " in " + std::string(dtype_name(*want))];
+      ++checked[impl::purpose_name(c.purpose) + " (" + std::string(dtype_name(*want)) + ")"];
       if (c.dtype != *want) {
         ++bad;
         if (first.empty()) first = impl::to_string(c) + ", expected " + std::string(dtype_name(*want));
@@ -182,7 +182,7 @@ Verdict comm_dtype_respected(const RunBundle& b) {
   if (checked.empty()) return Verdict::skip("comm-dtype-respected", "no training collective ran");
   std::string counts;
   for (const auto& [what, n] : checked) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + what;
-  return Verdict::judge("comm-dtype-respected", bad, 0, bad == 0 ? "all in their dtype: " + counts : first + "; " + counts);
+  return Verdict::judge("comm-dtype-respected", bad, 0, bad == 0 ? "all in their dtype: " + counts : first + "; checked " + counts);
 }
 
 Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* resplit_gas1) {
