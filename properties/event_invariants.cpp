@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "core/trajectory_json.hpp"
@@ -151,24 +152,37 @@ Verdict overflow_skip_clean(const Scenario& scenario, const Trajectory& oracle, 
   return Verdict::judge("overflow-skip-clean", bad, 0, bad == 0 ? "skipped steps leave every state tensor bit-identical; scale follows the scaler rule" : first);
 }
 
+std::optional<DType> required_wire_dtype(const Scenario& s, Purpose purpose) {
+  switch (purpose) {
+    case Purpose::grad_reduce:
+    case Purpose::muon_gather: return s.engine.comm_dtype;     // §4.2, §5: gradients and NS inputs
+    case Purpose::param_gather:
+    case Purpose::weight_sync: return s.engine.param_dtype;    // the model copy travels as it is stored
+    case Purpose::muon_exchange:                                // NS results are applied to fp32 masters unrounded
+    case Purpose::scalar: return DType::fp32;                   // overflow flag, loss, norms
+    case Purpose::state_export: return std::nullopt;            // gathered for the checks, not training
+  }
+  return std::nullopt;
+}
+
 Verdict comm_dtype_respected(const RunBundle& b) {
-  const DType want = b.scenario.engine.comm_dtype;
   double bad = 0;
   std::string first;
-  int checked = 0;
+  std::map<std::string, int> checked;
   for (const auto& log : b.impl.collectives_by_rank)
     for (const auto& c : log) {
-      if (c.purpose != Purpose::grad_reduce && c.purpose != Purpose::muon_gather) continue;
-      ++checked;
-      if (c.dtype != want) {
+      const auto want = required_wire_dtype(b.scenario, c.purpose);
+      if (!want) continue;
+      ++checked[impl::purpose_name(c.purpose) + " (" + std::string(dtype_name(*want)) + ")"];
+      if (c.dtype != *want) {
         ++bad;
-        if (first.empty()) first = impl::to_string(c) + " travelled in " + std::string(dtype_name(c.dtype));
+        if (first.empty()) first = impl::to_string(c) + ", expected " + std::string(dtype_name(*want));
       }
     }
-  if (checked == 0) return Verdict::skip("comm-dtype-respected", "no gradient or momentum collective ran");
-  return Verdict::judge("comm-dtype-respected", bad, 0,
-                        bad == 0 ? std::to_string(checked) + " gradient/momentum collectives, all in " + std::string(dtype_name(want))
-                                 : first + ", expected " + std::string(dtype_name(want)));
+  if (checked.empty()) return Verdict::skip("comm-dtype-respected", "no training collective ran");
+  std::string counts;
+  for (const auto& [what, n] : checked) counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " + what;
+  return Verdict::judge("comm-dtype-respected", bad, 0, bad == 0 ? "all in their dtype: " + counts : first + "; checked " + counts);
 }
 
 Verdict gathers_once_per_step(const RunBundle& b, const Observation* resplit_gas1) {

@@ -34,6 +34,7 @@ Command diff_command();
 Command html_command();
 Command variants_command();
 Command resolve_command();
+Command coverage_pairs_command();
 
 // Every command, in the order `muoncheck --help` lists them.
 std::vector<Command> all_commands();

@@ -39,6 +39,10 @@ std::vector<OptionEntry> build_table() {
       value("oracle-precision/mutants",
             "the oracle's arithmetic: " + precisions + "; double here, its error far below any fp32 band",
             "double"),
+      value("oracle-precision/pairs",
+            "the oracle's arithmetic for reading what each scenario did (clip binds, overflow, scale growth): " +
+                precisions,
+            "double"),
       repeated("invariant", "judge only this invariant (its id)"),
       value("timeout-ms",
             "collective timeout per rank in milliseconds; the same default for every command, sweep included",
@@ -87,6 +91,8 @@ std::vector<OptionEntry> build_table() {
       value("precision", "oracle arithmetic: double (quick) | float128 | bin50 (certify)", "float128"),
       flag("control", "the control instead: the same semantics with the scenario's dtypes emulated"),
       value("min-digits", "digits every step must reach", "25"),
+      // coverage-pairs.
+      flag("design", "also propose rows (one value per feature) that cover the uncovered pairs, built greedily"),
   };
 }
 

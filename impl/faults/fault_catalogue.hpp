@@ -32,6 +32,10 @@ enum class Fault {
   drop_param_groups,
   per_head_dropped_call_site,
   scaler_hysteresis_kept,
+  param_gather_fp32,
+  weight_sync_fp32,
+  exchange_in_comm_dtype,
+  scalars_in_comm_dtype,
 };
 
 struct FaultInfo {

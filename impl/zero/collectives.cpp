@@ -98,8 +98,8 @@ void reduce_scatter_flat(Communicator& comm, DType wire, const FlatLayout& layou
   }
 }
 
-void all_reduce_scalars(Communicator& comm, std::vector<float>& values) {
-  comm.all_reduce(Buffer{values.data(), static_cast<int64_t>(values.size()), DType::fp32});
+void all_reduce_scalars(Communicator& comm, std::vector<float>& values, DType wire) {
+  comm.all_reduce(Buffer{values.data(), static_cast<int64_t>(values.size()), wire});
 }
 
 }  // namespace muoncheck::impl

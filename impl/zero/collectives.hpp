@@ -34,7 +34,7 @@ void all_reduce_flat(Communicator& comm, DType wire, const FlatLayout& layout, i
 void reduce_scatter_flat(Communicator& comm, DType wire, const FlatLayout& layout, int64_t max_bucket,
                          const float* full_src, float* owned_dst);
 
-// In-place fp32 sum of a few scalars.
-void all_reduce_scalars(Communicator& comm, std::vector<float>& values);
+// In-place sum of a few scalars, travelling in `wire` (fp32 unless a fault says otherwise).
+void all_reduce_scalars(Communicator& comm, std::vector<float>& values, DType wire = DType::fp32);
 
 }  // namespace muoncheck::impl

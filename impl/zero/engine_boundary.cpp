@@ -60,7 +60,7 @@ void RankEngine::optimizer_step(int step) {
   std::vector<float> scalars = {math_.all_finite(g_norm, nr.size()) ? 0.0f : 1.0f, static_cast<float>(loss_local_),
                                 static_cast<float>(math_.sum_squares(g_norm, nr.size()))};
   context(Purpose::scalar, Phase::boundary, step);
-  all_reduce_scalars(comm_, scalars);
+  all_reduce_scalars(comm_, scalars, scalar_wire());
   loss_local_ = 0.0;
   const bool overflow = scalars[0] != 0.0f;
   rec.loss = scalars[1] / static_cast<double>(s_.engine.global_batch());
@@ -99,7 +99,7 @@ void RankEngine::optimizer_step(int step) {
       }
       std::vector<float> total = {static_cast<float>(ss)};
       context(Purpose::scalar, Phase::boundary, step);
-      all_reduce_scalars(comm_, total);
+      all_reduce_scalars(comm_, total, scalar_wire());
       const double norm = std::sqrt(static_cast<double>(total[0]));
       if (norm > opt.clip.max_norm) {
         const double f = opt.clip.max_norm / (norm + 1e-6);
@@ -139,6 +139,11 @@ void RankEngine::apply_adamw() {
   }
 }
 
+// "scalars-in-comm-dtype": the boundary scalars travel in comm_dtype instead of fp32.
+DType RankEngine::scalar_wire() const {
+  return faults_.has(Fault::scalars_in_comm_dtype) ? s_.engine.comm_dtype : DType::fp32;  // CHECK_EXCL_BR_LINE: fault path
+}
+
 void RankEngine::resync_model(int step) {
   const DType pd = s_.engine.param_dtype;
   if (stage_ == 0 || stage_ == 3) {                 // stage 0: everything local; 3: stays partitioned
@@ -147,11 +152,13 @@ void RankEngine::resync_model(int step) {
   }
   for (int64_t f = owned_.begin; f < owned_.end; ++f) model_[f] = round_dtype(pd, master_[at(f)]);
   context(Purpose::weight_sync, Phase::boundary, step);
+  // "weight-sync-fp32": the re-sync travels in fp32 instead of param_dtype.
+  const DType wire = faults_.has(Fault::weight_sync_fp32) ? DType::fp32 : pd;  // CHECK_EXCL_BR_LINE: fault path
   for (const Range& b : param_buckets(layout_, s_.engine.allgather_bucket_size)) {
     std::vector<std::vector<Range>> send;
     for (int r = 0; r < dp_; ++r) send.push_back({intersect(b, layout_.owned(r))});
     all_gather_pieces(
-        comm_, pd, send, [&](Range piece, float* dst) { std::copy_n(model_.begin() + piece.begin, piece.size(), dst); },
+        comm_, wire, send, [&](Range piece, float* dst) { std::copy_n(model_.begin() + piece.begin, piece.size(), dst); },
         [&](int from, Range piece, const float* v) {
           if (from != rank_) std::copy_n(v, piece.size(), model_.begin() + piece.begin);
         });

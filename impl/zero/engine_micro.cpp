@@ -16,11 +16,13 @@ namespace muoncheck::impl {
 std::vector<float> RankEngine::gather_model_for_forward(int step) {
   std::vector<float> full(static_cast<size_t>(layout_.total()), 0.0f);
   context(Purpose::param_gather, Phase::micro_step, step);
+  // "param-gather-fp32": the gathers travel in fp32 instead of the model's param_dtype.
+  const DType wire = faults_.has(Fault::param_gather_fp32) ? DType::fp32 : s_.engine.param_dtype;  // CHECK_EXCL_BR_LINE: fault path
   for (const Range& b : param_buckets(layout_, s_.engine.allgather_bucket_size)) {
     std::vector<std::vector<Range>> send;
     for (int r = 0; r < dp_; ++r) send.push_back({intersect(b, layout_.owned(r))});
     all_gather_pieces(
-        comm_, s_.engine.param_dtype, send,
+        comm_, wire, send,
         [&](Range piece, float* dst) { std::copy_n(model_.begin() + at(piece.begin), piece.size(), dst); },
         [&](int, Range piece, const float* v) { std::copy_n(v, piece.size(), full.begin() + piece.begin); });
   }

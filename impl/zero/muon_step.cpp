@@ -140,11 +140,13 @@ std::vector<float> RankEngine::muon_step(int step, const float* grad_owned, bool
   // Exchange: each NS rank sends its results; every rank keeps its owned slices.
   std::vector<float> update(static_cast<size_t>(owned_.size()), 0.0f);
   context(Purpose::muon_exchange, phase, step);
+  // "exchange-in-comm-dtype": NS results rounded to comm_dtype on the way back.
+  const DType o_wire = faults_.has(Fault::exchange_in_comm_dtype) ? e.comm_dtype : DType::fp32;  // CHECK_EXCL_BR_LINE: fault path
   for (const auto& w : windows) {
     std::vector<std::vector<Range>> send(static_cast<size_t>(dp_));
     for (const Segment& sg : w) send[placement_.owner(sg.param)].push_back(sg.flat);
     all_gather_pieces(
-        comm_, DType::fp32, send,
+        comm_, o_wire, send,
         [&](Range piece, float* dst) {
           const int p = param_of(piece.begin);
           std::copy_n(o_full.at(p).begin() + (piece.begin - layout_.param(p).begin), piece.size(), dst);

@@ -56,6 +56,7 @@ class RankEngine {
   void apply_muon(const std::vector<float>& update_owned);
   void apply_adamw();
   void resync_model(int step);
+  DType scalar_wire() const;   // fp32; comm_dtype under "scalars-in-comm-dtype"
   // muon_step.cpp: returns Muon updates O (owned-indexed, zero outside Muon params).
   std::vector<float> muon_step(int step, const float* grad_owned, bool advance_momentum, Phase phase);
   void advance_momentum(const float* grad_owned, double grad_factor);

@@ -136,6 +136,28 @@ TEST_P(BrokenRuns, GradientCollectiveInTheWrongDtypeFails) {
   expect_fail(comm_dtype_respected(f.bundle(broken)));
 }
 
+// Every training collective is held to its own dtype: one record of each purpose moved to a
+// dtype other than the one the semantics give it fails the invariant.
+TEST_P(BrokenRuns, EveryTrainingCollectiveInTheWrongDtypeFails) {
+  const auto& f = clean();
+  for (const auto purpose : {impl::Purpose::grad_reduce, impl::Purpose::param_gather, impl::Purpose::muon_gather,
+                             impl::Purpose::muon_exchange, impl::Purpose::scalar}) {
+    const DType want = *required_wire_dtype(f.s, purpose);
+    auto broken = f.impl;
+    bool moved = false;
+    for (auto& c : broken.collectives_by_rank[1])
+      if (c.purpose == purpose && !moved) {
+        c.dtype = want == DType::fp32 ? DType::bf16 : DType::fp32;
+        moved = true;
+      }
+    ASSERT_TRUE(moved) << "no " << impl::purpose_name(purpose) << " collective at stage 3";
+    const auto v = comm_dtype_respected(f.bundle(broken));
+    expect_fail(v);
+    EXPECT_NE(v.message.find(impl::purpose_name(purpose)), std::string::npos) << v.message;
+  }
+  EXPECT_FALSE(required_wire_dtype(f.s, impl::Purpose::state_export)) << "the state export serves only the checks";
+}
+
 TEST_P(BrokenRuns, MuonGatherInsideAMicroStepFails) {
   const auto& f = clean();
   auto broken = f.impl;
