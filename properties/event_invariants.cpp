@@ -6,6 +6,8 @@
 
 #include "core/trajectory_json.hpp"
 #include "properties/bitwise.hpp"
+#include "properties/followed_decisions.hpp"
+#include "properties/followed_decisions.hpp"
 
 namespace muoncheck {
 
@@ -30,7 +32,9 @@ std::map<int, int> muon_gathers_per_step(const impl::ImplResult& r) {
 
 }  // namespace
 
-Verdict ns_once_per_matrix_per_step(const RunBundle& b) { return ns_once_per_matrix_per_step(b.oracle, b.impl.trajectory); }
+Verdict ns_once_per_matrix_per_step(const RunBundle& b) {
+  return judged_on_followed(b, [&](const Trajectory& reference) { return ns_once_per_matrix_per_step(reference, b.impl.trajectory); });
+}
 
 Verdict ns_once_per_matrix_per_step(const Trajectory& oracle, const Trajectory& impl) {
   const auto& tags = oracle.tags;
@@ -111,7 +115,9 @@ Verdict tagging_matches(const std::vector<ParamTag>& expected, const std::vector
   return Verdict::judge("tagging-matches", wrong, 0, wrong == 0 ? counts : first + "; " + counts);
 }
 
-Verdict overflow_skip_clean(const RunBundle& b) { return overflow_skip_clean(b.scenario, b.oracle, b.impl.trajectory); }
+Verdict overflow_skip_clean(const RunBundle& b) {
+  return judged_on_followed(b, [&](const Trajectory& reference) { return overflow_skip_clean(b.scenario, reference, b.impl.trajectory); });
+}
 
 Verdict overflow_skip_clean(const Scenario& scenario, const Trajectory& oracle, const Trajectory& impl) {
   const auto& impl_steps = impl.steps;

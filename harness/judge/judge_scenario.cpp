@@ -13,6 +13,7 @@
 #include "impl/run_impl.hpp"
 #include "harness/judge/judge_runs.hpp"
 #include "oracle/parallel.hpp"
+#include "properties/determinacy.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
@@ -138,6 +139,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   r.source = s.source;
   r.scenario_hash = scenario_hash(s);
   r.faults = o.faults;
+  r.inconclusive_cause = inconclusive_cause(s);
   auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
   auto finish = [&] {
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -6,6 +6,7 @@
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
+#include "properties/determinacy.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
@@ -216,6 +217,7 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
     r.source = c.trace.source;
     r.scenario_hash = scenario_hash(s);
     r.repro_command = "muoncheck verify " + c.given_source + " --trace " + c.trace.source;
+    r.inconclusive_cause = inconclusive_cause(s);
     auto add = [&](Verdict v) {
       if (wanted(v.invariant)) r.verdicts.push_back(std::move(v));
     };

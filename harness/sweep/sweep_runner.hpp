@@ -3,7 +3,9 @@
 // confirms a failure in float128, shrinks it to a minimal scenario, saves it under
 // reports/cases/ and states the one command line that reproduces it.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <optional>
 #include <string>
@@ -52,9 +54,22 @@ struct UnconfirmedCase {
   std::string message;
 };
 
+// How close the cases came to the determinacy rule (properties/determinacy.hpp): each case's
+// figure is its worst control-ensemble spread over a step's update, over its numeric verdicts.
+struct SpreadTally {
+  std::map<std::string, int> by_decade;   // "1e-03" counts figures in [1e-3, 1e-2); "inf"
+  double widest_conclusive = 0.0;          // the largest figure of a case with no INCONCLUSIVE verdict
+  int widest_conclusive_case = 0;
+  double narrowest_inconclusive = INFINITY;   // the smallest figure of a case with one
+  int narrowest_inconclusive_case = 0;
+  void add(int case_number, double figure, bool inconclusive);
+};
+
 struct SweepResult {
   int cases_run = 0;
   int unsupported = 0;                    // cases the implementation declined (UNSUPPORTED)
+  int inconclusive = 0;                   // cases with an INCONCLUSIVE verdict (judged on, never shrunk towards)
+  SpreadTally spread;
   double seconds = 0;
   bool budget_exhausted = false;
   std::vector<UnconfirmedCase> unconfirmed;

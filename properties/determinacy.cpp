@@ -1,0 +1,78 @@
+#include "properties/determinacy.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+#include "properties/tensor_error.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+std::string figure(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+}  // namespace
+
+double spread_over_update(double ensemble_error, const std::vector<double>& exact, const std::vector<double>& exact_before) {
+  return update_sensitivity(ensemble_error, exact, exact_before);
+}
+
+bool is_undetermined(double spread) { return !(spread < kUndeterminedAt); }
+
+void Undetermined::note_spread(double s, const std::string& where) {
+  if (!(s <= spread)) spread = std::isnan(s) ? INFINITY : s, spread_where = where;
+}
+
+void Undetermined::note_tensor(double r, const std::string& where) {
+  ++tensors;
+  if (!(r <= ratio)) ratio = std::isnan(r) ? INFINITY : r, ratio_where = where;
+}
+
+void Undetermined::merge(const Undetermined& o, const std::string& prefix) {
+  if (o.spread > spread || (std::isinf(o.spread) && !std::isinf(spread))) spread = o.spread, spread_where = prefix + o.spread_where;
+  if (tensors == 0 || o.ratio > ratio) {
+    if (o.tensors > 0) ratio = o.ratio, ratio_where = prefix + o.ratio_where;
+  }
+  tensors += o.tensors;
+  if (reason.empty() && !o.reason.empty()) reason = prefix + o.reason;
+}
+
+Verdict settle(Verdict v, const Undetermined& u, const Scenario& s) {
+  v.spread = u.spread;
+  v.spread_where = u.spread_where;
+  if (v.status != Status::pass || u.tensors == 0) return v;
+  v.status = Status::inconclusive;
+  v.metric = std::max(v.metric, u.ratio);
+  const std::string why = u.reason.empty() ? "the control ensemble's own spread is " + figure(u.spread) + " updates at " +
+                                                 u.spread_where + " (undetermined at >= " + figure(kUndeterminedAt) +
+                                                 ": valid rounding orders disagree by more than the step's update)"
+                                           : u.reason;
+  v.message = "INCONCLUSIVE: " + why + "; " + std::to_string(u.tensors) + " undetermined tensor(s)" +
+              (u.ratio_where.empty() ? "" : ", worst band ratio there " + figure(u.ratio) + " at " + u.ratio_where) +
+              "; the determined part: " + v.message;
+  return v;
+}
+
+std::string inconclusive_cause(const Scenario& s) {
+  const auto& o = s.optimizer;
+  const std::string ns = std::string(dtype_name(o.ns_dtype));
+  if (o.ns_method == NsMethod::gram && o.ns_dtype != DType::fp32 && o.ns_steps > 5)
+    return "Gram Newton-Schulz in " + ns + " with " + std::to_string(o.ns_steps) +
+           " iterations (past its designed 5: its rounding error grows with every further iteration, so a one-ulp "
+           "difference becomes an O(1) one); a user training with it gets no well-defined update either";
+  if (o.ns_dtype != DType::fp32)
+    for (const auto& p : s.model.params) {
+      const auto v = matrix_view(p.shape);
+      if (v.rows > 1 && v.cols > 1 && s.engine.global_batch() < std::min(v.rows, v.cols))
+        return ns + " Newton-Schulz on a rank-deficient gradient (" + p.name + ": global batch " +
+               std::to_string(s.engine.global_batch()) + " below its smaller side " + std::to_string(std::min(v.rows, v.cols)) +
+               "): rounding noise in the null space is amplified to O(1)";
+    }
+  return "no known cause in the configuration: the valid rounding orders themselves disagree by more than an update";
+}
+
+}  // namespace muoncheck
