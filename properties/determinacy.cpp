@@ -1,5 +1,6 @@
 #include "properties/determinacy.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -18,6 +19,12 @@ std::string figure(double x) {
 }  // namespace
 
 double spread_over_update(double ensemble_error, const std::vector<double>& exact, const std::vector<double>& exact_before) {
+  // A non-finite exact state (a step that starts from the state an undetermined step left
+  // infinite) has no relative error to speak of: nothing there is determined.
+  for (const auto* x : {&exact, &exact_before})
+    for (double v : *x)
+      if (!std::isfinite(v)) return INFINITY;
+  if (!std::isfinite(ensemble_error)) return INFINITY;
   return update_sensitivity(ensemble_error, exact, exact_before);
 }
 
@@ -60,19 +67,25 @@ Verdict settle(Verdict v, const Undetermined& u, const Scenario& s) {
 std::string inconclusive_cause(const Scenario& s) {
   const auto& o = s.optimizer;
   const std::string ns = std::string(dtype_name(o.ns_dtype));
+  std::vector<std::string> causes;
   if (o.ns_method == NsMethod::gram && o.ns_dtype != DType::fp32 && o.ns_steps > 5)
-    return "Gram Newton-Schulz in " + ns + " with " + std::to_string(o.ns_steps) +
-           " iterations (past its designed 5: its rounding error grows with every further iteration, so a one-ulp "
-           "difference becomes an O(1) one); a user training with it gets no well-defined update either";
+    causes.push_back("Gram Newton-Schulz in " + ns + " with " + std::to_string(o.ns_steps) +
+                     " iterations, past its designed 5 (its rounding error grows with every further iteration)");
   if (o.ns_dtype != DType::fp32)
     for (const auto& p : s.model.params) {
       const auto v = matrix_view(p.shape);
-      if (v.rows > 1 && v.cols > 1 && s.engine.global_batch() < std::min(v.rows, v.cols))
-        return ns + " Newton-Schulz on a rank-deficient gradient (" + p.name + ": global batch " +
-               std::to_string(s.engine.global_batch()) + " below its smaller side " + std::to_string(std::min(v.rows, v.cols)) +
-               "): rounding noise in the null space is amplified to O(1)";
+      const int64_t side = std::min(v.rows, v.cols);
+      if (v.rows > 1 && v.cols > 1 && s.engine.global_batch() < side) {
+        causes.push_back(ns + " Newton-Schulz on a rank-deficient gradient (" + p.name + ": global batch " +
+                         std::to_string(s.engine.global_batch()) + " below its smaller side " + std::to_string(side) +
+                         ", so rounding noise in the null space is amplified to O(1))");
+        break;
+      }
     }
-  return "no known cause in the configuration: the valid rounding orders themselves disagree by more than an update";
+  if (causes.empty()) return "no known cause in the configuration: the valid rounding orders themselves disagree by more than an update";
+  std::string out;
+  for (const auto& c : causes) out += (out.empty() ? "" : "; and ") + c;
+  return out + "; a user training with it gets no well-defined update either";
 }
 
 }  // namespace muoncheck

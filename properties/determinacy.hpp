@@ -28,7 +28,8 @@ namespace muoncheck {
 inline constexpr double kUndeterminedAt = 1.0;
 
 // max_k err(control_k)·‖W*‖ / ‖W* − W*_before‖: the spread in units of the step's exact update
-// (0 when W* did not move, e.g. a skipped step; +inf when the ensemble's error is).
+// (0 when W* did not move, e.g. a skipped step; +inf when the ensemble's error or the exact
+// state itself is not finite).
 double spread_over_update(double ensemble_error, const std::vector<double>& exact, const std::vector<double>& exact_before);
 bool is_undetermined(double spread);   // spread ≥ kUndeterminedAt; NaN counts as undetermined
 

@@ -146,10 +146,12 @@ Verdict overflow_skip_clean(const Scenario& scenario, const Trajectory& oracle, 
       const auto& x = have.params[p];
       const auto& y = before[p];
       const auto& name = scenario.model.params[p].name;
-      if (x.weight != y.weight) note(at + name + " weight changed on a skipped step");
-      if (!y.momentum.empty() && x.momentum != y.momentum) note(at + name + " momentum changed on a skipped step");
+      // Bit for bit: a state an undetermined step left non-finite stays the same NaN when untouched.
+      if (!bit_identical(x.weight, y.weight)) note(at + name + " weight changed on a skipped step");
+      if (!y.momentum.empty() && !bit_identical(x.momentum, y.momentum)) note(at + name + " momentum changed on a skipped step");
       if (y.momentum.empty() && !x.momentum.empty() && t > 0) note(at + name + " momentum appeared on a skipped step");
-      if (!y.adam_m.empty() && (x.adam_m != y.adam_m || x.adam_v != y.adam_v)) note(at + name + " Adam moments changed on a skipped step");
+      if (!y.adam_m.empty() && (!bit_identical(x.adam_m, y.adam_m) || !bit_identical(x.adam_v, y.adam_v)))
+        note(at + name + " Adam moments changed on a skipped step");
     }
     const int good_before = t == 0 ? 0 : impl_steps[t - 1].good_steps_after;
     if (have.good_steps_after != good_before) note(at + "the step count advanced on a skipped step");

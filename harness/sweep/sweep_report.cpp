@@ -64,7 +64,7 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
   std::fprintf(out, "invariants failing on the minimal case (float128): %s\n", joined(c.invariants, ", ").c_str());
   std::fprintf(out, "shrunk in %d steps (%d judgements) from %s\n  to %s\n", c.shrink_steps, c.shrink_judgements,
                describe(c.original_size).c_str(), describe(c.shrunk_size).c_str());
-  std::fprintf(out, "minimal scenario: %s\n%s\n", c.path.c_str(), c.repro.c_str());
+  std::fprintf(out, "minimal scenario: %s\n%s\nregenerate: %s\n", c.path.c_str(), c.repro.c_str(), c.regenerate.c_str());
   print_counts();
 }
 
@@ -96,7 +96,7 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
                     {"message", c.message},               {"original", size_json(c.original_size)},
                     {"shrunk", size_json(c.shrunk_size)}, {"shrink_steps", c.shrink_steps},
                     {"shrink_judgements", c.shrink_judgements}, {"scenario_file", c.path},
-                    {"repro", c.repro}};
+                    {"repro", c.repro}, {"regenerate", c.regenerate}};
   } else {
     j["failure"] = nullptr;
   }

@@ -122,6 +122,7 @@ SweepCounterexample minimise(const rc::Shrinkable<Scenario>& failing, int index,
   c.path = (std::filesystem::path(o.cases_dir) / (name + ".json")).string();
   save_scenario(c.shrunk, c.path);
   c.repro = repro_line(c.path, c.invariants, o);
+  c.regenerate = sweep_repro_line(o, index);
   return c;
 }
 
@@ -178,7 +179,7 @@ SweepResult run_sweep(const SweepOptions& o) {
 }
 
 std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r) {
-  return coverage_problems(r.coverage, o.min_executed, this_command_line());
+  return coverage_problems(r.coverage, o.min_executed, sweep_repro_line(o, std::max(0, r.cases_run - 1)));
 }
 
 }  // namespace muoncheck

@@ -46,6 +46,7 @@ struct SweepCounterexample {
   int shrink_steps = 0, shrink_judgements = 0;
   std::string path;                       // the saved minimal scenario
   std::string repro;                      // `muoncheck run PATH --invariant ID --fault ID...`
+  std::string regenerate;                 // `muoncheck sweep --seed S --cases N ...`: the case again, from its seed
 };
 
 struct UnconfirmedCase {
@@ -84,7 +85,8 @@ Scenario sweep_case(uint64_t seed, int index, const generators::Focus& focus, co
 SweepResult run_sweep(const SweepOptions& o);
 
 // Why the sweep's executed counts make it not OK (a case that judged nothing, a share below
-// o.min_executed); empty when they do not. The repro of the share is this command line.
+// o.min_executed); empty when they do not. The repro of the share is the sweep of the same
+// seed and cases.
 std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r);
 
 }  // namespace muoncheck

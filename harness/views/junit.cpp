@@ -135,7 +135,7 @@ std::string junit_xml(const nlohmann::json& report) {
       const auto& f = (*sweep)["failure"];
       c.outcome = "failure";
       c.message = str(f, "message");
-      c.detail = c.message + "\nrepro: " + str(f, "repro");
+      c.detail = c.message + "\nrepro: " + str(f, "repro") + (str(f, "regenerate").empty() ? "" : "\nregenerate: " + str(f, "regenerate"));
     }
     w.cases.push_back(c);
     suites.push_back(w);

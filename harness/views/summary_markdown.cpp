@@ -67,7 +67,7 @@ std::string summary_markdown(const nlohmann::json& report) {
         << views::format("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
     if (sweep->value("inconclusive_cases", 0) > 0) out << sweep->value("inconclusive_cases", 0) << " INCONCLUSIVE, ";
     if (views::sweep_failed(*sweep))
-      out << "FOUND A COUNTEREXAMPLE\n\n" << cell(str((*sweep)["failure"], "message")) << "\n\n```\n" << str((*sweep)["failure"], "repro") << "\n```\n";
+      out << "FOUND A COUNTEREXAMPLE\n\n" << cell(str((*sweep)["failure"], "message")) << "\n\n```\n" << str((*sweep)["failure"], "repro") << "\n" << str((*sweep)["failure"], "regenerate") << "\n```\n";
     else
       out << "clean\n";
   }
