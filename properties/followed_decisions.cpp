@@ -2,9 +2,8 @@
 
 #include <algorithm>
 
-#include "oracle/control_ensemble.hpp"
 #include "oracle/scaler.hpp"
-#include "properties/tensor_error.hpp"
+#include "properties/numeric_invariants.hpp"
 
 namespace muoncheck {
 
@@ -46,15 +45,9 @@ ValidDecisions valid_decisions(const RunBundle& b) {
   return [&b](int t) {
     std::vector<bool> out;
     if (t > static_cast<int>(b.impl.trajectory.steps.size())) return out;
-    const Scenario& s = b.scenario;
-    const auto before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
-    const int count = static_cast<int>(b.controls.size());
-    const auto exact = b.memo ? b.memo->exact_step(s, t, before, b.precision)
-                              : std::make_shared<const StepRecord>(oracle::step_from(s, t, before, b.precision));
-    const auto members = b.memo ? b.memo->member_steps(s, t, before, count)
-                                : std::make_shared<const std::vector<StepRecord>>(oracle::control_steps_from(s, t, before, count));
-    out.push_back(exact->skipped);
-    for (const auto& m : *members) out.push_back(m.skipped);
+    const auto steps = steps_from_impl_state(b, t);
+    out.push_back(steps.exact->skipped);
+    for (const auto& m : *steps.members) out.push_back(m.skipped);
     return out;
   };
 }

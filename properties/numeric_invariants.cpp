@@ -49,6 +49,18 @@ Verdict trajectory_conforms(const Scenario& s, const Trajectory& impl, const Tra
   return band_verdict(s, "trajectory-conforms", worst, "worst at " + worst.where);
 }
 
+StepsFromState steps_from_impl_state(const RunBundle& b, int t) {
+  const Scenario& s = b.scenario;
+  StepsFromState out;
+  out.before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
+  const int count = static_cast<int>(b.controls.size());
+  out.exact = b.memo ? b.memo->exact_step(s, t, out.before, b.precision)
+                     : std::make_shared<const StepRecord>(oracle::step_from(s, t, out.before, b.precision));
+  out.members = b.memo ? b.memo->member_steps(s, t, out.before, count)
+                       : std::make_shared<const std::vector<StepRecord>>(oracle::control_steps_from(s, t, out.before, count));
+  return out;
+}
+
 Verdict step_conforms(const RunBundle& b) {
   const auto& s = b.scenario;
   if (b.impl.trajectory.steps.size() != b.oracle.steps.size())
@@ -58,12 +70,8 @@ Verdict step_conforms(const RunBundle& b) {
   for (int t = 0; t < s.steps; ++t) {
     // From the implementation's own state: the exact step, and every control member's
     // step, so the band is the members' noise of the very step the implementation took.
-    const auto before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
-    const int count = static_cast<int>(b.controls.size());
-    const auto exact = b.memo ? b.memo->exact_step(s, t, before, b.precision)
-                              : std::make_shared<const StepRecord>(oracle::step_from(s, t, before, b.precision));
-    const auto members = b.memo ? b.memo->member_steps(s, t, before, count)
-                                : std::make_shared<const std::vector<StepRecord>>(oracle::control_steps_from(s, t, before, count));
+    const auto [before, exact, members] = steps_from_impl_state(b, t);
+    const int count = static_cast<int>(members->size());
     StepSides sides{&b.impl.trajectory.steps[t].params, &exact->params, &before.params, {}};
     for (const auto& m : *members) sides.members.push_back(&m.params);
     const bool skipped = b.impl.trajectory.steps[t].skipped;
