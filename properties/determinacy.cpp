@@ -40,10 +40,8 @@ void Undetermined::note_tensor(double r, const std::string& where) {
 }
 
 void Undetermined::merge(const Undetermined& o, const std::string& prefix) {
-  if (o.spread > spread || (std::isinf(o.spread) && !std::isinf(spread))) spread = o.spread, spread_where = prefix + o.spread_where;
-  if (tensors == 0 || o.ratio > ratio) {
-    if (o.tensors > 0) ratio = o.ratio, ratio_where = prefix + o.ratio_where;
-  }
+  if (o.spread > spread) spread = o.spread, spread_where = prefix + o.spread_where;
+  if (o.tensors > 0 && (tensors == 0 || o.ratio > ratio)) ratio = o.ratio, ratio_where = prefix + o.ratio_where;
   tensors += o.tensors;
   if (reason.empty() && !o.reason.empty()) reason = prefix + o.reason;
 }

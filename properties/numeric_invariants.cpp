@@ -26,9 +26,13 @@ Verdict trajectory_conforms(const RunBundle& b) { return trajectory_conforms(b.s
 namespace {
 Verdict band_verdict(const Scenario& s, const char* id, const BandCheck& worst, const std::string& located) {
   const std::string by_kind = per_kind_summary(worst);
-  Verdict v = Verdict::judge(id, worst.worst_ratio, 1.0,
-                             located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error) +
-                                 (by_kind.empty() ? "" : "; worst of the band per tensor: " + by_kind));
+  // Every tensor undetermined (or the determined ones exact): there is no worst place to name.
+  const bool nothing_located = worst.where.empty() && worst.undetermined.tensors > 0;
+  Verdict v = Verdict::judge(
+      id, worst.worst_ratio, 1.0,
+      nothing_located ? "no determined tensor differs from the exact one"
+                      : located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error) +
+                            (by_kind.empty() ? "" : "; worst of the band per tensor: " + by_kind));
   v.sensitivity = worst.sensitivity;
   v.sensitivity_where = worst.sensitivity_where;
   return settle(v, worst.undetermined, s);
