@@ -131,7 +131,8 @@ SweepCounterexample minimise(const rc::Shrinkable<Scenario>& failing, int index,
 void SpreadTally::add(int case_number, double figure, bool inconclusive) {
   char decade[16];
   if (std::isinf(figure)) std::snprintf(decade, sizeof decade, "inf");
-  else std::snprintf(decade, sizeof decade, "1e%+03d", figure > 0 ? std::clamp(static_cast<int>(std::floor(std::log10(figure))), -12, 12) : -12);
+  else if (!(figure > 0)) std::snprintf(decade, sizeof decade, "0");   // no numeric verdict, or nothing moved
+  else std::snprintf(decade, sizeof decade, "1e%+03d", std::clamp(static_cast<int>(std::floor(std::log10(figure))), -12, 12));
   ++by_decade[decade];
   if (!inconclusive && figure > widest_conclusive) widest_conclusive = figure, widest_conclusive_case = case_number;
   if (inconclusive && figure < narrowest_inconclusive) narrowest_inconclusive = figure, narrowest_inconclusive_case = case_number;

@@ -58,7 +58,7 @@ struct UnconfirmedCase {
 // How close the cases came to the determinacy rule (properties/determinacy.hpp): each case's
 // figure is its worst control-ensemble spread over a step's update, over its numeric verdicts.
 struct SpreadTally {
-  std::map<std::string, int> by_decade;   // "1e-03" counts figures in [1e-3, 1e-2); "inf"
+  std::map<std::string, int> by_decade;   // "1e-03" counts figures in [1e-3, 1e-2); "0", "inf"
   double widest_conclusive = 0.0;          // the largest figure of a case with no INCONCLUSIVE verdict
   int widest_conclusive_case = 0;
   double narrowest_inconclusive = INFINITY;   // the smallest figure of a case with one
