@@ -46,6 +46,8 @@ std::string diff(const StepRecord& a, const StepRecord& b) {
 
 }  // namespace
 
+bool bit_identical(const std::vector<double>& a, const std::vector<double>& b) { return diff(a, b, "").empty(); }
+
 std::string first_bitwise_difference(const Trajectory& a, const Trajectory& b) {
   if (a.producer != b.producer) return "producer";
   if (a.tags.size() != b.tags.size()) return "tag count";

@@ -11,4 +11,7 @@ namespace muoncheck {
 // Empty when bit-identical; otherwise where the first difference is ("step 1 p0.grad[3]").
 std::string first_bitwise_difference(const Trajectory& a, const Trajectory& b);
 
+// Two tensors bit for bit (a NaN left in place equals itself; == would call it changed).
+bool bit_identical(const std::vector<double>& a, const std::vector<double>& b);
+
 }  // namespace muoncheck

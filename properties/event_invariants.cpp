@@ -7,6 +7,8 @@
 
 #include "core/trajectory_json.hpp"
 #include "properties/bitwise.hpp"
+#include "properties/followed_decisions.hpp"
+#include "properties/followed_decisions.hpp"
 
 namespace muoncheck {
 
@@ -31,7 +33,9 @@ std::map<int, int> muon_gathers_per_step(const Observation& r) {
 
 }  // namespace
 
-Verdict ns_once_per_matrix_per_step(const RunBundle& b) { return ns_once_per_matrix_per_step(b.oracle, b.impl.trajectory); }
+Verdict ns_once_per_matrix_per_step(const RunBundle& b) {
+  return judged_on_followed(b, [&](const Trajectory& reference) { return ns_once_per_matrix_per_step(reference, b.impl.trajectory); });
+}
 
 Verdict ns_once_per_matrix_per_step(const Trajectory& oracle, const Trajectory& impl) {
   const auto& tags = oracle.tags;
@@ -112,7 +116,9 @@ Verdict tagging_matches(const std::vector<ParamTag>& expected, const std::vector
   return Verdict::judge("tagging-matches", wrong, 0, wrong == 0 ? counts : first + "; " + counts);
 }
 
-Verdict overflow_skip_clean(const RunBundle& b) { return overflow_skip_clean(b.scenario, b.oracle, b.impl.trajectory); }
+Verdict overflow_skip_clean(const RunBundle& b) {
+  return judged_on_followed(b, [&](const Trajectory& reference) { return overflow_skip_clean(b.scenario, reference, b.impl.trajectory); });
+}
 
 Verdict overflow_skip_clean(const Scenario& scenario, const Trajectory& oracle, const Trajectory& impl) {
   const auto& impl_steps = impl.steps;
@@ -141,10 +147,12 @@ Verdict overflow_skip_clean(const Scenario& scenario, const Trajectory& oracle, 
       const auto& x = have.params[p];
       const auto& y = before[p];
       const auto& name = scenario.model.params[p].name;
-      if (x.weight != y.weight) note(at + name + " weight changed on a skipped step");
-      if (!y.momentum.empty() && x.momentum != y.momentum) note(at + name + " momentum changed on a skipped step");
+      // Bit for bit: a state an undetermined step left non-finite stays the same NaN when untouched.
+      if (!bit_identical(x.weight, y.weight)) note(at + name + " weight changed on a skipped step");
+      if (!y.momentum.empty() && !bit_identical(x.momentum, y.momentum)) note(at + name + " momentum changed on a skipped step");
       if (y.momentum.empty() && !x.momentum.empty() && t > 0) note(at + name + " momentum appeared on a skipped step");
-      if (!y.adam_m.empty() && (x.adam_m != y.adam_m || x.adam_v != y.adam_v)) note(at + name + " Adam moments changed on a skipped step");
+      if (!y.adam_m.empty() && (!bit_identical(x.adam_m, y.adam_m) || !bit_identical(x.adam_v, y.adam_v)))
+        note(at + name + " Adam moments changed on a skipped step");
     }
     const int good_before = t == 0 ? 0 : impl_steps[t - 1].good_steps_after;
     if (have.good_steps_after != good_before) note(at + "the step count advanced on a skipped step");

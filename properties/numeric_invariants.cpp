@@ -24,14 +24,18 @@ bool is_power_of_two(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
 Verdict trajectory_conforms(const RunBundle& b) { return trajectory_conforms(b.scenario, b.impl.trajectory, b.oracle, b.controls); }
 
 namespace {
-Verdict band_verdict(const char* id, const BandCheck& worst, const std::string& located) {
+Verdict band_verdict(const Scenario& s, const char* id, const BandCheck& worst, const std::string& located) {
   const std::string by_kind = per_kind_summary(worst);
-  Verdict v = Verdict::judge(id, worst.worst_ratio, 1.0,
-                             located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error) +
-                                 (by_kind.empty() ? "" : "; worst of the band per tensor: " + by_kind));
+  // Every tensor undetermined (or the determined ones exact): there is no worst place to name.
+  const bool nothing_located = worst.where.empty() && worst.undetermined.tensors > 0;
+  Verdict v = Verdict::judge(
+      id, worst.worst_ratio, 1.0,
+      nothing_located ? "no determined tensor differs from the exact one"
+                      : located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error) +
+                            (by_kind.empty() ? "" : "; worst of the band per tensor: " + by_kind));
   v.sensitivity = worst.sensitivity;
   v.sensitivity_where = worst.sensitivity_where;
-  return v;
+  return settle(v, worst.undetermined, s);
 }
 }  // namespace
 
@@ -41,10 +45,24 @@ Verdict trajectory_conforms(const Scenario& s, const Trajectory& impl, const Tra
   BandCheck worst;
   for (size_t t = 0; t < oracle.steps.size(); ++t) {
     const auto* before = t == 0 ? &oracle.initial : &oracle.steps[t - 1].params;
-    worst.merge(check_band(s, {&impl.steps[t].params, &oracle.steps[t].params, before, member_params(controls, t)}),
+    // Free-running: every step after an undetermined one starts from an undetermined state.
+    const bool downstream = worst.undetermined.tensors > 0;
+    worst.merge(check_band(s, {&impl.steps[t].params, &oracle.steps[t].params, before, member_params(controls, t), downstream}),
                 "step " + std::to_string(t) + " ");
   }
-  return band_verdict("trajectory-conforms", worst, "worst at " + worst.where);
+  return band_verdict(s, "trajectory-conforms", worst, "worst at " + worst.where);
+}
+
+StepsFromState steps_from_impl_state(const RunBundle& b, int t) {
+  const Scenario& s = b.scenario;
+  StepsFromState out;
+  out.before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
+  const int count = static_cast<int>(b.controls.size());
+  out.exact = b.memo ? b.memo->exact_step(s, t, out.before, b.precision)
+                     : std::make_shared<const StepRecord>(oracle::step_from(s, t, out.before, b.precision));
+  out.members = b.memo ? b.memo->member_steps(s, t, out.before, count)
+                       : std::make_shared<const std::vector<StepRecord>>(oracle::control_steps_from(s, t, out.before, count));
+  return out;
 }
 
 Verdict step_conforms(const RunBundle& b) {
@@ -56,20 +74,25 @@ Verdict step_conforms(const RunBundle& b) {
   for (int t = 0; t < s.steps; ++t) {
     // From the implementation's own state: the exact step, and every control member's
     // step, so the band is the members' noise of the very step the implementation took.
-    const auto before = t == 0 ? oracle::initial_state(s) : state_before(s, b.impl.trajectory, t);
-    const int count = static_cast<int>(b.controls.size());
-    const auto exact = b.memo ? b.memo->exact_step(s, t, before, b.precision)
-                              : std::make_shared<const StepRecord>(oracle::step_from(s, t, before, b.precision));
-    const auto members = b.memo ? b.memo->member_steps(s, t, before, count)
-                                : std::make_shared<const std::vector<StepRecord>>(oracle::control_steps_from(s, t, before, count));
+    const auto [before, exact, members] = steps_from_impl_state(b, t);
+    const int count = static_cast<int>(members->size());
     StepSides sides{&b.impl.trajectory.steps[t].params, &exact->params, &before.params, {}};
     for (const auto& m : *members) sides.members.push_back(&m.params);
+    const bool skipped = b.impl.trajectory.steps[t].skipped;
+    int same_decision = 0;   // control members that make the implementation's skip decision from its state
+    for (const auto& m : *members) same_decision += m.skipped == skipped;
+    // A decision the exact step does not make but some valid order does: this step's numbers
+    // answer another question (a taken step against a skipped one), so every tensor is undetermined.
+    sides.downstream_of_undetermined = exact->skipped != skipped && same_decision > 0;
     BandCheck c = check_band(s, sides);
-    if (exact->skipped != b.impl.trajectory.steps[t].skipped) c.worst_ratio = INFINITY, c.where = "skip decision differs";
+    if (sides.downstream_of_undetermined)
+      c.undetermined.reason = std::string(skipped ? "skipped" : "taken") + " as " + std::to_string(same_decision) +
+                              " of " + std::to_string(count) + " valid orders (control members) decide from the implementation's state, the exact step does not";
+    else if (exact->skipped != skipped) c.worst_ratio = INFINITY, c.where = "skip decision differs (no valid order makes it)";
     worst.merge(c, "step " + std::to_string(t) + " ");
     if (c.worst_ratio > 1.0) { first_out = t; break; }   // the first step where it diverges is the finding
   }
-  return band_verdict("step-conforms", worst,
+  return band_verdict(s, "step-conforms", worst,
                       first_out < 0 ? "every step within the band; worst at " + worst.where
                                     : "first divergence at " + worst.where);
 }

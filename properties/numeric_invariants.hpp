@@ -2,11 +2,22 @@
 // within the control ensemble's band (free-running and stepwise), and the exact plumbing
 // tier (step-0 gradient bit-equal where every sum is exact).
 #pragma once
+#include <memory>
+
 #include "properties/run_bundle.hpp"
 #include "properties/tensor_error.hpp"
 #include "properties/verdict.hpp"
 
 namespace muoncheck {
+
+// Step t from the implementation's own state before it: that state, the exact step and every
+// control member's step (the memo's when the bundle has one) — what step-conforms judges with.
+struct StepsFromState {
+  TrainingState before;
+  std::shared_ptr<const StepRecord> exact;
+  std::shared_ptr<const std::vector<StepRecord>> members;
+};
+StepsFromState steps_from_impl_state(const RunBundle& b, int t);
 
 Verdict trajectory_conforms(const RunBundle& b);
 Verdict step_conforms(const RunBundle& b);

@@ -33,28 +33,38 @@ Verdict compare_runs(const std::string& invariant, const Scenario& s, const Traj
   if (a.impl->steps.size() != steps || b.impl->steps.size() != steps)
     return Verdict::judge(invariant, INFINITY, 1.0, "the runs have different step counts");
   auto weights = [](const ControlEnsemble& e, size_t t, size_t p) { return member_tensors(member_params(e, t), p, "weight"); };
-  for (size_t t = 0; t < steps; ++t)
+  Undetermined undetermined;
+  for (size_t t = 0; t < steps; ++t) {
+    const bool downstream = undetermined.tensors > 0;   // both runs free-run past an undetermined step
     for (size_t p = 0; p < oracle.steps[t].params.size(); ++p) {
       const auto& exact = oracle.steps[t].params[p].weight;
       const auto& before = t == 0 ? oracle.initial[p].weight : oracle.steps[t - 1].params[p].weight;
       const bool both = p < a.impl->steps[t].params.size() && p < b.impl->steps[t].params.size();
       const double gap = both ? relative_gap(a.impl->steps[t].params[p].weight, b.impl->steps[t].params[p].weight, exact) : INFINITY;
-      const double band = allowed_error(s.tolerance, ensemble_error(weights(*a.controls, t, p), exact) +
-                                                         ensemble_error(weights(*b.controls, t, p), exact));
+      const double ea = ensemble_error(weights(*a.controls, t, p), exact), eb = ensemble_error(weights(*b.controls, t, p), exact);
+      const double band = allowed_error(s.tolerance, ea + eb);
       const double ratio = gap / band;
       const std::string here = "step " + std::to_string(t) + " " + s.model.params[p].name;
+      const double spread = spread_over_update(std::max(ea, eb), exact, before);
+      undetermined.note_spread(spread, here);
+      const double sens = update_sensitivity(band, exact, before);
+      if (sens > sensitivity) sensitivity = sens, sensitivity_where = here;
+      if (downstream || is_undetermined(spread)) {   // judged apart (determinacy.hpp)
+        undetermined.note_tensor(ratio, here);
+        continue;
+      }
       if (!(ratio <= worst)) {
         worst = std::isnan(ratio) ? INFINITY : ratio;
         worst_gap = gap, worst_band = band;
         where = here;
       }
-      const double sens = update_sensitivity(band, exact, before);
-      if (sens > sensitivity) sensitivity = sens, sensitivity_where = here;
     }
+  }
   char buf[200];
   Verdict v;
   if (where.empty()) {
-    std::snprintf(buf, sizeof buf, "%s vs %s: weights bit-identical at every step", a.label.c_str(), b.label.c_str());
+    std::snprintf(buf, sizeof buf, "%s vs %s: weights bit-identical at every %sstep", a.label.c_str(), b.label.c_str(),
+                  undetermined.tensors > 0 ? "determined " : "");
     v = Verdict::judge(invariant, 0.0, 1.0, buf);
   } else {
     std::snprintf(buf, sizeof buf, "%s vs %s: worst relative weight difference %.3g (band %.3g) at ", a.label.c_str(),
@@ -63,7 +73,7 @@ Verdict compare_runs(const std::string& invariant, const Scenario& s, const Traj
   }
   v.sensitivity = sensitivity;
   v.sensitivity_where = sensitivity_where;
-  return v;
+  return settle(v, undetermined, s);
 }
 
 }  // namespace muoncheck

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "properties/followed_decisions.hpp"
+
 namespace muoncheck {
 namespace {
 
@@ -14,7 +16,9 @@ std::string num(double x) {
 
 }  // namespace
 
-Verdict scaler_state_exact(const RunBundle& b) { return scaler_state_exact(b.oracle, b.impl.trajectory); }
+Verdict scaler_state_exact(const RunBundle& b) {
+  return judged_on_followed(b, [&](const Trajectory& reference) { return scaler_state_exact(reference, b.impl.trajectory); });
+}
 
 Verdict scaler_state_exact(const Trajectory& oracle, const Trajectory& impl) {
   double bad = 0;

@@ -65,6 +65,7 @@ void BandCheck::merge(const BandCheck& o, const std::string& prefix) {
     where = prefix + o.where;
   }
   if (o.sensitivity > sensitivity) sensitivity = o.sensitivity, sensitivity_where = prefix + o.sensitivity_where;
+  undetermined.merge(o.undetermined, prefix);
   for (const auto& [kind, worst] : o.by_kind) {
     const double ratio = std::isnan(worst.first) ? kInf : worst.first;
     auto it = by_kind.find(kind);
@@ -112,9 +113,20 @@ BandCheck check_band(const Scenario& s, const StepSides& sides) {
       const double allowed = allowed_error(s.tolerance, c.worst_control_error);
       c.worst_ratio = c.worst_impl_error / allowed;
       c.where = want.kind + (got ? "" : " (not exported by the implementation)");
-      if (want.kind == "weight" && sides.exact_before && p < sides.exact_before->size())
-        c.sensitivity = update_sensitivity(allowed, *want.values, (*sides.exact_before)[p].weight), c.sensitivity_where = "weight";
-      c.by_kind[want.kind] = {c.worst_ratio, ""};
+      bool undetermined = sides.downstream_of_undetermined;
+      if (want.kind == "weight" && sides.exact_before && p < sides.exact_before->size()) {
+        const auto& before = (*sides.exact_before)[p].weight;
+        c.sensitivity = update_sensitivity(allowed, *want.values, before), c.sensitivity_where = "weight";
+        const double spread = spread_over_update(c.worst_control_error, *want.values, before);
+        c.undetermined.note_spread(spread, "weight");
+        undetermined = undetermined || is_undetermined(spread);
+      }
+      if (undetermined) {   // judged apart: the band says nothing here
+        c.undetermined.note_tensor(c.worst_ratio, c.where);
+        c.worst_ratio = 0.0, c.where.clear();
+      } else {
+        c.by_kind[want.kind] = {c.worst_ratio, ""};
+      }
       b.merge(c, name);
     }
     // A tensor the exact state does not have (momentum of an AdamW param) is a tagging error.

@@ -11,6 +11,7 @@
 
 #include "core/scenario.hpp"
 #include "core/trajectory.hpp"
+#include "properties/determinacy.hpp"
 
 namespace muoncheck {
 
@@ -50,6 +51,9 @@ struct BandCheck {
   // The worst ratio per kind of tensor (weight, momentum, adam_m, adam_v) and where, so a
   // verdict can show the weights apart from state an implementation keeps in other units.
   std::map<std::string, std::pair<double, std::string>> by_kind;
+  // Tensors the precision does not determine (determinacy.hpp), judged apart: not in
+  // worst_ratio or by_kind; with the worst spread over update of every weight.
+  Undetermined undetermined;
   void merge(const BandCheck& o, const std::string& prefix);   // keeps the worst of each
 };
 
@@ -63,6 +67,8 @@ struct StepSides {
   const std::vector<ParamState>* exact;
   const std::vector<ParamState>* exact_before;
   std::vector<const std::vector<ParamState>*> members;
+  // Downstream of an undetermined step (a free-running trajectory after one): every tensor is.
+  bool downstream_of_undetermined = false;
 };
 BandCheck check_band(const Scenario& s, const StepSides& sides);
 

@@ -44,7 +44,9 @@ Outcome run(const cli::Args& args) {
   const double min_executed = min_executed_from(args);
   // The sweep's own options, parsed (and so rejected) before the hours of work, not after.
   const int sweep_cases = positive_int_from(args, "sweep-cases");
-  const std::uint64_t seed = seed_from(args);
+  // A new seed each night (the UTC date) unless given, so the sweep explores instead of re-running one tuned seed.
+  const std::uint64_t seed = seed_from(args, "seed/nightly");
+  const std::string seed_source = option_text(args, "seed/nightly") == "date" ? "the UTC date" : "given";
   check_writable(report_path);   // before the hours of work, not after
   const auto views = view_paths_from(args);
 
@@ -57,7 +59,8 @@ Outcome run(const cli::Args& args) {
   const auto mutants = run_mutants_after(suite.results, impl::fault_ids(), dir, so.judge);
   print_kill_table(stdout, mutants);
 
-  std::printf("\n== sweep: generated scenarios until the budget is spent\n");
+  std::printf("\n== sweep: generated scenarios until the budget is spent; seed %llu (%s; --seed %llu repeats it)\n",
+              static_cast<unsigned long long>(seed), seed_source.c_str(), static_cast<unsigned long long>(seed));
   SweepOptions sw;
   sw.cases = sweep_cases;
   sw.seed = seed;
@@ -88,6 +91,7 @@ Outcome run(const cli::Args& args) {
   report["sweep"] = sweep_json(sw, sweep);
   const double seconds = seconds_since(start);
   report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
+                       {"seed", seed}, {"seed_from", seed_source},
                        {"ok", suite_sum.ok() && mutants_ok && sweep_ok}};
   write_report(report_path, report);
   write_report_views(report, views);
@@ -107,10 +111,11 @@ Command nightly_command() {
            "The nightly job: every scenario with the golden comparison, the mutants (the " +
                std::to_string(impl::fault_catalogue().size()) + " faults of the catalogue, the suite\n"
            "as their clean control) and a property sweep that stops when the budget is spent; one JSON report\n"
-           "(default reports/nightly.json) recording the backend and device. Exit 1 on any failure, and when\n"
+           "(default reports/nightly.json) recording the backend, the device and the sweep's seed (by default the\n"
+           "UTC date, YYYYMMDD: each night draws new cases). Exit 1 on any failure, and when\n"
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
            "than --min-executed of its verdicts.",
-           options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed",
+           options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed/nightly",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
                     "junit", "summary-md"})},
           run};

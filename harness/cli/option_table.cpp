@@ -1,5 +1,7 @@
 #include "harness/cli/option_table.hpp"
 
+#include <ctime>
+
 #include <charconv>
 #include <cstdio>
 #include <set>
@@ -82,6 +84,8 @@ std::vector<OptionEntry> build_table() {
       value("cases", "number of generated scenarios", "100"),
       value("sweep-cases", "most sweep cases", "300"),
       value("seed", "seed of the sweep's case generator, a non-negative integer", "1"),
+      value("seed/nightly", "seed of the sweep's case generator, a non-negative integer, or `date`: the UTC date "
+                            "as YYYYMMDD, so each night explores new cases", "date"),
       value("budget/sweep", "start no new case after SECONDS; 0: no limit", "0"),
       value("budget/nightly", "SECONDS for the whole job; the sweep gets what is left, at least 60",
             "3600"),
@@ -164,10 +168,16 @@ std::chrono::milliseconds timeout_from(const cli::Args& args) {
   return std::chrono::milliseconds(ms);
 }
 
-std::uint64_t seed_from(const cli::Args& args) {
-  const auto text = option_text(args, "seed");
+std::uint64_t seed_from(const cli::Args& args, std::string_view key) {
+  const auto text = option_text(args, key);
   std::uint64_t seed = 0;
-  if (!parse_integer(text, seed)) expected("seed", "a non-negative integer", text);
+  if (text == "date" && key == "seed/nightly") {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    return static_cast<std::uint64_t>((utc.tm_year + 1900) * 10000 + (utc.tm_mon + 1) * 100 + utc.tm_mday);
+  }
+  if (!parse_integer(text, seed)) expected(key, key == "seed/nightly" ? "a non-negative integer or date" : "a non-negative integer", text);
   return seed;
 }
 

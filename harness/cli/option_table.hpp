@@ -37,7 +37,8 @@ std::string option_text(const cli::Args& args, std::string_view key);
 
 // Parsers: each a Usage error naming the option and the value it got.
 std::chrono::milliseconds timeout_from(const cli::Args& args);   // --timeout-ms, a positive integer
-std::uint64_t seed_from(const cli::Args& args);                  // --seed, a non-negative integer
+// --seed, a non-negative integer; "seed/nightly" also takes `date` (its default): the UTC date as YYYYMMDD.
+std::uint64_t seed_from(const cli::Args& args, std::string_view key = "seed");
 // --oracle-precision (key "oracle-precision" or "oracle-precision/mutants") or oracle's --precision.
 oracle::Precision precision_from(const cli::Args& args, std::string_view key = "oracle-precision");
 impl::ComputeBackend backend_from(const cli::Args& args);        // --backend cpu|cuda

@@ -23,17 +23,19 @@ std::string number(double x) {
 
 // "14 UNSUPPORTED; trajectory-conforms: backend cuda: ..." (the counts, then the first verdict's reason)
 std::string not_executed_text(const ScenarioResult& r) {
-  int skipped = 0, unsupported = 0;
+  int skipped = 0, unsupported = 0, inconclusive = 0;
   const Verdict* first = nullptr;
   for (const auto& v : r.verdicts) {
     skipped += v.status == Status::skipped;
     unsupported += v.status == Status::unsupported;
+    inconclusive += v.status == Status::inconclusive;
     if (!first) first = &v;
   }
   if (!first) return "no invariant was asked for";
   std::string t;
   if (unsupported) t += std::to_string(unsupported) + " UNSUPPORTED";
   if (skipped) t += (t.empty() ? "" : ", ") + std::to_string(skipped) + " SKIPPED";
+  if (inconclusive) t += (t.empty() ? "" : ", ") + std::to_string(inconclusive) + " INCONCLUSIVE";
   return t + "; " + first->invariant + ": " + first->message;
 }
 
@@ -52,6 +54,7 @@ void Coverage::add(const ScenarioResult& r, const std::string& idle_repro) {
   for (const auto& v : r.verdicts) {
     skipped += v.status == Status::skipped;
     unsupported += v.status == Status::unsupported;
+    inconclusive += v.status == Status::inconclusive;
   }
   if (n == 0 && !r.error)   // an errored scenario is reported as an error, not as idle
     idle.push_back({r.scenario, executed_text(0, static_cast<int>(r.verdicts.size())) + " (" + not_executed_text(r) + ")",
@@ -86,7 +89,8 @@ std::vector<std::string> coverage_problems(const Coverage& c, double min_execute
   const bool said = c.executed == 0 && !c.idle.empty();   // every verdict is in an idle scenario above
   if (c.share() < min_executed && !said)
     out.push_back(executed_text(c) + ", below --min-executed " + number(min_executed) + " (" +
-                  std::to_string(c.skipped) + " SKIPPED, " + std::to_string(c.unsupported) + " UNSUPPORTED)" +
+                  std::to_string(c.skipped) + " SKIPPED, " + std::to_string(c.unsupported) + " UNSUPPORTED, " +
+                  std::to_string(c.inconclusive) + " INCONCLUSIVE)" +
                   ": too little was judged to call the run conforming; reproduce: " + run_repro);
   return out;
 }

@@ -1,5 +1,6 @@
 // Counts that cannot hide: how many of a run's invariant verdicts were executed (PASS or
-// FAIL) out of all it reported (SKIPPED and UNSUPPORTED included), and the gate every
+// FAIL) out of all it reported (SKIPPED, UNSUPPORTED and INCONCLUSIVE included: a question
+// the scenario's precision cannot answer was not judged), and the gate every
 // judging command applies to them. A scenario that executed nothing is not OK, whatever
 // the reason (an UNSUPPORTED scenario has shown nothing about conformance either), and a
 // run whose executed share is below --min-executed is not OK. Each reason is one line
@@ -27,7 +28,7 @@ struct IdleScenario {
 struct Coverage {
   int executed = 0;    // PASS or FAIL
   int verdicts = 0;    // every verdict
-  int skipped = 0, unsupported = 0;
+  int skipped = 0, unsupported = 0, inconclusive = 0;   // none of them executed
   std::vector<IdleScenario> idle;
   double share() const { return verdicts > 0 ? static_cast<double>(executed) / verdicts : 0.0; }
 

@@ -15,6 +15,7 @@
 #include "harness/judge/judge_runs.hpp"
 #include "oracle/parallel.hpp"
 #include "properties/invariant_table.hpp"
+#include "properties/determinacy.hpp"
 #include "properties/variants.hpp"
 
 namespace muoncheck {
@@ -100,6 +101,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   r.source = s.source;
   r.scenario_hash = scenario_hash(s);
   r.faults = o.faults;
+  r.inconclusive_cause = inconclusive_cause(s);
   auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
   auto finish = [&] {
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -50,6 +50,7 @@ struct ScenarioResult {
   std::map<std::string, impl::Bandwidth> timing_by_purpose;   // rank 0's, by purpose: muon_gather, muon_exchange
   std::string repro_command;   // empty: "muoncheck run SOURCE"; `verify` sets its own
   std::optional<ScenarioError> error;   // set: no verdicts, the scenario is reported as an error
+  std::string inconclusive_cause;        // what an INCONCLUSIVE verdict's NOTE names as the cause (determinacy.hpp)
 };
 
 struct GoldenResult {
@@ -68,6 +69,9 @@ StepReport step_report_of(const StepRecord& st, int step);
 // negative when neither ran. Above kInsensitiveAbove the console flags the scenario.
 inline constexpr double kInsensitiveAbove = 0.10;
 double scenario_sensitivity(const ScenarioResult& r, std::string* where = nullptr);
+
+// The NOTE a scenario with INCONCLUSIVE verdicts gets: which ones, and the cause; empty without.
+std::string inconclusive_note(const ScenarioResult& r);
 
 // The one line that reproduces a failing (scenario, invariant).
 std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags);

@@ -10,6 +10,7 @@
 #include "harness/judge/judge_observation.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "properties/invariant_table.hpp"
+#include "properties/determinacy.hpp"
 
 namespace muoncheck {
 
@@ -160,6 +161,7 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
     r.source = c.trace.source;
     r.scenario_hash = scenario_hash(s);
     r.repro_command = "muoncheck verify " + c.given_source + " --trace " + c.trace.source;
+    r.inconclusive_cause = inconclusive_cause(s);
     for (const auto& id : invariant_ids()) {
       if (!wanted(id)) continue;
       if (!c.trace.unsupported.empty()) r.verdicts.push_back(Verdict::unsupported(id, c.trace.unsupported));

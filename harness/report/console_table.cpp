@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "properties/determinacy.hpp"
+
 namespace muoncheck {
 
 namespace {
@@ -9,6 +11,10 @@ namespace {
 std::string metric_text(const Verdict& v) {
   if (v.status == Status::skipped || v.status == Status::unsupported) return "";
   char buf[64];
+  if (v.status == Status::inconclusive) {   // the figure that decided it
+    std::snprintf(buf, sizeof buf, "spread %.3g >= %.3g", v.spread, kUndeterminedAt);
+    return buf;
+  }
   std::snprintf(buf, sizeof buf, "%.3g %s %.3g", v.metric, v.status == Status::pass ? "<=" : "> ", v.threshold);
   return buf;
 }
@@ -26,6 +32,16 @@ void print_insensitive_scenarios(std::FILE* out, const std::vector<ScenarioResul
   }
   if (lines.empty()) return;
   std::fprintf(out, "\nInsensitive scenarios (%zu: a bug that changes an update by less than the band can pass):\n", lines.size());
+  for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());
+}
+
+// Scenarios with INCONCLUSIVE verdicts: each one's NOTE (which verdicts, the cause).
+void print_inconclusive_scenarios(std::FILE* out, const std::vector<ScenarioResult>& results) {
+  std::vector<std::string> lines;
+  for (const auto& r : results)
+    if (const auto note = inconclusive_note(r); !note.empty()) lines.push_back(r.scenario + ": " + note);
+  if (lines.empty()) return;
+  std::fprintf(out, "\nInconclusive scenarios (%zu: neither OK nor FAIL; the structural invariants were judged):\n", lines.size());
   for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());
 }
 
@@ -53,6 +69,7 @@ void print_scenario_table(std::FILE* out, const ScenarioResult& r) {
   for (const auto& v : r.verdicts)
     std::fprintf(out, "  %-28s %-11s %-22s %s\n", v.invariant.c_str(), status_name(v.status).c_str(),
                  metric_text(v).c_str(), v.message.c_str());
+  if (const auto note = inconclusive_note(r); !note.empty()) std::fprintf(out, "  %s\n", note.c_str());
   std::fflush(out);
 }
 
@@ -79,15 +96,17 @@ void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult
     if (!g.ok) lines.push_back("muoncheck golden check " + g.scenario);
   const auto s = summarize(results, golden, meta);
   print_insensitive_scenarios(out, results);
+  print_inconclusive_scenarios(out, results);
   if (!lines.empty()) {
     std::fprintf(out, "\nFailing cases (%zu):\n", lines.size());
     for (const auto& l : lines) std::fprintf(out, "  %s\n", l.c_str());
   }
-  const char* verdict = s.ok() ? "OK" : (s.fail || s.golden_fail) ? "FAILED" : s.errors ? "ERROR" : "NOT OK";
+  const std::string verdict = s.ok() ? (s.inconclusive ? "OK (" + std::to_string(s.inconclusive) + " INCONCLUSIVE: not judged)" : "OK")
+                                     : (s.fail || s.golden_fail) ? "FAILED" : s.errors ? "ERROR" : "NOT OK";
   const std::string errors = s.errors ? ", " + std::to_string(s.errors) + " scenario ERRORS" : "";
-  std::fprintf(out, "\n%zu scenarios%s: %d PASS, %d FAIL, %d UNSUPPORTED, %d SKIPPED; %s; golden %zu checked, %d failed => %s\n",
-               results.size(), errors.c_str(), s.pass, s.fail, s.unsupported, s.skipped,
-               executed_text(s.coverage).c_str(), golden.size(), s.golden_fail, verdict);
+  std::fprintf(out, "\n%zu scenarios%s: %d PASS, %d FAIL, %d INCONCLUSIVE, %d UNSUPPORTED, %d SKIPPED; %s; golden %zu checked, %d failed => %s\n",
+               results.size(), errors.c_str(), s.pass, s.fail, s.inconclusive, s.unsupported, s.skipped,
+               executed_text(s.coverage).c_str(), golden.size(), s.golden_fail, verdict.c_str());
   for (const auto& p : s.coverage_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
 }
 

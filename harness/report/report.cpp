@@ -17,6 +17,7 @@
 #include "harness/judge/process_info.hpp"
 #include "impl/comm/communicator.hpp"
 #include "impl/math/compute.hpp"
+#include "properties/determinacy.hpp"
 
 namespace muoncheck {
 
@@ -57,6 +58,9 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
                    {"threshold", number_or_null(v.threshold)}, {"message", v.message}});
     if (v.sensitivity >= 0)
       inv.back()["sensitivity"] = {{"band_over_update", number_or_null(v.sensitivity)}, {"where", v.sensitivity_where}};
+    if (v.spread >= 0)
+      inv.back()["determinacy"] = {{"spread_over_update", number_or_null(v.spread)}, {"where", v.spread_where},
+                                   {"undetermined_at", kUndeterminedAt}};
     if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
   }
   if (r.error) repro.push_back(error_repro_line(r, extra_flags));
@@ -72,6 +76,7 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
                         {"wall_seconds", r.wall_seconds}, {"executed", executed_count(r)}, {"verdicts", r.verdicts.size()},
                         {"invariants", inv}, {"steps", steps}, {"repro", repro}};
   if (r.ranks > 0) out["timing"] = timing_json(r);
+  if (const auto note = inconclusive_note(r); !note.empty()) out["notes"] = nlohmann::json::array({note});
   if (r.error) out["error"] = {{"kind", kind_name(r.error->kind)}, {"message", r.error->message}};
   std::string where;
   if (const double s = scenario_sensitivity(r, &where); s >= 0)
@@ -94,11 +99,22 @@ StepReport step_report_of(const StepRecord& st, int step) {
 double scenario_sensitivity(const ScenarioResult& r, std::string* where) {
   for (const char* id : {"step-conforms", "trajectory-conforms"})
     for (const auto& v : r.verdicts)
-      if (v.invariant == id && (v.status == Status::pass || v.status == Status::fail) && v.sensitivity >= 0) {
+      if (v.invariant == id && (v.status == Status::pass || v.status == Status::fail || v.status == Status::inconclusive) &&
+          v.sensitivity >= 0) {
         if (where) *where = std::string(id) + " at " + v.sensitivity_where;
         return v.sensitivity;
       }
   return -1.0;
+}
+
+std::string inconclusive_note(const ScenarioResult& r) {
+  std::vector<std::string> ids;
+  for (const auto& v : r.verdicts)
+    if (v.status == Status::inconclusive) ids.push_back(v.invariant);
+  if (ids.empty()) return "";
+  std::string list;
+  for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
+  return "NOTE: " + list + " INCONCLUSIVE: the scenario's updates are not determined at its precision; cause: " + r.inconclusive_cause;
 }
 
 std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags) {
@@ -135,6 +151,7 @@ Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<
         case Status::fail: ++s.fail; break;
         case Status::unsupported: ++s.unsupported; break;
         case Status::skipped: ++s.skipped; break;
+        case Status::inconclusive: ++s.inconclusive; break;
       }
     }
   }
@@ -178,7 +195,7 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
           {"repro", repro},
           {"summary",
            {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"errors", sum.errors}, {"unsupported", sum.unsupported},
-            {"skipped", sum.skipped}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()},
+            {"skipped", sum.skipped}, {"inconclusive", sum.inconclusive}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()},
             {"executed", sum.coverage.executed}, {"verdicts", sum.coverage.verdicts},
             {"executed_share", sum.coverage.share()}, {"min_executed", meta.min_executed},
             {"idle_scenarios", idle}, {"coverage_problems", sum.coverage_problems}}}};

@@ -29,10 +29,10 @@ nlohmann::json read_report(const std::string& path);
 // j (read from path) when it is a muoncheck report, else BadInput naming path and /schema.
 nlohmann::json checked_report(const std::string& path, nlohmann::json j);
 
-// Counts of PASS/FAIL/UNSUPPORTED/SKIPPED over every verdict, golden failures, and the
+// Counts of PASS/FAIL/UNSUPPORTED/SKIPPED/INCONCLUSIVE over every verdict, golden failures, and the
 // executed counts with the reasons they make the run not OK (coverage.hpp).
 struct Summary {
-  int pass = 0, fail = 0, unsupported = 0, skipped = 0, golden_fail = 0;
+  int pass = 0, fail = 0, unsupported = 0, skipped = 0, inconclusive = 0, golden_fail = 0;
   int errors = 0;   // scenarios that could not be judged (ScenarioResult::error)
   Coverage coverage;
   std::vector<std::string> coverage_problems;

@@ -2,9 +2,11 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "properties/determinacy.hpp"
 
 namespace muoncheck {
 
@@ -35,6 +37,12 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
                static_cast<unsigned long long>(o.seed), o.faults.empty() ? "" : ", fault ",
                joined(o.faults, " ").c_str(), r.cases_run, r.cases_run == 1 ? "" : "s", r.seconds, r.cases_per_minute(),
                r.unsupported, r.budget_exhausted ? " (stopped by --budget)" : "");
+  if (r.inconclusive > 0)
+    std::fprintf(out, "%d case%s INCONCLUSIVE (a numeric question its precision cannot answer; judged on, never shrunk towards); "
+                      "smallest figure there %.3g (case %d)\n",
+                 r.inconclusive, r.inconclusive == 1 ? "" : "s", r.spread.narrowest_inconclusive, r.spread.narrowest_inconclusive_case);
+  std::fprintf(out, "widest control-ensemble spread of a conclusive case: %.3g of an update (case %d; INCONCLUSIVE from %g)\n",
+               r.spread.widest_conclusive, r.spread.widest_conclusive_case, kUndeterminedAt);
   for (const auto& u : r.unconfirmed)
     std::fprintf(out, "note: case %d failed %s with the double oracle but passed in float128 (not a failure): %s\n",
                  u.index, joined(u.invariants, ", ").c_str(), u.message.c_str());
@@ -56,7 +64,7 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
   std::fprintf(out, "invariants failing on the minimal case (float128): %s\n", joined(c.invariants, ", ").c_str());
   std::fprintf(out, "shrunk in %d steps (%d judgements) from %s\n  to %s\n", c.shrink_steps, c.shrink_judgements,
                describe(c.original_size).c_str(), describe(c.shrunk_size).c_str());
-  std::fprintf(out, "minimal scenario: %s\n%s\n", c.path.c_str(), c.repro.c_str());
+  std::fprintf(out, "minimal scenario: %s\n%s\nregenerate: %s\n", c.path.c_str(), c.repro.c_str(), c.regenerate.c_str());
   print_counts();
 }
 
@@ -67,7 +75,14 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
             {"budget_seconds", o.budget_seconds}, {"budget_exhausted", r.budget_exhausted},
             {"faults", o.faults},           {"focus", o.focus.label},
             {"seconds", r.seconds},         {"cases_per_minute", r.cases_per_minute()},
-            {"unsupported", r.unsupported}, {"oracle_precision", "double, failures confirmed in float128"},
+            {"unsupported", r.unsupported}, {"inconclusive_cases", r.inconclusive},
+            {"spread_over_update", {{"by_decade", r.spread.by_decade},
+                                    {"widest_conclusive", r.spread.widest_conclusive},
+                                    {"widest_conclusive_case", r.spread.widest_conclusive_case},
+                                    {"narrowest_inconclusive", std::isfinite(r.spread.narrowest_inconclusive) ? json(r.spread.narrowest_inconclusive) : json(nullptr)},
+                                    {"narrowest_inconclusive_case", r.spread.narrowest_inconclusive_case},
+                                    {"undetermined_at", kUndeterminedAt}}},
+            {"oracle_precision", "double, failures confirmed in float128"},
             {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
             {"executed_share", r.coverage.share()}, {"min_executed", o.min_executed},
             {"coverage_problems", sweep_coverage_problems(o, r)}};
@@ -81,7 +96,7 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
                     {"message", c.message},               {"original", size_json(c.original_size)},
                     {"shrunk", size_json(c.shrunk_size)}, {"shrink_steps", c.shrink_steps},
                     {"shrink_judgements", c.shrink_judgements}, {"scenario_file", c.path},
-                    {"repro", c.repro}};
+                    {"repro", c.repro}, {"regenerate", c.regenerate}};
   } else {
     j["failure"] = nullptr;
   }

@@ -1,6 +1,9 @@
 #include "harness/sweep/sweep_runner.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <set>
 
@@ -20,6 +23,8 @@ struct Judgement {
   std::vector<std::string> failed;   // invariant ids with status FAIL
   std::string message;               // the first failure's message
   bool unsupported = false;
+  bool inconclusive = false;         // a numeric question the case's precision cannot answer
+  double spread = 0.0;               // its worst control-ensemble spread over an update
   ScenarioResult result;             // the verdicts themselves (for the executed counts)
 };
 
@@ -36,7 +41,9 @@ Judgement judge(const Scenario& s, const SweepOptions& o, oracle::Precision p, c
   j.result = judge_scenario(s, jo);
   for (const auto& v : j.result.verdicts) {
     if (v.status == Status::unsupported) j.unsupported = true;
-    if (v.status != Status::fail) continue;
+    if (v.status == Status::inconclusive) j.inconclusive = true;
+    if (!(v.spread <= j.spread)) j.spread = std::isnan(v.spread) ? INFINITY : v.spread;
+    if (v.status != Status::fail) continue;   // only a FAIL is a failure: shrinking never descends into INCONCLUSIVE
     if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
     j.failed.push_back(v.invariant);
   }
@@ -115,10 +122,21 @@ SweepCounterexample minimise(const rc::Shrinkable<Scenario>& failing, int index,
   c.path = (std::filesystem::path(o.cases_dir) / (name + ".json")).string();
   save_scenario(c.shrunk, c.path);
   c.repro = repro_line(c.path, c.invariants, o);
+  c.regenerate = sweep_repro_line(o, index);
   return c;
 }
 
 }  // namespace
+
+void SpreadTally::add(int case_number, double figure, bool inconclusive) {
+  char decade[16];
+  if (std::isinf(figure)) std::snprintf(decade, sizeof decade, "inf");
+  else if (!(figure > 0)) std::snprintf(decade, sizeof decade, "0");   // no numeric verdict, or nothing moved
+  else std::snprintf(decade, sizeof decade, "1e%+03d", std::clamp(static_cast<int>(std::floor(std::log10(figure))), -12, 12));
+  ++by_decade[decade];
+  if (!inconclusive && figure > widest_conclusive) widest_conclusive = figure, widest_conclusive_case = case_number;
+  if (inconclusive && figure < narrowest_inconclusive) narrowest_inconclusive = figure, narrowest_inconclusive_case = case_number;
+}
 
 Scenario sweep_case(uint64_t seed, int index, const generators::Focus& focus, const std::string& name) {
   return named(case_shrinkable(seed, index, focus).value(), name);
@@ -142,6 +160,8 @@ SweepResult run_sweep(const SweepOptions& o) {
     ++result.cases_run;
     result.coverage.add(quick.result, sweep_repro_line(o, i));
     if (quick.unsupported) ++result.unsupported;
+    if (quick.inconclusive) ++result.inconclusive;
+    result.spread.add(i + 1, quick.spread, quick.inconclusive);
     if (!quick.failed.empty()) {
       const std::set<std::string> suspects(quick.failed.begin(), quick.failed.end());
       const Judgement sure = judge(s, o, oracle::Precision::float128, suspects);
@@ -160,7 +180,7 @@ SweepResult run_sweep(const SweepOptions& o) {
 }
 
 std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r) {
-  return coverage_problems(r.coverage, o.min_executed, this_command_line());
+  return coverage_problems(r.coverage, o.min_executed, sweep_repro_line(o, std::max(0, r.cases_run - 1)));
 }
 
 }  // namespace muoncheck

@@ -3,7 +3,9 @@
 // confirms a failure in float128, shrinks it to a minimal scenario, saves it under
 // reports/cases/ and states the one command line that reproduces it.
 #pragma once
+#include <cmath>
 #include <cstdint>
+#include <map>
 #include <functional>
 #include <optional>
 #include <string>
@@ -44,6 +46,7 @@ struct SweepCounterexample {
   int shrink_steps = 0, shrink_judgements = 0;
   std::string path;                       // the saved minimal scenario
   std::string repro;                      // `muoncheck run PATH --invariant ID --fault ID...`
+  std::string regenerate;                 // `muoncheck sweep --seed S --cases N ...`: the case again, from its seed
 };
 
 struct UnconfirmedCase {
@@ -52,9 +55,22 @@ struct UnconfirmedCase {
   std::string message;
 };
 
+// How close the cases came to the determinacy rule (properties/determinacy.hpp): each case's
+// figure is its worst control-ensemble spread over a step's update, over its numeric verdicts.
+struct SpreadTally {
+  std::map<std::string, int> by_decade;   // "1e-03" counts figures in [1e-3, 1e-2); "0", "inf"
+  double widest_conclusive = 0.0;          // the largest figure of a case with no INCONCLUSIVE verdict
+  int widest_conclusive_case = 0;
+  double narrowest_inconclusive = INFINITY;   // the smallest figure of a case with one
+  int narrowest_inconclusive_case = 0;
+  void add(int case_number, double figure, bool inconclusive);
+};
+
 struct SweepResult {
   int cases_run = 0;
   int unsupported = 0;                    // cases the implementation declined (UNSUPPORTED)
+  int inconclusive = 0;                   // cases with an INCONCLUSIVE verdict (judged on, never shrunk towards)
+  SpreadTally spread;
   double seconds = 0;
   bool budget_exhausted = false;
   std::vector<UnconfirmedCase> unconfirmed;
@@ -69,7 +85,8 @@ Scenario sweep_case(uint64_t seed, int index, const generators::Focus& focus, co
 SweepResult run_sweep(const SweepOptions& o);
 
 // Why the sweep's executed counts make it not OK (a case that judged nothing, a share below
-// o.min_executed); empty when they do not. The repro of the share is this command line.
+// o.min_executed); empty when they do not. The repro of the share is the sweep of the same
+// seed and cases.
 std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r);
 
 }  // namespace muoncheck

@@ -23,7 +23,7 @@ constexpr double kW = 420, kH = 180, kLeft = 56, kRight = 12, kTop = 22, kBottom
 const char* kStyle =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1100px}"
     "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
-    ".PASS{color:#17692d}.FAIL{color:#b00020;font-weight:bold}.SKIPPED,.UNSUPPORTED{color:#777}"
+    ".PASS{color:#17692d}.FAIL{color:#b00020;font-weight:bold}.SKIPPED,.UNSUPPORTED{color:#777}.INCONCLUSIVE{color:#8a5a00;font-weight:bold}"
     ".ok{background:#e6f4ea;padding:6px 10px}.bad{background:#fde7e9;padding:6px 10px}"
     "section{border-top:1px solid #ddd;margin-top:18px}.plots{display:flex;gap:16px;flex-wrap:wrap}"
     "code{font-size:12px;word-break:break-all}";
@@ -83,7 +83,7 @@ std::string html_report(const nlohmann::json& report) {
       << "</title><style>" << kStyle << "</style></head><body>\n";
   out << "<h1>muoncheck " << xml_escape(str(meta, "command")) << "</h1>\n<p class=\"" << (ok ? "ok" : "bad") << "\">"
       << (ok ? "OK" : "FAILED") << " — " << sum.value("scenarios", 0) << " scenarios, " << sum.value("pass", 0) << " PASS, "
-      << sum.value("fail", 0) << " FAIL, " << sum.value("skipped", 0) << " SKIPPED, " << sum.value("unsupported", 0)
+      << sum.value("fail", 0) << " FAIL, " << sum.value("inconclusive", 0) << " INCONCLUSIVE, " << sum.value("skipped", 0) << " SKIPPED, " << sum.value("unsupported", 0)
       << " UNSUPPORTED; executed " << sum.value("executed", 0) << " of " << sum.value("verdicts", 0) << "; golden failed "
       << sum.value("golden_fail", 0) << "</p>\n";
   out << "<table><tr><th>device</th><td>" << xml_escape(str(meta, "backend")) << "</td></tr><tr><th>commit</th><td><code>"
@@ -99,6 +99,8 @@ std::string html_report(const nlohmann::json& report) {
           << "</td></tr>\n";
     }
     out << "</table>\n";
+    for (const auto& note : s.value("notes", nlohmann::json::array()))
+      if (note.is_string()) out << "<p class=\"INCONCLUSIVE\">" << xml_escape(note.get<std::string>()) << "</p>\n";
     std::vector<double> err, control, loss, exact_loss;
     for (const auto& st : s.value("steps", nlohmann::json::array())) {
       err.push_back(number(st, "error_vs_oracle"));

@@ -73,8 +73,8 @@ Suite scenario_suite(const nlohmann::json& s) {
       for (const auto& r : repro)
         if (r.is_string() && r.get<std::string>().find("--invariant " + c.name) != std::string::npos) line = r;
       c.detail = c.message + (line.empty() ? "" : "\nrepro: " + line);
-    } else if (status == "SKIPPED" || status == "UNSUPPORTED") {
-      c.outcome = "skipped";
+    } else if (status == "SKIPPED" || status == "UNSUPPORTED" || status == "INCONCLUSIVE") {
+      c.outcome = "skipped";   // INCONCLUSIVE: its message gives the reason and the figure that decided it
       c.message = status + ": " + str(inv, "message");
     }
     suite.cases.push_back(c);
@@ -135,7 +135,7 @@ std::string junit_xml(const nlohmann::json& report) {
       const auto& f = (*sweep)["failure"];
       c.outcome = "failure";
       c.message = str(f, "message");
-      c.detail = c.message + "\nrepro: " + str(f, "repro");
+      c.detail = c.message + "\nrepro: " + str(f, "repro") + (str(f, "regenerate").empty() ? "" : "\nregenerate: " + str(f, "regenerate"));
     }
     w.cases.push_back(c);
     suites.push_back(w);

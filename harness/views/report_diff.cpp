@@ -62,6 +62,8 @@ ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& 
       const Entry& now = now_it->second;
       if (now.status == "FAIL" && was.status != "FAIL") {
         d.regressions.push_back(where + was.status + " -> FAIL");
+      } else if (was.status == "PASS" && now.status == "INCONCLUSIVE") {
+        d.regressions.push_back(where + "PASS -> INCONCLUSIVE (no longer judged: the precision no longer determines the answer)");
       } else if (executed(was.status) && !executed(now.status)) {
         d.regressions.push_back(where + was.status + " -> " + now.status + " (no longer executed)");
       } else if (was.status == "FAIL" && now.status == "PASS") {

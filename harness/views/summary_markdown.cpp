@@ -24,9 +24,9 @@ std::string summary_markdown(const nlohmann::json& report) {
   const auto sum = report.value("summary", nlohmann::json::object());
   const bool ok = sum.value("ok", false) && (!report.contains("nightly") || report["nightly"].value("ok", false));
   out << "## muoncheck " << str(meta, "command") << ": " << (ok ? "OK" : "FAILED") << "\n\n";
-  out << "| scenarios | PASS | FAIL | SKIPPED | UNSUPPORTED | executed | golden failed |\n|---|---|---|---|---|---|---|\n";
+  out << "| scenarios | PASS | FAIL | INCONCLUSIVE | SKIPPED | UNSUPPORTED | executed | golden failed |\n|---|---|---|---|---|---|---|---|\n";
   out << "| " << sum.value("scenarios", 0) << " | " << sum.value("pass", 0) << " | " << sum.value("fail", 0) << " | "
-      << sum.value("skipped", 0) << " | " << sum.value("unsupported", 0) << " | " << sum.value("executed", 0) << " of "
+      << sum.value("inconclusive", 0) << " | " << sum.value("skipped", 0) << " | " << sum.value("unsupported", 0) << " | " << sum.value("executed", 0) << " of "
       << sum.value("verdicts", 0) << " (" << views::format("%.1f", 100.0 * sum.value("executed_share", 0.0)) << " %) | "
       << sum.value("golden_fail", 0) << " |\n\n";
   out << "Device: " << cell(str(meta, "backend")) << "; commit `" << str(meta, "git_commit") << "`";
@@ -44,6 +44,14 @@ std::string summary_markdown(const nlohmann::json& report) {
     out << "```\n\n";
   }
   for (const auto& p : sum.value("coverage_problems", nlohmann::json::array())) out << "- not OK: " << cell(p.get<std::string>()) << "\n";
+  bool inconclusive_heading = false;   // neither OK nor FAIL: the question had no answer at the scenario's precision
+  for (const auto& s : report.value("scenarios", nlohmann::json::array()))
+    for (const auto& inv : s.value("invariants", nlohmann::json::array()))
+      if (str(inv, "status") == "INCONCLUSIVE") {
+        if (!inconclusive_heading) out << "\n### Inconclusive (not judged)\n\n", inconclusive_heading = true;
+        out << "- **" << cell(str(s, "scenario")) << "** " << str(inv, "id") << ": " << cell(str(inv, "message")) << "\n";
+      }
+  if (inconclusive_heading) out << "\n";
 
   if (const auto* mutants = views::mutants_of(report)) {
     const auto& m = *mutants;
@@ -57,8 +65,9 @@ std::string summary_markdown(const nlohmann::json& report) {
   if (const auto* sweep = views::sweep_of(report)) {
     out << "### Sweep: seed " << sweep->value("seed", 0) << ", " << sweep->value("cases_run", 0) << " cases, "
         << views::format("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
+    if (sweep->value("inconclusive_cases", 0) > 0) out << sweep->value("inconclusive_cases", 0) << " INCONCLUSIVE, ";
     if (views::sweep_failed(*sweep))
-      out << "FOUND A COUNTEREXAMPLE\n\n" << cell(str((*sweep)["failure"], "message")) << "\n\n```\n" << str((*sweep)["failure"], "repro") << "\n```\n";
+      out << "FOUND A COUNTEREXAMPLE\n\n" << cell(str((*sweep)["failure"], "message")) << "\n\n```\n" << str((*sweep)["failure"], "repro") << "\n" << str((*sweep)["failure"], "regenerate") << "\n```\n";
     else
       out << "clean\n";
   }
