@@ -17,6 +17,7 @@
 #include "harness/mutants/mutation_run.hpp"
 #include "harness/report/report.hpp"
 #include "harness/judge/scenario_selection.hpp"
+#include "harness/run/finish_run.hpp"
 #include "harness/run/suite.hpp"
 #include "impl/faults/fault_catalogue.hpp"
 #include "core/atomic_file.hpp"
@@ -80,28 +81,27 @@ Outcome run(const cli::Args& args) {
   const auto sweep_problems = sweep_coverage_problems(sw, sweep);
   std::printf("\nmutants (fault runs): ");
   print_coverage(stdout, fault_sum.coverage, fault_sum.coverage_problems);
-  print_failures_and_summary(stdout, suite.results, suite.golden, meta);
   const bool mutants_ok = mutants.ok() && fault_sum.coverage_problems.empty();
   const bool sweep_ok = !sweep.failure && sweep_problems.empty();
-  auto report = build_report(meta, suite.results, suite.golden);
-  report["mutants"] = mutants_json(mutants);
-  report["mutants"]["executed"] = fault_sum.coverage.executed;
-  report["mutants"]["verdicts"] = fault_sum.coverage.verdicts;
-  report["mutants"]["coverage_problems"] = fault_sum.coverage_problems;
-  report["sweep"] = sweep_json(sw, sweep);
   const double seconds = seconds_since(start);
-  report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
-                       {"seed", seed}, {"seed_from", seed_source},
-                       {"ok", suite_sum.ok() && mutants_ok && sweep_ok}};
-  write_report(report_path, report);
-  write_report_views(report, views);
+  const bool ok = suite_sum.ok() && mutants_ok && sweep_ok;
+  finish_run(meta, suite.results, suite.golden,
+             {report_path, views, RunConsole::failures_and_summary, [&](nlohmann::json& report) {
+                report["mutants"] = mutants_json(mutants);
+                report["mutants"]["executed"] = fault_sum.coverage.executed;
+                report["mutants"]["verdicts"] = fault_sum.coverage.verdicts;
+                report["mutants"]["coverage_problems"] = fault_sum.coverage_problems;
+                report["sweep"] = sweep_json(sw, sweep);
+                report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
+                                     {"seed", seed}, {"seed_from", seed_source}, {"ok", ok}};
+              }});
   std::printf("nightly: %.0f s; suite %s (%s), mutants %d/%zu%s, sweep %d cases %s; report: %s\n", seconds,
               suite_sum.ok() ? "OK" : "FAILED", executed_text(suite_sum.coverage).c_str(), mutants.killed(),
               mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",
               sweep.cases_run, sweep.failure ? "FOUND A COUNTEREXAMPLE" : sweep_problems.empty() ? "clean" : "NOT OK: executed counts",
               report_path.c_str());
   if (mutants_ok && sweep_ok) throw_if_only_errors(suite_sum, suite.results);   // exit 3, report written
-  return report["nightly"]["ok"].get<bool>() ? Outcome::success : Outcome::conformance_failure;
+  return ok ? Outcome::success : Outcome::conformance_failure;
 }
 
 }  // namespace
