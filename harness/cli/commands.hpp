@@ -32,6 +32,7 @@ Command noise_command();
 Command sweep_command();
 Command diff_command();
 Command html_command();
+Command repro_command();
 
 // Every command, in the order `muoncheck --help` lists them.
 std::vector<Command> all_commands();
