@@ -120,7 +120,11 @@ std::string WorkerProcess::exit_text() {
 }
 
 void WorkerProcess::fail(const std::string& what) {
-  const std::string how = exit_text();
+  std::string how = exit_text();
+  for (int i = 0; i < 100 && how == "still running"; ++i) {   // a closed socket: the exit follows within moments
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    how = exit_text();
+  }
   stop();
   throw Error(ErrorKind::Infrastructure, "resident worker `" + command_.argv.front() + "`: " + what + " (" + how +
                                              "; killed with its process tree; log " + command_.log_path + ")");

@@ -103,7 +103,7 @@ def main():
     device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if torch.cuda.is_available() else torch.device("cpu")
     if device.type == "cuda":
         torch.cuda.set_device(device)
-    deepspeed.init_distributed()
+    deepspeed.init_distributed(dist_backend="nccl" if device.type == "cuda" else "gloo")
     rank = torch.distributed.get_rank()
     dtype = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[PARAM_DTYPE]
     say = print if rank == 0 else (lambda *a, **k: None)
@@ -206,6 +206,9 @@ ReproFiles deepspeed_repro(const Scenario& s, const Trace& t, const std::string&
              "the band is the error eight valid rounding sequences make, times alpha, plus a floor.\n    " +
              run_line + "\nExit status 1 while the defect shows, 0 once it is gone.\n\"\"\"\n"
              "import json\nimport os\nimport sys\nimport types\n\nos.environ.setdefault(\"TORCH_COMPILE_DISABLE\", \"1\")\n"
+             "for key, value in ((\"RANK\", \"0\"), (\"LOCAL_RANK\", \"0\"), (\"WORLD_SIZE\", \"1\"), (\"MASTER_ADDR\", \"127.0.0.1\"),\n"
+             "                   (\"MASTER_PORT\", \"29541\")):   # torchrun sets these; plain python3 runs one process\n"
+             "    os.environ.setdefault(key, value)\n"
              "import numpy as np  # noqa: E402\nimport torch  # noqa: E402\n\n"
              "CASE = \"" + s.name + "\"\nCONFIG = " + py_json(t.impl_details["deepspeed_config"]) + "\n"
              "HEAD_CONFIG = " + (t.impl_details.contains("head_config") ? py_json(t.impl_details["head_config"]) : "None") + "\n"
@@ -224,7 +227,8 @@ ReproFiles deepspeed_repro(const Scenario& s, const Trace& t, const std::string&
   else {
     VerifyOptions vo;
     vo.control_members = control_members;
-    for (const auto& v : verify_traces({TraceCase{s, s.source, t}}, vo).front().verdicts)
+    const auto results = verify_traces({TraceCase{s, s.source, t}}, vo);
+    for (const auto& v : results.front().verdicts)
       observed += "- " + v.invariant + ": **" + status_name(v.status) + "** — " + v.message + "\n";
   }
   const auto& d = t.impl_details;
