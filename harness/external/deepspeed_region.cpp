@@ -22,6 +22,10 @@ Scenario into_deepspeed_region(Scenario s, int dp) {
   }
   if (e.param_dtype != DType::fp16) s.loss_scaler = LossScalerConfig{};
   e.dp = dp;
+  // DeepSpeed asserts bucket sizes are multiples of its 4-byte alignment in 16-bit elements (2):
+  // a precondition of its config, not a defect; rounded up, so every drawn size stays expressible.
+  e.reduce_bucket_size += e.reduce_bucket_size % 2;
+  e.allgather_bucket_size += e.allgather_bucket_size % 2;
   for (auto& inj : s.overflow) inj.rank %= dp;
   return s;
 }

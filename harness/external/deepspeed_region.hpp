@@ -1,7 +1,7 @@
 // The region of scenarios DeepSpeed's Muon can express (adapters/deepspeed/README.md, "Declines"):
 // EMA momentum with Nesterov, 5 NS steps with the fixed coefficients, DeepSpeed's scale rule, one
 // param group, accumulation and communication in the param dtype, fp16 always loss-scaled and a
-// scaler only with fp16, dp the worker's. A generated scenario is moved into it by fixing exactly
+// scaler only with fp16, dp the worker's, bucket sizes even (DeepSpeed's alignment assertion). A generated scenario is moved into it by fixing exactly
 // those fields; everything else (shapes, stage, gas, buckets, clipping, scaler settings, AdamW
 // hyper-parameters, per-head, weight decay, injections) stays as drawn and shrinks as drawn.
 #pragma once

@@ -19,6 +19,7 @@ WorkerCommand command_for(const DeepSpeedWorkerOptions& o) {
   std::string path = o.site;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += (path.empty() ? "" : ":") + std::string(old);
   c.env = {{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"DS_BUILD_OPS", "0"}, {"MUONCHECK_DEVICE", o.device},
+           {"MASTER_PORT", "{port}"},   // dp 1 runs without torchrun: its own rendezvous port
            {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
   c.log_path = o.log_path.empty()
                    ? "/tmp/muoncheck-deepspeed-" + (o.version.empty() ? std::string("env") : o.version) + "-dp" +
@@ -66,6 +67,9 @@ Trace DeepSpeedWorker::error_trace(const Scenario& s, const std::string& why) co
 
 Trace DeepSpeedWorker::run(const Scenario& s) {
   const nlohmann::json request = {{"scenario", scenario_to_json(s)}, {"extra_config", nullptr}};
+  // A worker that cannot start is this machine's problem (missing DeepSpeed, no GPU), not a
+  // verdict about a case: Error{Infrastructure} ends the sweep.
+  process_.ensure_started();
   std::string answer;
   try {
     answer = process_.request(request.dump(), o_.case_timeout);

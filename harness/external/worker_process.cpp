@@ -1,8 +1,11 @@
 #include "harness/external/worker_process.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -63,6 +66,23 @@ std::vector<pid_t> descendants(pid_t root) {
   }
   found.erase(root);
   return {found.begin(), found.end()};
+}
+
+// A TCP port free at this moment (the kernel's pick), for a worker's rendezvous: two workers on one
+// machine (two versions side by side) must not share one.
+std::string free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw Error(ErrorKind::Infrastructure, std::string("resident worker: no free TCP port: ") + std::strerror(errno));
+  }
+  ::close(fd);
+  return std::to_string(ntohs(a.sin_port));
 }
 
 }  // namespace
@@ -146,6 +166,9 @@ void WorkerProcess::start() {
   }
   std::vector<std::string> args;
   for (const auto& a : command_.argv) args.push_back(replaced(a, "{socket}", socket_path_));
+  auto env = command_.env;
+  for (auto& kv : env)
+    if (kv.second.find("{port}") != std::string::npos) kv.second = replaced(kv.second, "{port}", free_port());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -157,11 +180,12 @@ void WorkerProcess::start() {
   const pid_t pid = ::fork();
   if (pid == 0) {   // the child: its own process group, log as stdout/stderr, no stdin
     ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);   // killed with muoncheck, whatever ends it
     const int null = ::open("/dev/null", O_RDONLY);
     ::dup2(null, 0);
     ::dup2(log, 1);
     ::dup2(log, 2);
-    for (const auto& [k, v] : command_.env) ::setenv(k.c_str(), v.c_str(), 1);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
     ::execvp(argv[0], argv.data());
     std::fprintf(stderr, "resident worker: exec %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
@@ -214,8 +238,12 @@ std::string WorkerProcess::read_line(Clock::time_point deadline, const std::stri
   }
 }
 
-std::string WorkerProcess::request(const std::string& line, std::chrono::milliseconds timeout) {
+void WorkerProcess::ensure_started() {
   if (pid_ <= 0) start();
+}
+
+std::string WorkerProcess::request(const std::string& line, std::chrono::milliseconds timeout) {
+  ensure_started();
   const std::string out = line + "\n";
   for (size_t sent = 0; sent < out.size();) {
     const ssize_t n = ::send(conn_fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);

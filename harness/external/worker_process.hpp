@@ -18,7 +18,8 @@ namespace muoncheck::external {
 
 struct WorkerCommand {
   std::vector<std::string> argv;                             // "{socket}" is replaced by the socket path
-  std::vector<std::pair<std::string, std::string>> env;      // set on top of this process's environment
+  std::vector<std::pair<std::string, std::string>> env;      // set on top of this process's environment;
+                                                             // "{port}" in a value: a free TCP port per start
   std::string log_path;                                      // the worker's stdout and stderr (appended)
   std::chrono::milliseconds start_timeout{std::chrono::minutes(10)};   // until the hello line
 };
@@ -35,6 +36,8 @@ class WorkerProcess {
   // failure, exit, closed socket or a missed deadline.
   std::string request(const std::string& line, std::chrono::milliseconds timeout);
 
+  // Starts the worker when none runs (what request() does first); throws like request().
+  void ensure_started();
   bool running() const { return pid_ > 0; }
   const nlohmann::json& hello() const { return hello_; }   // the running worker's hello line
   int starts() const { return starts_; }                   // workers started so far (1 + restarts)

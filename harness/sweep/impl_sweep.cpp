@@ -9,6 +9,7 @@
 #include "harness/judge/verify_traces.hpp"
 #include "harness/sweep/case_features.hpp"
 #include "harness/sweep/shrink_failure.hpp"
+#include "properties/variants.hpp"
 
 namespace muoncheck {
 
@@ -27,21 +28,63 @@ struct TraceJudgement {
   ScenarioResult result;
 };
 
-// The error's kind: "RuntimeError" of "RuntimeError: size of tensor a ...", "worker lost".
-std::string error_kind(const std::string& error) { return error.substr(0, error.find(':')); }
+// What identifies an error across cases: its first 80 characters with every number as N
+// ("RuntimeError: The size of tensor a (N) must match the size of tensor b (N) at ...").
+std::string error_kind(const std::string& error) {
+  std::string k;
+  for (char ch : error.substr(0, 80)) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(ch)) != 0;
+    if (!digit) k += ch;
+    else if (k.empty() || k.back() != 'N') k += 'N';
+  }
+  return k;
+}
 
-TraceJudgement judge_trace(const Scenario& s, Trace t, oracle::Precision p, const std::set<std::string>& only,
+// One case as the implementation ran it: the case itself and, for the relational invariants,
+// re-splits of it that follow the same exact trajectory (a gas variant, a stage variant).
+struct CaseRun {
+  Scenario scenario;
+  Trace trace;
+  std::vector<std::pair<Scenario, Trace>> partners;
+};
+
+bool is_relational(const std::string& id) { return id == "gas-invariant" || id == "stage-invariant"; }
+
+CaseRun run_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, double& impl_seconds) {
+  const auto t0 = Clock::now();
+  CaseRun c{s, run(s), {}};
+  if (with_partners && c.trace.error.empty() && c.trace.unsupported.empty() && s.overflow.empty()) {
+    std::vector<Scenario> partners;
+    if (const Variant g = gas_variant(s); g.scenario) partners.push_back(*g.scenario);
+    const auto stages = stage_variants(s);
+    partners.push_back(stages[static_cast<size_t>(index) % stages.size()]);
+    for (auto& p : partners) {
+      p.source = "<generated>";
+      Trace t = run(p);
+      c.partners.emplace_back(std::move(p), std::move(t));
+    }
+  }
+  impl_seconds += since(t0);
+  return c;
+}
+
+TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set<std::string>& only,
                            const ImplSweepOptions& o) {
   TraceJudgement j;
-  j.unsupported = !t.unsupported.empty();
-  j.error = t.error;
-  if (t.source.empty()) t.source = "<" + o.impl + " trace of " + s.name + ">";
+  j.unsupported = !c.trace.unsupported.empty();
+  j.error = c.trace.error;
+  auto source = [&](Trace t, const Scenario& s) {
+    if (t.source.empty()) t.source = "<" + o.impl + " trace of " + s.name + ">";
+    return t;
+  };
+  std::vector<TraceCase> cases{TraceCase{c.scenario, c.scenario.source, source(c.trace, c.scenario)}};
+  for (const auto& [s, t] : c.partners) cases.push_back(TraceCase{s, s.source, source(t, s)});
   try {
     VerifyOptions vo;
     vo.precision = p;
     vo.only = only;
     vo.control_members = o.control_members;
-    j.result = verify_traces({TraceCase{s, s.source, t}}, vo).front();
+    j.result = verify_traces(cases, vo).front();
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::BadInput) throw;
     j.error = std::string("its trace cannot be judged: ") + e.what();   // the implementation's fault
@@ -92,23 +135,21 @@ int defect_of(const std::vector<ImplDefect>& defects, const std::vector<std::str
 
 // Shrinks one confirmed failure with the implementation in the loop and confirms the minimal
 // case in float128 (walking back along the path when a smaller case failed only in double).
-ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const Trace& trace, int index,
+ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun& run_of_case, int index,
                          const std::set<std::string>& confirmed, const std::string& error, const ImplSweepOptions& o,
                          const CaseRunner& run, double& impl_seconds) {
   const std::string name = case_name(o, index);
-  std::map<std::string, Trace> traces{{scenario_hash(named(failing.value(), name)), trace}};
+  const bool partners = o.relational && std::any_of(confirmed.begin(), confirmed.end(), is_relational);
+  std::map<std::string, CaseRun> runs{{scenario_hash(named(failing.value(), name)), run_of_case}};
   auto still_fails = [&](const Scenario& candidate) {
-    const Scenario s = named(candidate, name);
-    const auto t0 = Clock::now();
-    Trace t = run(s);
-    impl_seconds += since(t0);
+    CaseRun c = run_case(named(candidate, name), run, partners, index, impl_seconds);
     bool fails;
-    if (!error.empty()) fails = !t.error.empty() && error_kind(t.error) == error_kind(error);
+    if (!error.empty()) fails = !c.trace.error.empty() && error_kind(c.trace.error) == error_kind(error);
     else {
-      if (!t.error.empty() || !t.unsupported.empty()) return false;
-      fails = !judge_trace(s, t, oracle::Precision::float64, confirmed, o).failed.empty();
+      if (!c.trace.error.empty() || !c.trace.unsupported.empty()) return false;
+      fails = !judge_trace(c, oracle::Precision::float64, confirmed, o).failed.empty();
     }
-    if (fails) traces[scenario_hash(s)] = std::move(t);
+    if (fails) runs[scenario_hash(c.scenario)] = std::move(c);
     return fails;
   };
   const ShrinkPath path = shrink_failure(failing, still_fails, o.max_shrink_judgements, o.max_shrink_seconds);
@@ -122,8 +163,9 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const Trace& t
   Trace minimal;
   for (size_t k = path.steps.size(); k-- > 0;) {
     const Scenario s = named(path.steps[k].value(), name);
-    minimal = traces.at(scenario_hash(s));
-    const TraceJudgement j = judge_trace(s, minimal, oracle::Precision::float128,
+    const CaseRun& c = runs.at(scenario_hash(s));
+    minimal = c.trace;
+    const TraceJudgement j = judge_trace(c, oracle::Precision::float128,
                                          d.error ? std::set<std::string>{} : confirmed, o);
     if (j.failed.empty() && k > 0) continue;
     d.shrunk = s;
@@ -166,12 +208,13 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
     const rc::Shrinkable<Scenario> shrinkable = gen(random.split(), kGenSize);
     const Scenario s = named(shrinkable.value(), case_name(o, i));
     generators::check_round_trip(s);
-    const auto t0 = Clock::now();
-    const Trace trace = run(s);
-    r.implementation_seconds += since(t0);
+    const CaseRun c = run_case(s, run, o.relational, i, r.implementation_seconds);
+    const Trace& trace = c.trace;
+    r.partner_runs += static_cast<int>(c.partners.size());
+    for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
     if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
     ++r.cases_run;
-    const TraceJudgement quick = judge_trace(s, trace, oracle::Precision::float64, {}, o);
+    const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
     r.coverage.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
                                      " --cases " + std::to_string(i + 1));
     if (quick.unsupported) {
@@ -185,7 +228,7 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
       std::vector<std::string> failed = quick.failed;
       std::string message = quick.message;
       if (quick.error.empty()) {   // confirm in float128 (the same trace, the exact oracle)
-        const TraceJudgement sure = judge_trace(s, trace, oracle::Precision::float128, {failed.begin(), failed.end()}, o);
+        const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {failed.begin(), failed.end()}, o);
         failed = sure.failed;
         if (!failed.empty()) message = sure.message;
       } else {
@@ -197,7 +240,7 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
         ImplFailure f{i + 1, failed, message, case_features(s)};
         f.defect = defect_of(r.defects, failed, quick.error, f.features);
         if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
-          ImplDefect d = shrink_defect(shrinkable, trace, i, {failed.begin(), failed.end()}, quick.error, o, run,
+          ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, o, run,
                                        r.implementation_seconds);
           f.defect = defect_of(r.defects, d.invariants, d.error_text, d.features);
           if (f.defect < 0) {

@@ -33,6 +33,8 @@ struct ImplSweepOptions {
   uint64_t seed = 1;
   double budget_seconds = 0;              // 0: no limit; else no new case starts after it
   std::string cases_dir = "reports/cases";
+  bool relational = true;                 // also run a gas and a stage re-split of each case (same
+                                          // trajectory) so gas-/stage-invariant are judged
   int max_defects = 6;                    // defects shrunk; later distinct failures are counted only
   int max_shrink_judgements = 150;        // each runs the implementation once
   double max_shrink_seconds = 900;
@@ -74,6 +76,7 @@ struct UnconfirmedImplCase {
 struct ImplSweepResult {
   std::string implementation;             // "deepspeed 0.19.8", from the traces
   int cases_run = 0, declined = 0, errors = 0;
+  int partner_runs = 0, partner_errors = 0;         // the gas/stage re-splits run for the relational invariants
   std::map<std::string, int> declines_by_feature;   // the decline's reason up to its first ':'
   std::map<std::string, int> features_drawn;        // over the cases the implementation ran
   double seconds = 0, implementation_seconds = 0;   // the latter: waiting for the implementation

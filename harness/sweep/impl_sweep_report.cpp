@@ -27,6 +27,9 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
                r.cases_per_minute(), r.seconds > 0 ? 100 * r.implementation_seconds / r.seconds : 0.0, r.declined,
                r.cases_run ? 100.0 * r.declined / r.cases_run : 0.0, r.errors, r.budget_exhausted ? " (stopped by --budget)" : "");
   for (const auto& [feature, n] : r.declines_by_feature) std::fprintf(out, "  declined %4d  %s\n", n, feature.c_str());
+  if (r.partner_runs)
+    std::fprintf(out, "%d gas/stage re-splits run for the relational invariants, %d of them raised (such an ERROR is a "
+                 "defect of its own, shrunk when the sweep draws that case)\n", r.partner_runs, r.partner_errors);
   std::fprintf(out, "features over the %d cases run:", ran);
   for (const auto& [feature, n] : r.features_drawn) std::fprintf(out, " %s %d;", feature.c_str(), n);
   std::fprintf(out, "\n");
@@ -59,7 +62,7 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
   json j = {{"command", "sweep"}, {"impl", o.impl}, {"implementation", r.implementation}, {"seed", o.seed},
             {"cases_requested", o.cases}, {"cases_run", r.cases_run}, {"declined", r.declined},
             {"declines_by_feature", r.declines_by_feature}, {"features_drawn", r.features_drawn},
-            {"errors", r.errors}, {"seconds", r.seconds}, {"implementation_seconds", r.implementation_seconds},
+            {"errors", r.errors}, {"partner_runs", r.partner_runs}, {"partner_errors", r.partner_errors}, {"seconds", r.seconds}, {"implementation_seconds", r.implementation_seconds},
             {"cases_per_minute", r.cases_per_minute()}, {"budget_seconds", o.budget_seconds},
             {"budget_exhausted", r.budget_exhausted}, {"oracle_precision", "double, failures confirmed in float128"},
             {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
