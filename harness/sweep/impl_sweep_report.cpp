@@ -1,22 +1,10 @@
 #include "harness/sweep/impl_sweep_report.hpp"
 
 #include "core/scenario_io.hpp"
+#include "harness/sweep/sweep_report.hpp"
 
 namespace muoncheck {
 
-namespace {
-
-std::string joined(const std::vector<std::string>& v, const std::string& sep) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
-  return s;
-}
-
-nlohmann::json size_json(const generators::ScenarioSize& z) {
-  return {{"params", z.params}, {"elements", z.elements}, {"steps", z.steps}, {"dp", z.dp}, {"gas", z.gas}};
-}
-
-}  // namespace
 
 void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const ImplSweepResult& r) {
   const int ran = r.cases_run - r.declined;
