@@ -88,8 +88,8 @@ std::vector<OptionEntry> build_table() {
       // Another implementation under test (sweep, nightly).
       value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION (a resident "
                     "worker, adapters/deepspeed; --backend picks its device, --dp its ranks)"),
-      value("impl-site", "PYTHONPATH folder holding that implementation (default: $MUONCHECK_DEEPSPEED_SITES/"
-                         "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION; none for a bare deepspeed)"),
+      value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
+                         "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (a bare deepspeed: the environment's)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
       value("case-timeout-s", "with --impl: seconds one case may take before the worker is killed and "
                               "the case is an implementation ERROR", "120"),
