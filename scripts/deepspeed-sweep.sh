@@ -5,7 +5,8 @@
 # run once. The versions run side by side (each its own worker; small cases share one GPU).
 #
 #   MUONCHECK=build-cuda/bundle/bin/muoncheck scripts/deepspeed-sweep.sh OUT_DIR [VERSION...]
-#   CASES=500 DP=1 SEED=1 BACKEND=cuda (defaults)
+#   CASES=500 DP=1 SEED=1 BACKEND=cuda BUDGET=0 SHRINK_SECONDS=240 MAX_DEFECTS=6 (defaults; BUDGET: no new
+#   case after that many seconds, so a run fits a time limit and still writes its JSON)
 #
 # Output per version: OUT_DIR/sweep-VERSION.{json,log}, OUT_DIR/cases-VERSION/ (minimal cases,
 # their traces, NAME_repro.py, NAME.md) and OUT_DIR/cases-VERSION/NAME.repro.log (the script's run).
@@ -25,7 +26,8 @@ sweep_version() {
   local v=$1 cases_dir=$out/cases-$1 site
   site=$(scripts/deepspeed-site.sh "$v") || { echo "ds-$v: wheel install failed"; return 3; }
   "$muoncheck" sweep --impl "deepspeed=$v" --impl-site "$site" --backend "${BACKEND:-cuda}" --dp "${DP:-1}" \
-    --cases "${CASES:-500}" --seed "${SEED:-1}" --cases-dir "$cases_dir" --json "$out/sweep-$v.json" \
+    --cases "${CASES:-500}" --seed "${SEED:-1}" --budget "${BUDGET:-0}" --shrink-seconds "${SHRINK_SECONDS:-240}" \
+    --max-defects "${MAX_DEFECTS:-6}" --cases-dir "$cases_dir" --json "$out/sweep-$v.json" \
     > "$out/sweep-$v.log" 2>&1
   echo "ds-$v: sweep exit $?; $(grep -E '^sweep --impl' "$out/sweep-$v.log")"
   local case

@@ -117,7 +117,7 @@ Command nightly_command() {
            "(`muoncheck sweep --impl`, --sweep-cases cases at most, --json FILE for its record).",
            options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
-                    "junit", "summary-md", "impl", "impl-site", "max-defects", "case-timeout-s", "cases-dir",
+                    "junit", "summary-md", "impl", "impl-site", "max-defects", "shrink-seconds", "case-timeout-s", "cases-dir",
                     "json/file"})},
           run};
 }

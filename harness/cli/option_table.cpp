@@ -91,6 +91,8 @@ std::vector<OptionEntry> build_table() {
       value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
                          "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (a bare deepspeed: the environment's)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
+      value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
+                              "implementation included)", "240"),
       value("case-timeout-s", "with --impl: seconds one case may take before the worker is killed and "
                               "the case is an implementation ERROR", "120"),
       // oracle, certify.

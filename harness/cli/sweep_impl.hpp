@@ -9,7 +9,4 @@ namespace muoncheck {
 // Runs `muoncheck sweep --impl ...` with `cases` cases and `budget` seconds (0: none).
 Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_seconds);
 
-// The option-table keys it reads beyond those of the sweep of our own engine.
-inline const std::vector<std::string> kImplSweepOptions = {"impl", "impl-site", "dp", "max-defects", "case-timeout-s"};
-
 }  // namespace muoncheck

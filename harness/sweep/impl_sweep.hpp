@@ -37,7 +37,7 @@ struct ImplSweepOptions {
                                           // trajectory) so gas-/stage-invariant are judged
   int max_defects = 6;                    // defects shrunk; later distinct failures are counted only
   int max_shrink_judgements = 150;        // each runs the implementation once
-  double max_shrink_seconds = 900;
+  double max_shrink_seconds = 240;
   int control_members = oracle::kDefaultControlMembers;
   double min_executed = kDefaultMinExecuted;
   std::function<void(int, int, double, int, int)> progress;   // (done, asked, seconds, failures, unconfirmed)
