@@ -42,8 +42,7 @@ run_version() {
   local v=$1 site=/tmp/muoncheck-site-ds-$1 work=/tmp/muoncheck-traces/ds-$1 log=$out/ds-$1.log rc=0
   rm -rf "$site" "$work"
   : > "$log"
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target "$site" \
-    .whl/common/*.whl .whl/ds-"$v"/*.whl >> "$log" 2>&1 || { echo "ds-$v: wheel install failed" | tee -a "$log"; return 3; }
+  scripts/deepspeed-site.sh "$v" "$site" >> "$log" 2>&1 || { echo "ds-$v: wheel install failed" | tee -a "$log"; return 3; }
   local start=$(date +%s) dp files
   local with_dp='import json,sys; print(" ".join(f for f in sys.argv[2:] if json.load(open(f)).get("engine", {}).get("dp", 1) == int(sys.argv[1])))'
   for dp in $(python3 -c 'import json,sys; print(" ".join(sorted({str(json.load(open(f)).get("engine", {}).get("dp", 1)) for f in sys.argv[1:]})))' $scenarios $variants); do

@@ -108,9 +108,32 @@ def where(message):
 def executed(invariants):
     """(executed, all): PASS, FAIL and NOTE verdicts count as executed."""
     return sum(1 for e in invariants.values() if e["status"] in ("PASS", "FAIL", "NOTE")), len(invariants)
+def print_by_defect(ordered):
+    """The FAILs grouped by defect (their analysed cause): which versions and scenarios show it,
+    through which invariants, and its upstream report."""
+    groups = {}
+    for r in ordered:
+        for inv_id, e in r["invariants"].items():
+            if e["status"] != "FAIL":
+                continue
+            g = groups.setdefault(e.get("cause", "not analysed"), {"report": e.get("upstream_report"), "rows": {}})
+            g["rows"].setdefault((r["version"], r["dp"], r["scenario"]), []).append(inv_id)
+    print("\n### FAILs by defect\n")
+    print("| defect | report | 0.19.6 | 0.19.8 |")
+    print("|---|---|---|---|")
+    for cause, g in sorted(groups.items(), key=lambda kv: -len(kv[1]["rows"])):
+        cells = []
+        for version in ("0.19.6", "0.19.8"):
+            hits = [f"{name} (dp {dp}: {', '.join(invs)})" for (v, dp, name), invs in sorted(g["rows"].items()) if v == version]
+            cells.append("; ".join(hits) if hits else "–")
+        report = re.sub(r"([\w-]+\.md)", r"[\1](deepspeed-upstream/\1)", g["report"]) if g["report"] else "–"
+        print(f"| {cause} | {report} | {cells[0]} | {cells[1]} |")
 
 
 def main():
+    if sys.argv[1] == "--by-defect":   # re-render the grouped section from a verdicts JSON
+        print_by_defect(json.load(open(sys.argv[2]))["rows"])
+        return
     out_path, causes_path, trace_root, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     causes = json.load(open(causes_path))["causes"]
     rows, columns = {}, []
@@ -152,6 +175,7 @@ def main():
         n = sum(executed(r["invariants"])[0] for r in ordered if r["version"] == version)
         m = sum(executed(r["invariants"])[1] for r in ordered if r["version"] == version)
         print(f"\n{version}: executed {n} of {m} verdicts ({100.0 * n / max(m, 1):.1f}%)")
+    print_by_defect(ordered)
     print("\n### Every FAIL: cause, tensor, repro\n")
     for r in ordered:
         for inv_id, e in r["invariants"].items():

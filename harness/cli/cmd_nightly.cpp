@@ -12,6 +12,7 @@
 #include "harness/report/report_views.hpp"
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
+#include "harness/cli/sweep_impl.hpp"
 #include "harness/report/console_table.hpp"
 #include "harness/judge/coverage.hpp"
 #include "harness/mutants/mutation_run.hpp"
@@ -32,6 +33,8 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
 
 Outcome run(const cli::Args& args) {
   if (!args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck nightly takes no scenarios");
+  if (args.value("impl"))   // another implementation: its budgeted sweep is its nightly
+    return run_impl_sweep_command(args, positive_int_from(args, "sweep-cases"), seconds_from(args, "budget/nightly"));
   const auto start = std::chrono::steady_clock::now();
   SuiteOptions so;
   so.judge = judge_options_from(args);
@@ -114,10 +117,13 @@ Command nightly_command() {
            "(default reports/nightly.json) recording the backend, the device and the sweep's seed (by default the\n"
            "UTC date, YYYYMMDD: each night draws new cases). Exit 1 on any failure, and when\n"
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
-           "than --min-executed of its verdicts.",
+           "than --min-executed of its verdicts.\n"
+           "With --impl deepspeed[=VERSION] the nightly job of that implementation: its budgeted sweep\n"
+           "(`muoncheck sweep --impl`, --sweep-cases cases at most, --json FILE for its record).",
            options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed/nightly",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
-                    "junit", "summary-md"})},
+                    "junit", "summary-md", "impl", "impl-site", "max-defects", "shrink-seconds", "case-timeout-s", "cases-dir",
+                    "json/file"})},
           run};
 }
 

@@ -9,38 +9,17 @@
 #include "core/scenario_io.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_table.hpp"
+#include "harness/external/resolved_scenario.hpp"
 #include "harness/judge/scenario_selection.hpp"
-#include "oracle/oracle.hpp"
 
 namespace muoncheck {
 
 namespace {
 
-constexpr const char* kResolvedFormat = "muoncheck-resolved-scenario/1";
-
-nlohmann::json resolved_json(const Scenario& s) {
-  const auto tags = oracle::tag_params(s, false);
-  nlohmann::json params = nlohmann::json::array();
-  for (size_t i = 0; i < s.model.params.size(); ++i) {
-    const auto& p = s.model.params[i];
-    const auto view = matrix_view(p.shape);
-    params.push_back({{"index", i}, {"name", p.name}, {"shape", p.shape}, {"rows", view.rows},
-                      {"cols", view.cols}, {"num_heads", p.num_heads ? *p.num_heads : 0},
-                      {"use_muon", tags[i].use_muon}, {"tag_heads", tags[i].num_heads},
-                      {"lr_scale", lr_scale_for(s, p.name)}, {"weight_decay", weight_decay_for(s, p.name)}});
-  }
-  const auto& e = s.engine;
-  return {{"format", kResolvedFormat},
-          {"hash", scenario_hash(s)},
-          {"scenario", scenario_to_json(s)},
-          {"params", params},
-          {"global_batch", static_cast<int64_t>(e.dp) * e.gas * e.micro_batch}};
-}
-
 void run(const cli::Args& args) {
   if (args.positionals().size() != 1) throw Error(ErrorKind::Usage, "muoncheck resolve: give exactly one scenario");
   const auto s = select_scenarios(args.positionals(), option_text(args, "scenarios"), false).front();
-  const std::string text = resolved_json(s).dump(2) + "\n";
+  const std::string text = resolved_scenario_json(s).dump(2) + "\n";
   if (const auto out = args.value("out")) {
     check_writable(*out);
     write_file_atomically(*out, text);

@@ -11,6 +11,7 @@
 #include "harness/report/report_views.hpp"
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
+#include "harness/cli/sweep_impl.hpp"
 #include "impl/faults/faults.hpp"
 #include "core/atomic_file.hpp"
 
@@ -21,6 +22,7 @@ namespace {
 Outcome run(const cli::Args& args) {
   if (!args.positionals().empty())
     throw Error(ErrorKind::Usage, "sweep takes no positional arguments, got \"" + args.positionals().front() + "\"");
+  if (args.value("impl")) return run_impl_sweep_command(args, positive_int_from(args, "cases"), seconds_from(args, "budget/sweep"));
   SweepOptions o;
   o.cases = positive_int_from(args, "cases");
   o.seed = seed_from(args);
@@ -52,15 +54,21 @@ Outcome run(const cli::Args& args) {
 
 Command sweep_command() {
   return {{"sweep",
-           "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--json FILE]",
+           "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--json FILE]\n"
+           "muoncheck sweep --impl deepspeed[=VERSION] [--dp N] [--backend cuda] [--cases N] [--json FILE]",
            "Generates scenarios (RapidCheck; same seed, same cases) and judges each against every\n"
            "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
            "minimal scenario saved under reports/cases/, and printed with the line that reproduces it.\n"
            "With --fault the sweep hunts for that injected fault and says after how many cases it was found.\n"
+           "With --impl the implementation under test is another one (DeepSpeed, through a resident worker):\n"
+           "cases are drawn in the region it can express (declines counted per feature), judged from its traces,\n"
+           "and each distinct failure is shrunk with it in the loop; `muoncheck repro CASE --for deepspeed`\n"
+           "turns a minimal case into a standalone script. Its worker's crash or hang is an ERROR of the case.\n"
            "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            options({"cases", "seed", "budget/sweep", "fault", "focus", "json/file", "cases-dir", "timeout-ms",
-                    "control-members", "backend", "comm", "min-executed", "junit", "summary-md"})},
+                    "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "impl", "impl-site",
+                    "dp", "max-defects", "shrink-seconds", "case-timeout-s"})},
           run};
 }
 

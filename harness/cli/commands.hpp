@@ -35,6 +35,7 @@ Command html_command();
 Command variants_command();
 Command resolve_command();
 Command coverage_pairs_command();
+Command repro_command();
 
 // Every command, in the order `muoncheck --help` lists them.
 std::vector<Command> all_commands();

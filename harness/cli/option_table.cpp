@@ -91,6 +91,20 @@ std::vector<OptionEntry> build_table() {
             "3600"),
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
       value("cases-dir", "folder for minimal scenarios", "reports/cases"),
+      // repro.
+      value("for", "the implementation the script is for: deepspeed", "deepspeed"),
+      value("out/dir", "folder the script and the report skeleton go to", "reports/cases"),
+      value("adapter-dir", "the DeepSpeed adapter's folder (its data generator is embedded)", "adapters/deepspeed"),
+      // Another implementation under test (sweep, nightly).
+      value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION (a resident "
+                    "worker, adapters/deepspeed; --backend picks its device, --dp its ranks)"),
+      value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
+                         "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (a bare deepspeed: the environment's)"),
+      value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
+      value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
+                              "implementation included)", "240"),
+      value("case-timeout-s", "with --impl: seconds one case may take before the worker is killed and "
+                              "the case is an implementation ERROR", "120"),
       // oracle, certify.
       value("precision", "oracle arithmetic: double (quick) | float128 | bin50 (certify)", "float128"),
       flag("control", "the control instead: the same semantics with the scenario's dtypes emulated"),

@@ -10,8 +10,6 @@
 
 namespace muoncheck {
 
-namespace {
-
 std::string joined(const std::vector<std::string>& v, const std::string& sep) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : sep) + x;
@@ -21,8 +19,6 @@ std::string joined(const std::vector<std::string>& v, const std::string& sep) {
 nlohmann::json size_json(const generators::ScenarioSize& z) {
   return {{"params", z.params}, {"elements", z.elements}, {"steps", z.steps}, {"dp", z.dp}, {"gas", z.gas}};
 }
-
-}  // namespace
 
 void print_sweep_progress(std::FILE* out, int done, int total, double seconds, int failures, int unconfirmed) {
   static const bool tty = isatty(fileno(out));

@@ -11,6 +11,10 @@
 namespace muoncheck {
 
 // "case 12/300  41.2s  failures 0  unconfirmed 0", rewritten in place on a terminal.
+// Shared by the sweep reports (ours and --impl): "a, b, c" and a case's size as JSON.
+std::string joined(const std::vector<std::string>& v, const std::string& sep);
+nlohmann::json size_json(const generators::ScenarioSize& z);
+
 void print_sweep_progress(std::FILE* out, int done, int total, double seconds, int failures, int unconfirmed);
 void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResult& r);
 nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r);

@@ -35,6 +35,7 @@ def config(stage, dynamic):
     fp16 = {"enabled": True, "initial_scale_power": SCALE_POWER, "hysteresis": 2, "loss_scale_window": 2,
             "loss_scale": 0 if dynamic else float(2 ** SCALE_POWER)}
     return {"train_micro_batch_size_per_gpu": 64, "gradient_accumulation_steps": 1, "steps_per_print": 1 << 30,
+            "gradient_clipping": 0.0,   # off (DeepSpeed's default is 1.0): the runs differ only in the loss scale
             "fp16": fp16, "zero_optimization": {"stage": stage, "reduce_scatter": False,
                                                 "stage3_param_persistence_threshold": 0},
             "optimizer": {"type": "Muon", "params": {"lr": LR, "momentum": BETA, "weight_decay": 0.0}}}

@@ -57,7 +57,7 @@ def train(alignment):
 
     for n, fn in originals.items():
         setattr(original_muon, n, wrap(fn))
-    cfg = {"train_micro_batch_size_per_gpu": 16, "steps_per_print": 1 << 30,
+    cfg = {"train_micro_batch_size_per_gpu": 16, "steps_per_print": 1 << 30, "gradient_clipping": 0.0,
            "zero_optimization": {"stage": 2, "reduce_scatter": False, "parameter_alignment": alignment},
            "optimizer": {"type": "Muon", "params": {"lr": 0.02, "momentum": 0.95, "per_head_muon": True}}}
     model = Model()

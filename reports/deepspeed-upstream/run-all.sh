@@ -12,8 +12,9 @@ for v in "${versions[@]}"; do
   [ -d "$site/deepspeed" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
       --target "$site" .whl/common/*.whl .whl/ds-"$v"/*.whl
   for run in "fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --stage 3" \
-             "per_head_alignment_repro.py" "clip_muon_repro.py --stage 2" "clip_muon_repro.py --stage 3" \
-             "scale_growth_unscale_repro.py --stage 2" "scale_growth_unscale_repro.py --stage 3"; do
+             "per_head_alignment_repro.py" "conv_weight_muon_repro.py --stage 2" "clip_muon_repro.py --stage 2" "clip_muon_repro.py --stage 3" \
+             "scale_growth_unscale_repro.py --stage 0" "scale_growth_unscale_repro.py --stage 2" \
+             "scale_growth_unscale_repro.py --stage 2 --clip 0.1" "scale_growth_unscale_repro.py --stage 3"; do
     echo "=== deepspeed $v: $run"
     PYTHONPATH="$site" python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
         reports/deepspeed-upstream/$run 2>&1 | grep -vE "Warning|warnings.warn|^\[rank[0-9]+\]:\[W|^W[0-9]{4}|^I[0-9]{4}|^ +return func"

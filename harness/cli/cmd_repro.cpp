@@ -1,0 +1,65 @@
+// `muoncheck repro CASE --for deepspeed`: a minimal case (the scenario `sweep --impl` saved and
+// the trace beside it, CASE.trace.json) as a standalone DeepSpeed script and a report skeleton
+// (harness/repro/deepspeed_repro.hpp).
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/atomic_file.hpp"
+#include "core/error.hpp"
+#include "core/scenario_io.hpp"
+#include "harness/cli/commands.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/repro/deepspeed_repro.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(ErrorKind::BadInput, path + ": cannot read");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void run(const cli::Args& args) {
+  if (args.positionals().size() != 1) throw Error(ErrorKind::Usage, "muoncheck repro: give exactly one case (a scenario file)");
+  if (option_text(args, "for") != "deepspeed")
+    throw Error(ErrorKind::Usage, "--for expects deepspeed, got \"" + option_text(args, "for") + "\"");
+  const std::string path = args.positionals().front();
+  const Scenario s = load_scenario(path);
+  std::string trace_path = path;
+  if (trace_path.size() > 5 && trace_path.substr(trace_path.size() - 5) == ".json") trace_path.resize(trace_path.size() - 5);
+  trace_path += ".trace.json";
+  if (!std::filesystem::exists(trace_path))
+    throw Error(ErrorKind::BadInput, path + ": no trace beside it (" + trace_path + "; `muoncheck sweep --impl deepspeed` writes one)");
+  const Trace t = load_trace(trace_path);
+  const std::string out = option_text(args, "out/dir");
+  std::filesystem::create_directories(out);
+  const std::string script_name = s.name + "_repro.py";
+  const ReproFiles f = deepspeed_repro(s, t, read_text(option_text(args, "adapter-dir") + "/muoncheck_data.py"), script_name,
+                                       control_members_from(args));
+  const auto script = (std::filesystem::path(out) / script_name).string();
+  const auto report = (std::filesystem::path(out) / (s.name + ".md")).string();
+  write_file_atomically(script, f.script);
+  write_file_atomically(report, f.report);
+  std::printf("script: %s\nreport skeleton: %s\nrun: TORCH_COMPILE_DISABLE=1 torchrun --nproc-per-node %d %s\n", script.c_str(),
+              report.c_str(), s.engine.dp, script.c_str());
+}
+
+}  // namespace
+
+Command repro_command() {
+  return informational_command(
+      {"repro", "muoncheck repro CASE.json --for deepspeed [--out DIR]",
+       "Writes a standalone torch + DeepSpeed script for a minimal case found by `sweep --impl deepspeed`\n"
+       "(CASE.json and the CASE.trace.json beside it): it prints each step's error against the float128\n"
+       "oracle next to the band and exits 1 while the defect shows; and a Markdown report skeleton.",
+       options({"for", "out/dir", "adapter-dir", "control-members"})},
+      run);
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,62 @@
+#include "harness/cli/sweep_impl.hpp"
+
+#include <cstdio>
+
+#include "core/error.hpp"
+#include "harness/cli/option_table.hpp"
+#include "harness/cli/options_from_args.hpp"
+#include "harness/external/deepspeed_region.hpp"
+#include "harness/external/deepspeed_worker.hpp"
+#include "harness/report/report_views.hpp"
+#include "harness/sweep/impl_sweep.hpp"
+#include "harness/sweep/impl_sweep_report.hpp"
+#include "harness/sweep/sweep_report.hpp"
+#include "core/atomic_file.hpp"
+
+namespace muoncheck {
+
+Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_seconds) {
+  const std::string impl = *args.value("impl");
+  external::DeepSpeedWorkerOptions w;
+  w.version = external::deepspeed_version_from_impl(impl);
+  w.dp = std::max(1, dp_from(args));
+  w.site = args.value("impl-site") ? *args.value("impl-site") : external::default_deepspeed_site(w.version);
+  w.device = backend_from(args) == impl::ComputeBackend::cuda ? "cuda" : "cpu";
+  w.case_timeout = std::chrono::milliseconds(static_cast<long long>(1000 * seconds_from(args, "case-timeout-s")));
+  if (w.case_timeout.count() <= 0) throw Error(ErrorKind::Usage, "--case-timeout-s must be positive");
+  external::DeepSpeedWorker worker(w);
+
+  ImplSweepOptions o;
+  o.impl = impl;
+  o.cases = cases;
+  o.seed = seed_from(args);
+  o.budget_seconds = budget_seconds;
+  o.cases_dir = option_text(args, "cases-dir");
+  o.max_defects = positive_int_from(args, "max-defects");
+  o.max_shrink_seconds = seconds_from(args, "shrink-seconds");
+  o.control_members = control_members_from(args);
+  o.min_executed = min_executed_from(args);
+  o.progress = [](int done, int total, double s, int f, int d) { print_sweep_progress(stderr, done, total, s, f, d); };
+  if (const auto json = args.value("json")) check_writable(*json);
+  const auto views = view_paths_from(args);
+  generators::Focus focus;
+  if (const auto f = args.value("focus")) focus = generators::focus_for_fault(*f);
+  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario(focus, w.dp),
+                                           [&](const Scenario& s) { return worker.run(s); });
+  print_impl_sweep_summary(stdout, o, r);
+  std::printf("worker restarts: %d (log %s)\n", worker.restarts(),
+              w.log_path.empty() ? ("/tmp/muoncheck-deepspeed-" + (w.version.empty() ? std::string("env") : w.version) +
+                                    "-dp" + std::to_string(w.dp) + ".log").c_str()
+                                 : w.log_path.c_str());
+  const nlohmann::json record = impl_sweep_json(o, r);
+  if (const auto json = args.value("json")) {
+    write_file_atomically(*json, record.dump(2) + "\n");
+    std::printf("report: %s\n", json->c_str());
+  }
+  write_report_views(record, views);
+  return !r.failures.empty() || !coverage_problems(r.coverage, o.min_executed, this_command_line()).empty()
+             ? Outcome::conformance_failure
+             : Outcome::success;
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,262 @@
+#include "harness/sweep/impl_sweep.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "core/error.hpp"
+#include "core/scenario_io.hpp"
+#include "harness/judge/verify_traces.hpp"
+#include "harness/sweep/case_features.hpp"
+#include "harness/sweep/shrink_failure.hpp"
+#include "properties/variants.hpp"
+
+namespace muoncheck {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr int kGenSize = 100;   // as the sweep of our own engine: full ranges at every size
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct TraceJudgement {
+  std::vector<std::string> failed;
+  std::string message;
+  bool unsupported = false;
+  std::string error;        // the implementation's error, or why its trace could not be judged
+  ScenarioResult result;
+};
+
+// What identifies an error across cases: its first 80 characters with every number as N
+// ("RuntimeError: The size of tensor a (N) must match the size of tensor b (N) at ...").
+std::string error_kind(const std::string& error) {
+  std::string k;
+  for (char ch : error.substr(0, 80)) {
+    const bool digit = std::isdigit(static_cast<unsigned char>(ch)) != 0;
+    if (!digit) k += ch;
+    else if (k.empty() || k.back() != 'N') k += 'N';
+  }
+  return k;
+}
+
+// One case as the implementation ran it: the case itself and, for the relational invariants,
+// re-splits of it that follow the same exact trajectory (a gas variant, a stage variant).
+struct CaseRun {
+  Scenario scenario;
+  Trace trace;
+  std::vector<std::pair<Scenario, Trace>> partners;
+};
+
+bool is_relational(const std::string& id) { return id == "gas-invariant" || id == "stage-invariant"; }
+
+CaseRun run_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, double& impl_seconds) {
+  const auto t0 = Clock::now();
+  CaseRun c{s, run(s), {}};
+  if (with_partners && c.trace.error.empty() && c.trace.unsupported.empty() && s.overflow.empty()) {
+    std::vector<Scenario> partners;
+    if (const Variant g = gas_variant(s); g.scenario) partners.push_back(*g.scenario);
+    const auto stages = stage_variants(s);
+    partners.push_back(stages[static_cast<size_t>(index) % stages.size()]);
+    for (auto& p : partners) {
+      p.source = "<generated>";
+      Trace t = run(p);
+      c.partners.emplace_back(std::move(p), std::move(t));
+    }
+  }
+  impl_seconds += since(t0);
+  return c;
+}
+
+TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set<std::string>& only,
+                           const ImplSweepOptions& o) {
+  TraceJudgement j;
+  j.unsupported = !c.trace.unsupported.empty();
+  j.error = c.trace.error;
+  auto source = [&](Trace t, const Scenario& s) {
+    if (t.source.empty()) t.source = "<" + o.impl + " trace of " + s.name + ">";
+    return t;
+  };
+  std::vector<TraceCase> cases{TraceCase{c.scenario, c.scenario.source, source(c.trace, c.scenario)}};
+  for (const auto& [s, t] : c.partners) cases.push_back(TraceCase{s, s.source, source(t, s)});
+  try {
+    VerifyOptions vo;
+    vo.precision = p;
+    vo.only = only;
+    vo.control_members = o.control_members;
+    j.result = verify_traces(cases, vo).front();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    j.error = std::string("its trace cannot be judged: ") + e.what();   // the implementation's fault
+    j.failed = {"trajectory-conforms"};
+    j.message = "trajectory-conforms: " + j.error;
+    return j;
+  }
+  for (const auto& v : j.result.verdicts) {
+    if (v.status != Status::fail) continue;
+    if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
+    j.failed.push_back(v.invariant);
+  }
+  return j;
+}
+
+Scenario named(Scenario s, const std::string& name) {
+  s.name = name;
+  s.source = "<generated>";
+  return s;
+}
+
+std::string file_safe(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '-';
+  return s;
+}
+
+std::string case_name(const ImplSweepOptions& o, int index) {
+  return file_safe(o.impl) + "-s" + std::to_string(o.seed) + "-c" + std::to_string(index + 1);
+}
+
+bool includes_all(const std::vector<std::string>& have, const std::vector<std::string>& need) {
+  return std::all_of(need.begin(), need.end(), [&](const auto& x) { return std::count(have.begin(), have.end(), x) > 0; });
+}
+
+// The defect a confirmed failure belongs to: same error or failing invariants, and every
+// feature of the defect's minimal case present. -1 for none.
+int defect_of(const std::vector<ImplDefect>& defects, const std::vector<std::string>& failed, const std::string& error,
+              const std::vector<std::string>& features) {
+  for (size_t d = 0; d < defects.size(); ++d) {
+    const auto& x = defects[d];
+    const bool same = x.error ? !error.empty() && error_kind(error) == error_kind(x.error_text)
+                              : error.empty() && x.invariants == failed;
+    if (same && includes_all(features, x.features)) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+// Shrinks one confirmed failure with the implementation in the loop and confirms the minimal
+// case in float128 (walking back along the path when a smaller case failed only in double).
+ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun& run_of_case, int index,
+                         const std::set<std::string>& confirmed, const std::string& error, const ImplSweepOptions& o,
+                         const CaseRunner& run, double& impl_seconds) {
+  const std::string name = case_name(o, index);
+  const bool partners = o.relational && std::any_of(confirmed.begin(), confirmed.end(), is_relational);
+  std::map<std::string, CaseRun> runs{{scenario_hash(named(failing.value(), name)), run_of_case}};
+  auto still_fails = [&](const Scenario& candidate) {
+    CaseRun c = run_case(named(candidate, name), run, partners, index, impl_seconds);
+    bool fails;
+    if (!error.empty()) fails = !c.trace.error.empty() && error_kind(c.trace.error) == error_kind(error);
+    else {
+      if (!c.trace.error.empty() || !c.trace.unsupported.empty()) return false;
+      fails = !judge_trace(c, oracle::Precision::float64, confirmed, o).failed.empty();
+    }
+    if (fails) runs[scenario_hash(c.scenario)] = std::move(c);
+    return fails;
+  };
+  const ShrinkPath path = shrink_failure(failing, still_fails, o.max_shrink_judgements, o.max_shrink_seconds);
+  ImplDefect d;
+  d.found_after = index + 1;
+  d.error = !error.empty();
+  d.original = named(failing.value(), name);
+  d.original_size = generators::size_of(d.original);
+  d.shrink_judgements = path.judgements;
+  d.shrink_exhausted = path.exhausted;
+  Trace minimal;
+  for (size_t k = path.steps.size(); k-- > 0;) {
+    const Scenario s = named(path.steps[k].value(), name);
+    const CaseRun& c = runs.at(scenario_hash(s));
+    minimal = c.trace;
+    const TraceJudgement j = judge_trace(c, oracle::Precision::float128,
+                                         d.error ? std::set<std::string>{} : confirmed, o);
+    if (j.failed.empty() && k > 0) continue;
+    d.shrunk = s;
+    d.invariants = j.failed;
+    d.error_text = j.error;
+    d.message = d.error ? "ERROR: " + j.error : j.message;
+    d.shrink_steps = static_cast<int>(k);
+    break;
+  }
+  d.shrunk.description = "shrunk from case " + std::to_string(index + 1) + " of `muoncheck sweep --impl " + o.impl +
+                         " --seed " + std::to_string(o.seed) + "` (" + d.original.description + ")";
+  d.shrunk_size = generators::size_of(d.shrunk);
+  d.features = case_features(d.shrunk);
+  std::filesystem::create_directories(o.cases_dir);
+  d.path = (std::filesystem::path(o.cases_dir) / (name + ".json")).string();
+  save_scenario(d.shrunk, d.path);
+  minimal.scenario_json = scenario_to_json(d.shrunk);   // the description changed; the trajectory did not
+  minimal.scenario_hash.clear();
+  save_trace(minimal, d.path.substr(0, d.path.size() - 5) + ".trace.json");
+  d.repro = "muoncheck repro " + d.path + " --for deepspeed";
+  return d;
+}
+
+}  // namespace
+
+std::string decline_feature(const std::string& unsupported) {
+  return clip_for_message(unsupported.substr(0, unsupported.find(':')), 60);
+}
+
+ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario>& gen, const CaseRunner& run) {
+  if (o.cases < 1) throw Error(ErrorKind::Usage, "sweep: --cases must be at least 1");
+  const auto start = Clock::now();
+  ImplSweepResult r;
+  rc::Random random(o.seed);
+  for (int i = 0; i < o.cases; ++i) {
+    if (o.budget_seconds > 0 && since(start) >= o.budget_seconds) {
+      r.budget_exhausted = true;
+      break;
+    }
+    const rc::Shrinkable<Scenario> shrinkable = gen(random.split(), kGenSize);
+    const Scenario s = named(shrinkable.value(), case_name(o, i));
+    generators::check_round_trip(s);
+    const CaseRun c = run_case(s, run, o.relational, i, r.implementation_seconds);
+    const Trace& trace = c.trace;
+    r.partner_runs += static_cast<int>(c.partners.size());
+    for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
+    if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
+    ++r.cases_run;
+    const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
+    r.coverage.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
+                                     " --cases " + std::to_string(i + 1));
+    if (quick.unsupported) {
+      ++r.declined;
+      ++r.declines_by_feature[decline_feature(trace.unsupported)];
+    } else {
+      for (const auto& f : case_features(s)) ++r.features_drawn[f];
+    }
+    if (!quick.error.empty()) ++r.errors;
+    if (!quick.failed.empty()) {
+      std::vector<std::string> failed = quick.failed;
+      std::string message = quick.message;
+      if (quick.error.empty()) {   // confirm in float128 (the same trace, the exact oracle)
+        const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {failed.begin(), failed.end()}, o);
+        failed = sure.failed;
+        if (!failed.empty()) message = sure.message;
+      } else {
+        message = "ERROR: " + quick.error;
+      }
+      if (failed.empty()) {
+        r.unconfirmed.push_back({i + 1, quick.failed, quick.message});
+      } else {
+        ImplFailure f{i + 1, failed, message, case_features(s)};
+        f.defect = defect_of(r.defects, failed, quick.error, f.features);
+        if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
+          ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, o, run,
+                                       r.implementation_seconds);
+          f.defect = defect_of(r.defects, d.invariants, d.error_text, d.features);
+          if (f.defect < 0) {
+            r.defects.push_back(std::move(d));
+            f.defect = static_cast<int>(r.defects.size()) - 1;
+          }
+        }
+        if (f.defect >= 0) ++r.defects[f.defect].occurrences;
+        r.failures.push_back(std::move(f));
+      }
+    }
+    if (o.progress)
+      o.progress(r.cases_run, o.cases, since(start), static_cast<int>(r.failures.size()), static_cast<int>(r.unconfirmed.size()));
+  }
+  r.seconds = since(start);
+  return r;
+}
+
+}  // namespace muoncheck

@@ -1,0 +1,96 @@
+// The property sweep against another implementation (`muoncheck sweep --impl deepspeed`): draws
+// scenarios in the region that implementation can express, has it run each one (a CaseRunner: a
+// resident worker, or our own engine behind the same interface in tests), judges the trace with
+// every invariant a trace can show (harness/judge/verify_traces) under the double oracle,
+// confirms a failure in float128 and shrinks it with the implementation in the loop, over sizes
+// and over features (case_features.hpp), so a minimal case keeps only what the defect needs.
+// Unlike the sweep of our own engine it does not stop at the first failure: failures are grouped
+// into defects (the same failing invariants, and the features of a defect's minimal case all
+// present), each defect shrunk once. Declines are counted per feature, never silently skipped.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include "core/scenario.hpp"
+#include "harness/judge/coverage.hpp"
+#include "harness/traces/trace_io.hpp"
+#include "oracle/control_ensemble.hpp"
+#include "properties/generators/scenario_gen.hpp"
+
+namespace muoncheck {
+
+using CaseRunner = std::function<Trace(const Scenario&)>;
+
+struct ImplSweepOptions {
+  std::string impl = "deepspeed";         // the --impl value, for repro lines and file names
+  int cases = 100;
+  uint64_t seed = 1;
+  double budget_seconds = 0;              // 0: no limit; else no new case starts after it
+  std::string cases_dir = "reports/cases";
+  bool relational = true;                 // also run a gas and a stage re-split of each case (same
+                                          // trajectory) so gas-/stage-invariant are judged
+  int max_defects = 6;                    // defects shrunk; later distinct failures are counted only
+  int max_shrink_judgements = 150;        // each runs the implementation once
+  double max_shrink_seconds = 240;
+  int control_members = oracle::kDefaultControlMembers;
+  double min_executed = kDefaultMinExecuted;
+  std::function<void(int, int, double, int, int)> progress;   // (done, asked, seconds, failures, unconfirmed)
+};
+
+struct ImplFailure {
+  int index = 0;                          // 1-based case
+  std::vector<std::string> invariants;    // confirmed in float128
+  std::string message;
+  std::vector<std::string> features;
+  int defect = -1;                        // index into ImplSweepResult::defects (-1: beyond max_defects)
+};
+
+struct ImplDefect {
+  int found_after = 0;
+  int occurrences = 0;                    // failing cases grouped here
+  bool error = false;                     // the implementation raised, crashed or hung
+  std::string error_text;                 // its error on the minimal case
+  std::vector<std::string> invariants;    // failing on the minimal case (float128)
+  std::string message;                    // on the minimal case
+  std::vector<std::string> features;      // of the minimal case: what the defect needs
+  Scenario original, shrunk;
+  generators::ScenarioSize original_size, shrunk_size;
+  int shrink_steps = 0, shrink_judgements = 0;
+  bool shrink_exhausted = false;
+  std::string path;                       // the saved minimal scenario
+  std::string repro;                      // `muoncheck repro PATH --for deepspeed`
+};
+
+struct UnconfirmedImplCase {
+  int index = 0;
+  std::vector<std::string> invariants;
+  std::string message;
+};
+
+struct ImplSweepResult {
+  std::string implementation;             // "deepspeed 0.19.8", from the traces
+  int cases_run = 0, declined = 0, errors = 0;
+  int partner_runs = 0, partner_errors = 0;         // the gas/stage re-splits run for the relational invariants
+  std::map<std::string, int> declines_by_feature;   // the decline's reason up to its first ':'
+  std::map<std::string, int> features_drawn;        // over the cases the implementation ran
+  double seconds = 0, implementation_seconds = 0;   // the latter: waiting for the implementation
+  bool budget_exhausted = false;
+  std::vector<ImplFailure> failures;
+  std::vector<ImplDefect> defects;
+  std::vector<UnconfirmedImplCase> unconfirmed;
+  Coverage coverage;                      // over each case's first judgement
+  double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
+};
+
+// The key a decline is counted under: its reason up to the first ':' ("engine.dp 2", "optimizer.per_head").
+std::string decline_feature(const std::string& unsupported);
+
+ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario>& gen, const CaseRunner& run);
+
+}  // namespace muoncheck

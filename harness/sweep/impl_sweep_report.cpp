@@ -1,0 +1,78 @@
+#include "harness/sweep/impl_sweep_report.hpp"
+
+#include "core/scenario_io.hpp"
+#include "harness/sweep/sweep_report.hpp"
+
+namespace muoncheck {
+
+
+void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const ImplSweepResult& r) {
+  const int ran = r.cases_run - r.declined;
+  std::fprintf(out, "\nsweep --impl %s (%s) seed %llu: %d case%s in %.1fs (%.1f cases/min; %.0f%% of the time in the "
+               "implementation), %d declined (%.0f%%), %d ERROR%s\n",
+               o.impl.c_str(), r.implementation.empty() ? "?" : r.implementation.c_str(),
+               static_cast<unsigned long long>(o.seed), r.cases_run, r.cases_run == 1 ? "" : "s", r.seconds,
+               r.cases_per_minute(), r.seconds > 0 ? 100 * r.implementation_seconds / r.seconds : 0.0, r.declined,
+               r.cases_run ? 100.0 * r.declined / r.cases_run : 0.0, r.errors, r.budget_exhausted ? " (stopped by --budget)" : "");
+  for (const auto& [feature, n] : r.declines_by_feature) std::fprintf(out, "  declined %4d  %s\n", n, feature.c_str());
+  if (r.partner_runs)
+    std::fprintf(out, "%d gas/stage re-splits run for the relational invariants, %d of them raised (such an ERROR is a "
+                 "defect of its own, shrunk when the sweep draws that case)\n", r.partner_runs, r.partner_errors);
+  std::fprintf(out, "features over the %d cases run:", ran);
+  for (const auto& [feature, n] : r.features_drawn) std::fprintf(out, " %s %d;", feature.c_str(), n);
+  std::fprintf(out, "\n");
+  for (const auto& u : r.unconfirmed)
+    std::fprintf(out, "note: case %d failed %s with the double oracle but passed in float128 (not a failure)\n", u.index,
+                 joined(u.invariants, ", ").c_str());
+  std::fprintf(out, "%zu failing case%s, %zu defect%s\n", r.failures.size(), r.failures.size() == 1 ? "" : "s",
+               r.defects.size(), r.defects.size() == 1 ? "" : "s");
+  for (size_t k = 0; k < r.defects.size(); ++k) {
+    const auto& d = r.defects[k];
+    std::fprintf(out, "DEFECT %zu (%d case%s, first case %d): %s\n  needs: %s\n  shrunk in %d steps (%d runs%s) from %s\n"
+                 "  to %s\n  minimal case: %s\n  %s\n",
+                 k + 1, d.occurrences, d.occurrences == 1 ? "" : "s", d.found_after, d.message.c_str(),
+                 joined(d.features, ", ").c_str(), d.shrink_steps, d.shrink_judgements,
+                 d.shrink_exhausted ? ", stopped by a bound" : "", describe(d.original_size).c_str(),
+                 describe(d.shrunk_size).c_str(), d.path.c_str(), d.repro.c_str());
+  }
+  int ungrouped = 0;
+  for (const auto& f : r.failures) ungrouped += f.defect < 0;
+  if (ungrouped) std::fprintf(out, "%d failing case%s not shrunk (--max-defects %d reached): see the JSON record\n",
+                              ungrouped, ungrouped == 1 ? "" : "s", o.max_defects);
+  std::fprintf(out, "%s%s over the cases' first judgements\n", r.failures.empty() ? "PASS: " : "",
+               executed_text(r.coverage).c_str());
+  for (const auto& p : coverage_problems(r.coverage, o.min_executed, this_command_line()))
+    std::fprintf(out, "not OK: %s\n", p.c_str());
+}
+
+nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult& r) {
+  using nlohmann::json;
+  json j = {{"command", "sweep"}, {"impl", o.impl}, {"implementation", r.implementation}, {"seed", o.seed},
+            {"cases_requested", o.cases}, {"cases_run", r.cases_run}, {"declined", r.declined},
+            {"declines_by_feature", r.declines_by_feature}, {"features_drawn", r.features_drawn},
+            {"errors", r.errors}, {"partner_runs", r.partner_runs}, {"partner_errors", r.partner_errors}, {"seconds", r.seconds}, {"implementation_seconds", r.implementation_seconds},
+            {"cases_per_minute", r.cases_per_minute()}, {"budget_seconds", o.budget_seconds},
+            {"budget_exhausted", r.budget_exhausted}, {"oracle_precision", "double, failures confirmed in float128"},
+            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
+            {"executed_share", r.coverage.share()},
+            {"coverage_problems", coverage_problems(r.coverage, o.min_executed, this_command_line())}};
+  json failures = json::array(), defects = json::array(), unconfirmed = json::array();
+  for (const auto& f : r.failures)
+    failures.push_back({{"case", f.index}, {"invariants", f.invariants}, {"message", f.message},
+                        {"features", f.features}, {"defect", f.defect < 0 ? json(nullptr) : json(f.defect + 1)}});
+  for (const auto& d : r.defects)
+    defects.push_back({{"found_after", d.found_after}, {"occurrences", d.occurrences}, {"error", d.error},
+                       {"invariants", d.invariants}, {"message", d.message}, {"features", d.features},
+                       {"original", size_json(d.original_size)}, {"shrunk", size_json(d.shrunk_size)},
+                       {"shrink_steps", d.shrink_steps}, {"shrink_judgements", d.shrink_judgements},
+                       {"shrink_exhausted", d.shrink_exhausted}, {"scenario_file", d.path}, {"repro", d.repro},
+                       {"scenario", scenario_to_json(d.shrunk)}});
+  for (const auto& u : r.unconfirmed)
+    unconfirmed.push_back({{"case", u.index}, {"invariants", u.invariants}, {"message", u.message}});
+  j["failures"] = failures;
+  j["defects"] = defects;
+  j["unconfirmed"] = unconfirmed;
+  return j;
+}
+
+}  // namespace muoncheck
