@@ -40,7 +40,7 @@ void run(const cli::Args& args) {
   const std::string out = option_text(args, "out/dir");
   std::filesystem::create_directories(out);
   const std::string script_name = s.name + "_repro.py";
-  const ReproFiles f = deepspeed_repro(s, t, read_text(option_text(args, "adapter-dir") + "/muoncheck_data.py"), script_name,
+  const ReproFiles f = deepspeed_repro(s, t, read_text(option_text(args, "adapter-dir") + "/datagen.py"), script_name,
                                        control_members_from(args));
   const auto script = (std::filesystem::path(out) / script_name).string();
   const auto report = (std::filesystem::path(out) / (s.name + ".md")).string();
