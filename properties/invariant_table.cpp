@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "properties/checkpoint_invariant.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
@@ -62,6 +63,15 @@ Verdict deterministic_row(const Judging& j) {
   return deterministic(j.base, *again->observed);
 }
 
+Verdict checkpoint_row(const Judging& j) {
+  const auto vs = variant_scenarios(j.base.scenario, VariantKind::uninterrupted);
+  if (vs.scenarios.empty()) return Verdict::skip("checkpoint-resume-exact", vs.why_none);
+  std::string why;
+  const auto other = j.variants.run(vs.scenarios.front(), VariantKind::uninterrupted, true, why);
+  if (!other) return missing_variant("checkpoint-resume-exact", j, why);
+  return checkpoint_resume_exact(j.base, *other->observed, *other->controls);
+}
+
 using P = ObservedPart;
 using V = VariantKind;
 
@@ -75,12 +85,13 @@ std::string variant_kind_name(VariantKind k) {
     case V::bucket: return "bucket";
     case V::gas1: return "gas1";
     case V::repeat: return "repeat";
+    case V::uninterrupted: return "uninterrupted";
   }
   return "?";
 }
 
 const std::vector<VariantKind>& all_variant_kinds() {
-  static const std::vector<VariantKind> k = {V::gas, V::dp, V::stage, V::bucket, V::gas1, V::repeat};
+  static const std::vector<VariantKind> k = {V::gas, V::dp, V::stage, V::bucket, V::gas1, V::repeat, V::uninterrupted};
   return k;
 }
 
@@ -95,6 +106,8 @@ VariantScenarios variant_scenarios(const Scenario& s, VariantKind k) {
     case V::bucket: return one(bucket_variant(s));
     case V::gas1: return one(gas1_resplit(s));
     case V::repeat: return {{s}, ""};
+    case V::uninterrupted:
+      return s.checkpoint ? VariantScenarios{{without_checkpoint(s)}, ""} : VariantScenarios{{}, "no checkpoint in the scenario"};
   }
   return {};
 }
@@ -117,6 +130,7 @@ const std::vector<InvariantRow>& invariant_table() {
       {"gathers-once-per-step", {P::collectives}, {V::gas1}, false, gathers_row},
       {"ranks-agree", {P::replicated_digests}, {}, false, [](const Judging& j) { return ranks_agree(j.base); }},
       {"deterministic", {}, {V::repeat}, false, deterministic_row},
+      {"checkpoint-resume-exact", {}, {V::uninterrupted}, true, checkpoint_row},
   };
   return rows;
 }

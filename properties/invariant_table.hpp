@@ -23,8 +23,9 @@ enum class VariantKind {
   bucket,   // smaller reduce/allgather buckets
   gas1,     // the same global batch at gas 1 (gathers-once-per-step counts against it)
   repeat,   // a second, separate run of the scenario itself
+  uninterrupted,   // a checkpoint scenario without its checkpoint (the run a resume must continue)
 };
-std::string variant_kind_name(VariantKind k);   // "gas", "dp", "stage", "bucket", "gas1", "repeat"
+std::string variant_kind_name(VariantKind k);   // "gas", "dp", "stage", "bucket", "gas1", "repeat", "uninterrupted"
 const std::vector<VariantKind>& all_variant_kinds();
 
 // The scenarios of one kind (repeat: the scenario itself); none, with why, when no faithful

@@ -13,6 +13,7 @@ std::string part_name(ObservedPart p) {
     case ObservedPart::scaler_counters: return "scaler_counters";
     case ObservedPart::collectives: return "collectives";
     case ObservedPart::replicated_digests: return "replicated_digests";
+    case ObservedPart::resumed_state: return "resumed_state";
   }
   return "?";
 }
@@ -20,7 +21,8 @@ std::string part_name(ObservedPart p) {
 const std::vector<ObservedPart>& all_parts() {
   static const std::vector<ObservedPart> parts = {ObservedPart::momentum,        ObservedPart::adam_moments,
                                                   ObservedPart::gradients,       ObservedPart::scaler_counters,
-                                                  ObservedPart::collectives,     ObservedPart::replicated_digests};
+                                                  ObservedPart::collectives,     ObservedPart::replicated_digests,
+                                                  ObservedPart::resumed_state};
   return parts;
 }
 
@@ -34,6 +36,7 @@ Observation observation_of(impl::ImplResult&& r) {
   o.tags_by_rank = std::move(r.tags_by_rank);
   o.collectives_by_rank = std::move(r.collectives_by_rank);
   o.replicated_digest_by_rank = std::move(r.replicated_digest_by_rank);
+  o.resumed_state = std::move(r.resumed_state);
   return o;
 }
 

@@ -4,6 +4,7 @@
 // invariant that needs a missing part is UNSUPPORTED naming it, never judged on a blank.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,7 @@ enum class ObservedPart {
   scaler_counters,     // hysteresis, good-step streak, optimizer step count
   collectives,         // every rank's collective log (kind, dtype, bytes, purpose, phase, step)
   replicated_digests,  // every rank's digest of its replicated state after every step
+  resumed_state,       // a checkpoint run's whole state right after its load (checkpoint-resume-exact)
 };
 std::string part_name(ObservedPart p);   // "momentum", "scaler_counters", ...
 const std::vector<ObservedPart>& all_parts();
@@ -31,6 +33,7 @@ struct Observation {
   std::vector<std::vector<ParamTag>> tags_by_rank;
   std::vector<std::vector<impl::CollectiveRecord>> collectives_by_rank;
   std::vector<std::vector<uint64_t>> replicated_digest_by_rank;   // [rank][step]
+  std::optional<TrainingState> resumed_state;   // checkpoint scenarios: the state right after the load
   std::vector<ObservedPart> missing;   // what it did not show
 
   bool shows(ObservedPart p) const;

@@ -36,6 +36,10 @@ enum class Fault {
   weight_sync_fp32,
   exchange_in_comm_dtype,
   scalars_in_comm_dtype,
+  group_schedule_overwritten,
+  resume_momentum_lost,
+  resume_wrong_partition,
+  resume_adam_step_reset,
 };
 
 struct FaultInfo {
