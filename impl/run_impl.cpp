@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "impl/comm/process_group.hpp"
 #include "impl/comm/rank_group.hpp"
 #ifdef MUONCHECK_HAVE_CUDA
 #include "impl/comm/nccl_communicator.hpp"
@@ -12,6 +13,8 @@
 #endif
 #include "impl/faults/faults.hpp"
 #include "impl/math/counting_compute.hpp"
+#include "impl/run_processes.hpp"
+#include "impl/run_rank.hpp"
 #include "impl/zero/rank_engine.hpp"
 
 namespace muoncheck::impl {
@@ -81,47 +84,55 @@ void check_supported(const Scenario& s, const ImplOptions& opts) {
   }
 }
 
-ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
-  check_supported(s, opts);
-  const FaultSet faults = FaultSet::from_ids(opts.faults);
-  const int dp = s.engine.dp;
-  std::vector<RankResult> ranks(static_cast<size_t>(dp));
-  std::vector<std::vector<CollectiveRecord>> logs(static_cast<size_t>(dp));
-  std::vector<std::vector<double>> log_seconds(static_cast<size_t>(dp));
-  std::vector<std::vector<NsCall>> ns_logs(static_cast<size_t>(dp));
+RankObservation observe_rank(const Scenario& s, const FaultSet& faults, const ImplOptions& opts, Communicator& comm,
+                             int device) {
+  CountingCommunicator counting(comm);
+  const auto backend = make_compute(opts.backend, device);
+  CountingCompute math(*backend, comm.rank());
+  RankEngine engine(s, faults, counting, math);
+  RankObservation o;
+  o.flat_elements = engine.layout().total();
+  o.partition_elements = engine.layout().partition_size();
+  engine.run();
+  o.engine = engine.take_result();
+  o.collectives = counting.log();
+  o.collective_seconds = counting.seconds();
+  o.ns_calls = math.log();
+  return o;
+}
+
+ImplResult assemble(std::vector<RankObservation> ranks, const ImplOptions& opts, double wall_seconds) {
   ImplResult out;
-
-  const auto t0 = std::chrono::steady_clock::now();
-  run_on_ranks(dp, opts, [&](Communicator& comm, int device) {
-    CountingCommunicator counting(comm);
-    const auto backend = make_compute(opts.backend, device);
-    CountingCompute math(*backend, comm.rank());
-    RankEngine engine(s, faults, counting, math);
-    if (comm.rank() == 0) {
-      out.flat_elements = engine.layout().total();
-      out.partition_elements = engine.layout().partition_size();
-    }
-    engine.run();
-    ranks[static_cast<size_t>(comm.rank())] = engine.take_result();
-    logs[static_cast<size_t>(comm.rank())] = counting.log();
-    log_seconds[static_cast<size_t>(comm.rank())] = counting.seconds();
-    ns_logs[static_cast<size_t>(comm.rank())] = math.log();
-  });
-  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  out.trajectory = std::move(ranks[0].trajectory);
-  out.step_seconds = std::move(ranks[0].step_seconds);
+  out.wall_seconds = wall_seconds;
+  out.flat_elements = ranks[0].flat_elements;
+  out.partition_elements = ranks[0].partition_elements;
+  out.trajectory = std::move(ranks[0].engine.trajectory);
+  out.step_seconds = std::move(ranks[0].engine.step_seconds);
+  std::vector<std::vector<NsCall>> ns_logs;
   for (auto& r : ranks) {
-    out.tags_by_rank.push_back(std::move(r.tags));
-    out.replicated_digest_by_rank.push_back(std::move(r.digests));
+    out.tags_by_rank.push_back(std::move(r.engine.tags));
+    out.replicated_digest_by_rank.push_back(std::move(r.engine.digests));
+    out.collectives_by_rank.push_back(std::move(r.collectives));
+    out.collective_seconds_by_rank.push_back(std::move(r.collective_seconds));
+    ns_logs.push_back(std::move(r.ns_calls));
   }
   // NS events come only from the decorators' logs: what ran, on every rank.
   auto calls = ns_calls_by_step(ns_logs, static_cast<int>(out.trajectory.steps.size()));
   for (size_t t = 0; t < calls.size(); ++t) out.trajectory.steps[t].ns_calls = std::move(calls[t]);
-  out.collectives_by_rank = std::move(logs);
-  out.collective_seconds_by_rank = std::move(log_seconds);
   out.faults = opts.faults;
   return out;
+}
+
+ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
+  check_supported(s, opts);
+  if (ProcessGroup* group = ProcessGroup::installed()) return run_on_processes(*group, s, opts);
+  const FaultSet faults = FaultSet::from_ids(opts.faults);
+  std::vector<RankObservation> ranks(static_cast<size_t>(s.engine.dp));
+  const auto t0 = std::chrono::steady_clock::now();
+  run_on_ranks(s.engine.dp, opts, [&](Communicator& comm, int device) {
+    ranks[static_cast<size_t>(comm.rank())] = observe_rank(s, faults, opts, comm, device);
+  });
+  return assemble(std::move(ranks), opts, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace muoncheck::impl

@@ -60,7 +60,7 @@ Command sweep_command() {
            "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            options({"cases", "seed", "budget/sweep", "fault", "focus", "json/file", "cases-dir", "timeout-ms",
-                    "control-members", "backend", "comm", "min-executed", "junit", "summary-md"})},
+                    "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "ranks", "store"})},
           run};
 }
 
