@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include <gloo/rendezvous/context.h>
@@ -51,6 +52,7 @@ ProcessGroup::ProcessGroup(ProcessPlacement where, std::chrono::milliseconds tim
   if (where_.world < 1 || where_.rank < 0 || where_.rank >= where_.world || timeout.count() <= 0)
     throw CommError(ErrorKind::Internal, where_.rank, "connect", who + "need 0 <= rank < world and timeout > 0");
   try {
+    std::filesystem::create_directories(where_.store_dir);
     store_ = std::make_unique<PollableFileStore>(where_.store_dir);
     gloo::transport::tcp::attr attr;
     attr.hostname = where_.host;
