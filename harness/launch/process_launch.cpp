@@ -99,8 +99,7 @@ int run_as_process_rank(const LauncherEnv& env, const ProcessRun& run, const std
   if (ec) throw Error(ErrorKind::Usage, "--store " + run.store_dir + ": cannot create the directory: " + ec.message());
   impl::ProcessPlacement where = env.placement;
   where.store_dir = run.store_dir;
-  impl::ProcessGroup::install(std::make_unique<impl::ProcessGroup>(where, run.timeout));
-  impl::ProcessGroup& g = *impl::ProcessGroup::installed();
+  impl::ProcessGroup& g = impl::ProcessGroup::install(where, run.timeout);
   if (g.rank() != 0) {
     const auto end = impl::serve_engine_jobs(g);
     return end.exit_code ? *end.exit_code : after_rank0_lost(g, run, end);

@@ -41,9 +41,10 @@ class PollableFileStore final : public gloo::rendezvous::FileStore {
 
 ProcessGroup* ProcessGroup::installed() { return installed_group(); }
 
-void ProcessGroup::install(std::unique_ptr<ProcessGroup> group) {
+ProcessGroup& ProcessGroup::install(ProcessPlacement where, std::chrono::milliseconds timeout) {
   if (installed_group()) throw Error(ErrorKind::Internal, "ProcessGroup::install: a group is installed already");
-  installed_group() = group.release();
+  installed_group() = new ProcessGroup(std::move(where), timeout);
+  return *installed_group();
 }
 
 ProcessGroup::ProcessGroup(ProcessPlacement where, std::chrono::milliseconds timeout)
@@ -69,16 +70,12 @@ ProcessGroup::ProcessGroup(ProcessPlacement where, std::chrono::milliseconds tim
   }
   // Rank 0 watches every worker; a worker watches rank 0.
   if (where_.rank == 0) {
-    for (int p = 1; p < where_.world; ++p) watchers_.emplace_back([this, p] { watch(p); });
+    for (int p = 1; p < where_.world; ++p) std::thread([this, p] { watch(p); }).detach();
   } else {
-    watchers_.emplace_back([this] { watch(0); });
+    std::thread([this] { watch(0); }).detach();
   }
 }
 
-ProcessGroup::~ProcessGroup() {
-  end(0);
-  for (auto& t : watchers_) t.detach();   // each ends with its peer's message or loss
-}
 
 void ProcessGroup::watch(int peer) {
   int32_t message = -1;

@@ -22,8 +22,6 @@
 #include <optional>
 #include <set>
 #include <string>
-#include <thread>
-#include <vector>
 
 namespace gloo {
 class Context;
@@ -49,15 +47,16 @@ struct ProcessPlacement {
 class ProcessGroup {
  public:
   // Connects the control mesh (every process of the world within `timeout`, else a
-  // CommError op "connect" naming the ranks that never came).
+  // CommError op "connect"). A group lives as long as its process: its watchers wait on the
+  // control mesh until the end, so it is made with `new` and never destroyed.
   ProcessGroup(ProcessPlacement where, std::chrono::milliseconds timeout);
-  ~ProcessGroup();
   ProcessGroup(const ProcessGroup&) = delete;
   ProcessGroup& operator=(const ProcessGroup&) = delete;
 
   // The group the engine's runs of this process go to; null: ranks are threads.
   static ProcessGroup* installed();
-  static void install(std::unique_ptr<ProcessGroup> group);   // once, before any run
+  // Connects this process's group and makes it the installed one (once, before any run).
+  static ProcessGroup& install(ProcessPlacement where, std::chrono::milliseconds timeout);
 
   const ProcessPlacement& where() const { return where_; }
   int rank() const { return where_.rank; }
@@ -84,6 +83,7 @@ class ProcessGroup {
   void end(int exit_code);
 
  private:
+  ~ProcessGroup() = default;
   void watch(int peer);   // a thread per watched peer: a loss or rank 0's end message
 
   ProcessPlacement where_;
@@ -95,7 +95,6 @@ class ProcessGroup {
   std::set<int> lost_;
   std::optional<int> ended_;
   std::atomic<bool> stopping_{false};
-  std::vector<std::thread> watchers_;
 };
 
 }  // namespace muoncheck::impl

@@ -69,26 +69,26 @@ struct Outcome {
 
 void rank_process(int rank, const std::string& dir, int culprit, Misstep m) {
   ProcessPlacement where{rank, kWorld, rank, dir + "/store", "127.0.0.1"};
-  auto* g = new ProcessGroup(where, kTimeout);   // never destroyed: the process _exits
+  ProcessGroup& g = ProcessGroup::install(where, kTimeout);   // a fresh group in each forked process
   const JobShape shape{kWorld, kTimeout, false, "test job"};
   auto run = [culprit, m](Communicator& c) {
     body(c, culprit, m);
     return std::string("reply of rank ") + std::to_string(c.rank());
   };
   if (rank != 0) {
-    serve_jobs(*g, [&](const std::string&) { return JobPlan{shape, run}; });
+    serve_jobs(g, [&](const std::string&) { return JobPlan{shape, run}; });
     _exit(0);
   }
   std::ofstream out(dir + "/outcome");
   const auto t0 = Clock::now();
   try {
-    const auto replies = run_job(*g, "job", shape, run);
+    const auto replies = run_job(g, "job", shape, run);
     out << "ok\n" << std::chrono::duration<double>(Clock::now() - t0).count() << "\n" << replies.back() << "\n";
   } catch (const Error& e) {
     out << static_cast<int>(e.kind()) << "\n" << std::chrono::duration<double>(Clock::now() - t0).count() << "\n" << e.what() << "\n";
   }
   out.close();
-  g->end(0);
+  g.end(0);
   _exit(0);
 }
 
