@@ -66,7 +66,7 @@ ImplResult run_on_processes(ProcessGroup& g, const Scenario& s, const ImplOption
   return assemble(std::move(ranks), opts, wall);
 }
 
-ServiceEnd serve_engine_jobs(ProcessGroup& g) {
+std::optional<int> serve_engine_jobs(ProcessGroup& g) {
   return serve_jobs(g, [&g](const std::string& text) {
     auto opts = std::make_shared<ImplOptions>();
     auto s = std::make_shared<Scenario>(job_scenario(nlohmann::json::parse(text), *opts));

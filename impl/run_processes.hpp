@@ -5,6 +5,8 @@
 // (run_rank.hpp). Workers run serve_engine_jobs instead of a command. A run at a dp beyond
 // the group's world is Unsupported; one at a smaller dp uses ranks 0..dp-1.
 #pragma once
+#include <optional>
+
 #include "core/scenario.hpp"
 #include "impl/comm/process_jobs.hpp"
 #include "impl/run_impl.hpp"
@@ -12,6 +14,6 @@
 namespace muoncheck::impl {
 
 ImplResult run_on_processes(ProcessGroup& group, const Scenario& s, const ImplOptions& opts);
-ServiceEnd serve_engine_jobs(ProcessGroup& group);
+std::optional<int> serve_engine_jobs(ProcessGroup& group);   // serve_jobs with the engine's jobs
 
 }  // namespace muoncheck::impl

@@ -123,29 +123,62 @@ std::optional<std::string> collect(ProcessGroup& g, const std::string& key, Cloc
   std::rethrow_exception(broken);
 }
 
-std::mutex& last_job_mutex() {
-  static std::mutex m;
+// Held by the job under way; guards group_broken().
+std::timed_mutex& one_job_at_a_time() {
+  static std::timed_mutex m;
   return m;
 }
-std::string& last_job() {
-  static std::string name;
-  return name;
+
+// The loss that ended the group (every later job rethrows it).
+std::exception_ptr& group_broken() {
+  static std::exception_ptr broken;
+  return broken;
+}
+
+// What this process last did, for the message when a rank is lost: the last job's name and
+// (a worker) the error that job ended with here.
+struct JobNotes {
+  std::mutex mutex;
+  std::string job, error;
+};
+JobNotes& notes() {
+  static JobNotes n;
+  return n;
+}
+
+void note(const std::string& job, const std::string& error) {
+  std::lock_guard<std::mutex> lock(notes().mutex);
+  notes().job = job;
+  notes().error = error;
 }
 
 }  // namespace
 
 std::string loss_message(ProcessGroup& g) {
   const auto lost = g.lost();
-  std::lock_guard<std::mutex> lock(last_job_mutex());
+  std::unique_lock<std::timed_mutex> job(one_job_at_a_time(), std::defer_lock);
+  if (job.try_lock_for(std::chrono::milliseconds(100)) && group_broken()) {   // a job failed on it: its words
+    try {
+      std::rethrow_exception(group_broken());
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+  std::lock_guard<std::mutex> lock(notes().mutex);
   return "rank " + (lost ? std::to_string(*lost) : std::string("?")) +
-         ": process lost (its control connection closed) during " + (last_job().empty() ? "the first run" : last_job());
+         ": process lost (its control connection closed) during " + (notes().job.empty() ? "the first run" : notes().job) +
+         (notes().error.empty() ? "" : "; rank " + std::to_string(g.rank()) + " saw: " + notes().error);
+}
+
+std::string last_job_name() {
+  std::lock_guard<std::mutex> lock(notes().mutex);
+  return notes().job;
 }
 
 std::vector<std::string> run_job(ProcessGroup& g, const std::string& job, const JobShape& shape, const RankBody& body) {
-  static std::mutex one_at_a_time;
   static int64_t next_job = 0;
-  static std::exception_ptr broken;   // the loss that ended the group
-  std::lock_guard<std::mutex> lock(one_at_a_time);
+  std::exception_ptr& broken = group_broken();
+  std::lock_guard<std::timed_mutex> lock(one_job_at_a_time());
   if (broken) std::rethrow_exception(broken);
   if (shape.dp < 1 || shape.dp > g.world())
     throw Error(ErrorKind::Unsupported, "dp " + std::to_string(shape.dp) + " needs " + std::to_string(shape.dp) +
@@ -153,10 +186,7 @@ std::vector<std::string> run_job(ProcessGroup& g, const std::string& job, const 
   if (const auto lost = g.lost()) throw_lost(*lost, nullptr, broken);
   const int64_t n = next_job++;
   g.set(job_key(n), job);
-  {
-    std::lock_guard<std::mutex> name_lock(last_job_mutex());
-    last_job() = shape.name;
-  }
+  note(shape.name, "");
   std::vector<std::string> replies(static_cast<size_t>(shape.dp));
   JobRank mine;
   RankFailures failures;
@@ -191,22 +221,10 @@ std::vector<std::string> run_job(ProcessGroup& g, const std::string& job, const 
   return replies;
 }
 
-ServiceEnd serve_jobs(ProcessGroup& g, const std::function<JobPlan(const std::string& job)>& open) {
-  ServiceEnd end;
-  std::string last_error;
+std::optional<int> serve_jobs(ProcessGroup& g, const std::function<JobPlan(const std::string& job)>& open) {
   for (int64_t n = 0;; ++n) {
     const auto text = g.get(job_key(n), Clock::time_point::max());
-    if (!text) {
-      if (const auto code = g.ended()) {
-        end.exit_code = *code;
-      } else {
-        end.rank0_lost = "rank 0: process lost (its control connection closed) during " +
-                         (end.last_job.empty() ? std::string("the first run") : end.last_job) +
-                         (last_error.empty() ? "" : "; rank " + std::to_string(g.rank()) + " saw: " + last_error);
-      }
-      return end;
-    }
-    last_error.clear();
+    if (!text) return g.ended();   // rank 0's end, or nothing: rank 0 lost
     JobPlan plan;
     try {
       plan = open(*text);
@@ -214,12 +232,12 @@ ServiceEnd serve_jobs(ProcessGroup& g, const std::function<JobPlan(const std::st
       g.set(result_key(n, g.rank()), error_reply(std::current_exception()));
       continue;
     }
-    end.last_job = plan.shape.name;
+    note(plan.shape.name, "");
     if (g.rank() >= plan.shape.dp) continue;
     JobRank job;
     std::string reply;
     if (auto e = run_rank(g, n, plan.shape, plan.body, job, reply)) {
-      last_error = error_json(e).at("message").get<std::string>();
+      note(plan.shape.name, error_json(e).at("message").get<std::string>());
       g.set(result_key(n, g.rank()), error_reply(e));
       continue;
     }

@@ -36,8 +36,11 @@ using RankBody = std::function<std::string(Communicator&)>;   // returns this ra
 // Rank 0. Returns every participant's reply, rank 0's own at [0].
 std::vector<std::string> run_job(ProcessGroup& group, const std::string& job, const JobShape& shape, const RankBody& body);
 
-// Rank 0, once group.lost(): "rank R: process lost (...) during NAME" (the last job's name).
+// Once group.lost(): "rank R: process lost (...) during NAME" (this process's last job;
+// a worker adds the error that job ended with here), or on rank 0 the error of the job that
+// lost it, which names the collective.
 std::string loss_message(ProcessGroup& group);
+std::string last_job_name();   // "" before the first job
 
 // A worker's view of a job: its shape and this rank's body (read from the job's text; a
 // throw becomes this rank's error).
@@ -46,13 +49,8 @@ struct JobPlan {
   RankBody body;
 };
 
-// How a worker's service ended: rank 0's end message (its exit code), or rank 0 lost
-// (`rank0_lost` says when, and what this rank saw).
-struct ServiceEnd {
-  std::optional<int> exit_code;
-  std::string rank0_lost;
-  std::string last_job;   // the last job's name
-};
-ServiceEnd serve_jobs(ProcessGroup& group, const std::function<JobPlan(const std::string& job)>& open);
+// A worker: serves jobs until rank 0's end message, and returns its exit code; nothing
+// when rank 0 was lost (loss_message says more).
+std::optional<int> serve_jobs(ProcessGroup& group, const std::function<JobPlan(const std::string& job)>& open);
 
 }  // namespace muoncheck::impl

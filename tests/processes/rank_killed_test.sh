@@ -17,11 +17,18 @@ kill_one() {
   mkdir -p "$dir"
   local pids=()
   for r in 0 1 2 3; do
-    RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r LOCAL_WORLD_SIZE=4 "$muoncheck" run two-layer-gas4-z3 --ranks processes \
+    RANK=$r WORLD_SIZE=4 LOCAL_RANK=$r LOCAL_WORLD_SIZE=4 "$muoncheck" run straddle-fp32-z2 --ranks processes \
       --store "$dir/store" --timeout-ms $timeout_ms --report "$dir/report.json" >"$dir/rank$r.log" 2>&1 &
     pids+=($!)
   done
-  sleep 2   # the group is connected and rank 0 judging (a run, an oracle, a control member)
+  # Mid-run: the group connected (4 control keys in the store) and the first run's job and
+  # mesh keys posted; then a little later, while rank 0 judges (runs, oracle, controls).
+  local waited=0
+  while [ "$(ls "$dir/store" 2>/dev/null | wc -l)" -lt 8 ] && [ $waited -lt 600 ]; do
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  sleep 0.5
   kill -0 "${pids[$victim]}" 2>/dev/null || fail "rank $victim ended before it was killed: $(cat "$dir/rank$victim.log")"
   kill -KILL "${pids[$victim]}"
   local killed_at=$(date +%s%3N) codes=() ended_at=
