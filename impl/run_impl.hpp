@@ -6,6 +6,8 @@
 // the per-step digests of replicated state. Faults (impl/faults) are selected by id.
 // Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
 // Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
+// Where a ProcessGroup is installed (ranks as processes), the run is a job of that group
+// instead, with the same result (run_processes.hpp).
 #pragma once
 #include <chrono>
 #include <cstdint>
