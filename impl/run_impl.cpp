@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "impl/comm/process_group.hpp"
 #include "impl/comm/rank_group.hpp"
 #ifdef MUONCHECK_HAVE_CUDA
 #include "impl/comm/nccl_communicator.hpp"
@@ -12,6 +13,8 @@
 #endif
 #include "impl/faults/faults.hpp"
 #include "impl/math/counting_compute.hpp"
+#include "impl/run_processes.hpp"
+#include "impl/run_rank.hpp"
 #include "impl/zero/rank_engine.hpp"
 
 namespace muoncheck::impl {
@@ -83,54 +86,46 @@ void check_supported(const Scenario& s, const ImplOptions& opts) {
 
 namespace {
 
-// One run of the engine on s.engine.dp ranks over steps [first, end): from the scenario's
-// initial state, or from `from`; when `save` is set, each rank's shard lands there after
-// the last step.
+// One rank's run over steps [first, end): from the scenario's initial state, or restored from
+// `from`; when `save` is set, the rank's shard lands there after the last step.
+RankObservation observe_leg(const Scenario& s, const FaultSet& faults, const ImplOptions& opts, Communicator& comm,
+                            int device, int first, int end, const EngineCheckpoint* from, RankShard* save) {
+  CountingCommunicator counting(comm);
+  const auto backend = make_compute(opts.backend, device);
+  CountingCompute math(*backend, comm.rank());
+  RankEngine engine(s, faults, counting, math);
+  RankObservation o;
+  o.flat_elements = engine.layout().total();
+  o.partition_elements = engine.layout().partition_size();
+  if (from) engine.restore(*from);
+  engine.run(first, end);
+  if (save) *save = engine.save_shard();
+  o.engine = engine.take_result();
+  o.collectives = counting.log();
+  o.collective_seconds = counting.seconds();
+  o.ns_calls = math.log();
+  return o;
+}
+
+// One run of the engine on s.engine.dp rank threads over steps [first, end) (see observe_leg);
+// a resumed run reports the state it started from.
 ImplResult run_leg(const Scenario& s, const ImplOptions& opts, const FaultSet& faults, int first, int end,
                    const EngineCheckpoint* from, EngineCheckpoint* save) {
   const int dp = s.engine.dp;
-  std::vector<RankResult> ranks(static_cast<size_t>(dp));
-  std::vector<std::vector<CollectiveRecord>> logs(static_cast<size_t>(dp));
-  std::vector<std::vector<double>> log_seconds(static_cast<size_t>(dp));
-  std::vector<std::vector<NsCall>> ns_logs(static_cast<size_t>(dp));
+  std::vector<RankObservation> ranks(static_cast<size_t>(dp));
   if (save) *save = EngineCheckpoint{dp, s.engine.stage, end, std::vector<RankShard>(static_cast<size_t>(dp))};
-  ImplResult out;
-
   const auto t0 = std::chrono::steady_clock::now();
   run_on_ranks(dp, opts, [&](Communicator& comm, int device) {
-    CountingCommunicator counting(comm);
-    const auto backend = make_compute(opts.backend, device);
-    CountingCompute math(*backend, comm.rank());
-    RankEngine engine(s, faults, counting, math);
-    if (comm.rank() == 0) {
-      out.flat_elements = engine.layout().total();
-      out.partition_elements = engine.layout().partition_size();
-    }
-    if (from) engine.restore(*from);
-    engine.run(first, end);
     const auto r = static_cast<size_t>(comm.rank());
-    if (save) save->shards[r] = engine.save_shard();
-    ranks[r] = engine.take_result();
-    logs[r] = counting.log();
-    log_seconds[r] = counting.seconds();
-    ns_logs[r] = math.log();
+    ranks[r] = observe_leg(s, faults, opts, comm, device, first, end, from, save ? &save->shards[r] : nullptr);
   });
-  out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-
-  out.trajectory = std::move(ranks[0].trajectory);
-  out.step_seconds = std::move(ranks[0].step_seconds);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::optional<TrainingState> resumed;
   if (from)
-    out.resumed_state = TrainingState{out.trajectory.initial, ranks[0].scaler_at_start, ranks[0].good_steps_at_start};
-  for (auto& r : ranks) {
-    out.tags_by_rank.push_back(std::move(r.tags));
-    out.replicated_digest_by_rank.push_back(std::move(r.digests));
-  }
-  // NS events come only from the decorators' logs: what ran, on every rank.
-  const auto calls = ns_calls_by_step(ns_logs, end);
-  for (auto& step : out.trajectory.steps) step.ns_calls = calls[static_cast<size_t>(step.step)];
-  out.collectives_by_rank = std::move(logs);
-  out.collective_seconds_by_rank = std::move(log_seconds);
-  out.faults = opts.faults;
+    resumed = TrainingState{ranks[0].engine.trajectory.initial, ranks[0].engine.scaler_at_start,
+                            ranks[0].engine.good_steps_at_start};
+  ImplResult out = assemble(std::move(ranks), opts, wall);
+  out.resumed_state = std::move(resumed);
   return out;
 }
 
@@ -155,8 +150,43 @@ ImplResult joined(ImplResult a, ImplResult b) {
 
 }  // namespace
 
+RankObservation observe_rank(const Scenario& s, const FaultSet& faults, const ImplOptions& opts, Communicator& comm,
+                             int device) {
+  return observe_leg(s, faults, opts, comm, device, 0, s.steps, nullptr, nullptr);
+}
+
+ImplResult assemble(std::vector<RankObservation> ranks, const ImplOptions& opts, double wall_seconds) {
+  ImplResult out;
+  out.wall_seconds = wall_seconds;
+  out.flat_elements = ranks[0].flat_elements;
+  out.partition_elements = ranks[0].partition_elements;
+  out.trajectory = std::move(ranks[0].engine.trajectory);
+  out.step_seconds = std::move(ranks[0].engine.step_seconds);
+  std::vector<std::vector<NsCall>> ns_logs;
+  for (auto& r : ranks) {
+    out.tags_by_rank.push_back(std::move(r.engine.tags));
+    out.replicated_digest_by_rank.push_back(std::move(r.engine.digests));
+    out.collectives_by_rank.push_back(std::move(r.collectives));
+    out.collective_seconds_by_rank.push_back(std::move(r.collective_seconds));
+    ns_logs.push_back(std::move(r.ns_calls));
+  }
+  // NS events come only from the decorators' logs: what ran, on every rank (a resumed leg's
+  // steps start after the checkpoint).
+  const int end = out.trajectory.steps.empty() ? 0 : out.trajectory.steps.back().step + 1;
+  const auto calls = ns_calls_by_step(ns_logs, end);
+  for (auto& step : out.trajectory.steps) step.ns_calls = calls[static_cast<size_t>(step.step)];
+  out.faults = opts.faults;
+  return out;
+}
+
 ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
   check_supported(s, opts);
+  if (ProcessGroup* group = ProcessGroup::installed()) {
+    if (s.checkpoint)
+      throw Error(ErrorKind::Unsupported, s.name + ": a checkpoint-resume run needs ranks as threads (its shards "
+                                                   "re-partition in one process); --ranks processes declines it");
+    return run_on_processes(*group, s, opts);
+  }
   const FaultSet faults = FaultSet::from_ids(opts.faults);
   if (!s.checkpoint) return run_leg(s, opts, faults, 0, s.steps, nullptr, nullptr);
   // Save after step k, tear the ranks down, resume (at the resume dp/stage) on fresh ones.

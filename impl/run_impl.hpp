@@ -7,6 +7,8 @@
 // after its step k, torn down, resumed from the checkpoint (impl/zero/checkpoint.hpp). Faults (impl/faults) are selected by id.
 // Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
 // Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
+// Where a ProcessGroup is installed (ranks as processes), the run is a job of that group
+// instead, with the same result (run_processes.hpp).
 #pragma once
 #include <chrono>
 #include <cstdint>

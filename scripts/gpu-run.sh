@@ -33,6 +33,12 @@
 #       dp 1 and at dp = #GPUs, whose reports carry the wall time per step and the measured
 #       bandwidth of the Muon gathers (metadata: GPU count, NCCL version).
 #
+#   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh procs [OUTDIR]
+#       ranks as processes (docs/multi-node.md): `muoncheck check --backend cuda --comm nccl --dp 1`
+#       with its rank as a process (scripts/launch-ranks.sh 1; NCCL's unique id through the
+#       FileStore) beside the same check with the rank as a thread; the two reports' verdicts
+#       compared (tests/processes/same_verdicts.py).
+#
 # With the device tool: run(command="bash scripts/gpu-run.sh device", carry=["build-cuda/bundle"]).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -154,6 +160,24 @@ multi() {
   echo "total $((SECONDS - t0)) s" | tee -a "$log"
 }
 
+# Ranks as processes at dp 1 over NCCL beside ranks as threads: exit codes, summaries, and
+# whether the verdicts are equal.
+procs() {
+  local out=${1:-${OUT:-gpu-out}}
+  mkdir -p "$out"
+  local bin=build-cuda/bundle/bin log="$out/procs.log" t0=$SECONDS store
+  gpu_env
+  store=$(mktemp -d)
+  $bin/muoncheck check --backend cuda --comm nccl --dp 1 --report "$out/procs-threads-dp1.json" > "$out/procs-threads.txt" 2>&1
+  echo "check cuda+nccl --dp 1, the rank as a thread: exit $? ($((SECONDS - t0)) s)" | tee "$log"
+  scripts/launch-ranks.sh 1 $bin/muoncheck check --backend cuda --comm nccl --dp 1 --ranks processes --store "$store" \
+      --report "$out/procs-processes-dp1.json" > "$out/procs-processes.txt" 2>&1
+  echo "check cuda+nccl --dp 1, the rank as a process: exit $? ($((SECONDS - t0)) s)" | tee -a "$log"
+  grep -hE "scenarios:.*=>|^muoncheck " "$out/procs-threads.txt" "$out/procs-processes.txt" | tee -a "$log"
+  python3 tests/processes/same_verdicts.py "$out/procs-threads-dp1.json" "$out/procs-processes-dp1.json" | tee -a "$log"
+  rm -rf "$store"
+}
+
 # Newton–Schulz: the gpu tests that cover it, our benchmark, DeepSpeed's functions side by
 # side (ratio per shape), the conformance check on the cuda backend. At most 8 files in OUTDIR.
 ns() {
@@ -217,5 +241,6 @@ case $mode in
   device) shift; device "$@" ;;
   ns) shift; ns "$@" ;;
   multi) shift; multi "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR]" >&2; exit 2 ;;
+  procs) shift; procs "$@" ;;
+  *) echo "usage: scripts/gpu-run.sh build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR]" >&2; exit 2 ;;
 esac

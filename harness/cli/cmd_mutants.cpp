@@ -58,7 +58,7 @@ Command mutants_command() {
            "Exit 1 when a fault survives or is only killed incidentally, the control fails, a scenario (control\n"
            "or fault run) executed no invariant, or fewer than --min-executed of all verdicts ran.",
            options({"fault/mutants", "json/file", "oracle-precision/mutants", "mode", "timeout-ms", "backend", "comm",
-                    "dp", "control-members", "scenarios", "min-executed", "junit", "summary-md"})},
+                    "dp", "control-members", "scenarios", "min-executed", "junit", "summary-md", "ranks", "store"})},
           run};
 }
 

@@ -68,7 +68,7 @@ Command sweep_command() {
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            options({"cases", "seed", "budget/sweep", "fault", "focus", "json/file", "cases-dir", "timeout-ms",
                     "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "impl", "impl-site",
-                    "dp", "max-defects", "shrink-seconds", "case-timeout-s"})},
+                    "dp", "max-defects", "shrink-seconds", "case-timeout-s", "ranks", "store"})},
           run};
 }
 

@@ -54,6 +54,10 @@ std::vector<OptionEntry> build_table() {
                     "collectives", "gloo"),
       value("dp", "re-split each scenario's global batch over N ranks, N in [1, 64] (same trajectory; none "
                   "given: the scenario's own)"),
+      value("ranks", "threads (one process) | processes (one per rank, started by torchrun, srun or mpirun: "
+                     "docs/multi-node.md)", "threads"),
+      value("store", "with --ranks processes: the rendezvous directory (Gloo's FileStore), one no earlier run used, "
+                     "seen by every rank"),
       value("control-members",
             "size K (at most 64) of the control ensemble (valid rounding sequences) that sets every noise band",
             std::to_string(oracle::kDefaultControlMembers)),

@@ -29,7 +29,7 @@ JudgeOptions judge_options_from(const cli::Args& args) {
 
 std::vector<std::string> with_judge_options(const std::vector<std::string>& more) {
   std::vector<std::string> keys = {"fault", "mode",  "oracle-precision", "invariant",      "timeout-ms",
-                                   "backend", "comm", "dp",               "control-members"};
+                                   "backend", "comm", "dp",               "control-members", "ranks", "store"};
   keys.insert(keys.end(), more.begin(), more.end());
   return keys;
 }

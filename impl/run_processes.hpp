@@ -1,0 +1,19 @@
+// run_impl with ranks as processes: rank 0's process runs the harness and calls run_impl
+// as always; each run becomes a job of the process group (comm/process_jobs.hpp) whose
+// text is the scenario and the options, and whose reply from every other rank is what that
+// rank observed (rank_observation.hpp). Rank 0 assembles the same ImplResult as threads
+// (run_rank.hpp). Workers run serve_engine_jobs instead of a command. A run at a dp beyond
+// the group's world is Unsupported; one at a smaller dp uses ranks 0..dp-1.
+#pragma once
+#include <optional>
+
+#include "core/scenario.hpp"
+#include "impl/comm/process_jobs.hpp"
+#include "impl/run_impl.hpp"
+
+namespace muoncheck::impl {
+
+ImplResult run_on_processes(ProcessGroup& group, const Scenario& s, const ImplOptions& opts);
+std::optional<int> serve_engine_jobs(ProcessGroup& group);   // serve_jobs with the engine's jobs
+
+}  // namespace muoncheck::impl

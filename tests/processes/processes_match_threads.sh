@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Ranks as processes judge like ranks as threads: `check` on scenarios up to dp 4 with the
+# ranks as 4 processes over Gloo gives the verdicts of the thread mode, and `run --trace`
+# the bit-identical trajectory (weights, state, events). The processes are launched by
+# torchrun when it is installed (MUONCHECK_TEST_TORCHRUN=0: never), else by
+# scripts/launch-ranks.sh (a plain `for r ...; do ... & done`).
+# usage: processes_match_threads.sh MUONCHECK   (run from the source root)
+set -eu
+muoncheck=$(realpath "$1")
+scenarios="tiny-buckets-z2 straddle-fp32-z2 bucket-edges-z0"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python=
+for py in python3 /usr/bin/python3; do
+  if command -v "$py" >/dev/null 2>&1; then python=$py; break; fi
+done
+[ -n "$python" ] || { echo "SKIP: no python3"; exit 77; }
+
+launch() {   # launch STORE ARGS...: muoncheck ARGS with the ranks as 4 processes
+  local store=$1
+  shift
+  if [ "${MUONCHECK_TEST_TORCHRUN:-1}" != 0 ] && "$python" -c "import torch.distributed.run" >/dev/null 2>&1; then
+    echo "launcher: torchrun"
+    "$python" -m torch.distributed.run --standalone --nproc-per-node 4 --no-python \
+      "$muoncheck" "$@" --ranks processes --store "$store"
+  else
+    echo "launcher: scripts/launch-ranks.sh"
+    scripts/launch-ranks.sh 4 "$muoncheck" "$@" --ranks processes --store "$store"
+  fi
+}
+
+# shellcheck disable=SC2086
+"$muoncheck" check $scenarios --report "$work/threads.json" >"$work/threads.log"
+# shellcheck disable=SC2086
+launch "$work/store1" check $scenarios --report "$work/processes.json" >"$work/processes.log" 2>&1 ||
+  { tail -20 "$work/processes.log"; exit 1; }
+"$python" tests/processes/same_verdicts.py "$work/threads.json" "$work/processes.json"
+
+"$muoncheck" run tiny-buckets-z2 --invariant ranks-agree --trace "$work/threads.trace.json" >/dev/null
+launch "$work/store2" run tiny-buckets-z2 --invariant ranks-agree --trace "$work/processes.trace.json" \
+  >"$work/trace.log" 2>&1 || { tail -20 "$work/trace.log"; exit 1; }
+"$python" tests/processes/same_verdicts.py --traces "$work/threads.trace.json" "$work/processes.trace.json"
