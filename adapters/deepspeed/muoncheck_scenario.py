@@ -72,6 +72,8 @@ class Scenario:
         self.param_dtype = e.get("param_dtype", "fp32")
         self.grad_accum_dtype = e.get("grad_accum_dtype", self.param_dtype)
         self.comm_dtype = e.get("comm_dtype", self.param_dtype)
+        self.offload_optimizer = e.get("offload_optimizer", "none")
+        self.compile = bool(e.get("compile", False))
         o = raw.get("optimizer", {})
         self.optimizer = o
         self.lr, self.momentum = float(o.get("lr", 0.02)), float(o.get("momentum", 0.95))
@@ -88,6 +90,27 @@ class Scenario:
         self.clip = {"max_norm": 0.0, "mode": "raw_grad", **o.get("clip", {})}
         self.loss_scaler = {**_SCALER, **raw.get("loss_scaler", {})}
         self.overflow = list(raw.get("overflow", []))
+        self.lr_schedule = {"shape": "constant", **o.get("lr_schedule", {})}
+        self.checkpoint = raw.get("checkpoint")   # {save_after_step, resume?: {dp?, stage?}} or None
+
+    def group_of(self, name):
+        """The first group whose `match` is a substring of the name (None: no group)."""
+        return next((g for g in self.groups if g["match"] in name), None)
+
+    def lr_factor(self, name, t):
+        """f(t) of the param's schedule (its group's, else the optimizer's) times its lr_scale."""
+        g = self.group_of(name) or {}
+        return float(g.get("lr_scale", 1.0)) * lr_factor({"shape": "constant", **g.get("lr_schedule", self.lr_schedule)}, t)
+
+    def resumed(self):
+        """The scenario as it continues after its checkpoint: resume.dp (gas rescaled so the global
+        batch stays) and resume.stage applied; itself when there is no checkpoint."""
+        resume = (self.checkpoint or {}).get("resume", {})
+        out = Scenario(self.raw, self.source)
+        dp = int(resume.get("dp", self.dp))
+        out.gas, out.dp = self.dp * self.gas // dp, dp
+        out.stage = int(resume.get("stage", self.stage))
+        return out
 
     @property
     def global_batch(self):
@@ -96,6 +119,21 @@ class Scenario:
     def global_sample(self, micro_step, rank, local):
         # j = (k·dp + r)·micro_batch + i  (SPEC §2)
         return (micro_step * self.dp + rank) * self.micro_batch + local
+
+
+def lr_factor(schedule, t):
+    """The schedule's factor at step t (docs/semantics.md, learning-rate schedules)."""
+    shape = schedule["shape"]
+    if shape == "constant":
+        return 1.0
+    warmup = int(schedule.get("warmup_steps", 0))
+    if shape == "linear_warmup":
+        return min(1.0, (t + 1) / warmup)
+    if t < warmup:
+        return (t + 1) / warmup
+    total, floor = int(schedule["total_steps"]), float(schedule.get("min_ratio", 0.0))
+    progress = min(1.0, (t - warmup) / (total - warmup))
+    return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 def load(path):

@@ -15,6 +15,12 @@ import sys
 
 _CALLER_LOCALS = ("param", "p", "tensor")
 _NS_NAMES = ("zeropower_via_newtonschulz5", "zeropower_via_gram_newtonschulz")
+# Under torch.compile the NS functions run inside muon_update's compiled graph, so a Python
+# wrapper around them would count only while dynamo traces. muon_update calls NS exactly once
+# (whole matrix, expert batch or per-head batch), so with compile on the counter wraps
+# muon_update itself, outside the graph: every module that binds the name at import time
+# (muon_optimizer) and the one the ZeRO/BF16 optimizers import it from at call time.
+_UPDATE_MODULES = ("deepspeed.runtime.zero.muon.original_muon", "deepspeed.runtime.zero.muon.muon_optimizer")
 
 
 class NsCounter:
@@ -35,13 +41,34 @@ class NsCounter:
     def reset_step(self):
         self.calls, self.unattributed = {}, 0
 
-    def install(self):
+    def install(self, at_update_entry=False):
+        if at_update_entry:
+            return self._install_at_update_entry()
         from deepspeed.runtime.zero.muon import original_muon
         for name in _NS_NAMES:
             fn = getattr(original_muon, name, None)
             if fn is not None:
                 setattr(original_muon, name, self._wrap(fn))
                 self._installed.append((original_muon, name, fn))
+
+    def _install_at_update_entry(self):
+        import importlib
+        from deepspeed.runtime.zero.muon import original_muon
+        fn = original_muon.muon_update
+        counter = self
+
+        def counted_update(grad, momentum, *args, **kwargs):
+            out = fn(grad, momentum, *args, **kwargs)
+            heads = kwargs.get("num_heads") or 0
+            counter.dtypes.add(str(original_muon.ns_compute_dtype(kwargs.get("ns_method", "gram"))).replace("torch.", ""))
+            counter._attribute(int(grad.shape[0]), int(grad.numel() // max(1, grad.shape[0])), heads)
+            return out
+
+        for module_name in _UPDATE_MODULES:
+            module = importlib.import_module(module_name)
+            if getattr(module, "muon_update", None) is fn:
+                setattr(module, "muon_update", counted_update)
+                self._installed.append((module, "muon_update", fn))
 
     def uninstall(self):
         for module, name, fn in self._installed:
@@ -61,10 +88,12 @@ class NsCounter:
     def _record(self, G, out):
         self.dtypes.add(str(out.dtype).replace("torch.", ""))
         heads = int(G.shape[0]) if G.ndim == 3 else 0
+        self._attribute(int(G.shape[-2]) * (heads or 1), int(G.shape[-1]), heads)
+
+    def _attribute(self, rows, cols, heads):
         index = self._caller_param()
         if index is None:
-            rows = int(G.shape[-2]) * (heads or 1)
-            candidates = self.shapes.get((rows, int(G.shape[-1])), [])
+            candidates = self.shapes.get((rows, cols), [])
             index = candidates[0] if len(candidates) == 1 else None
         if index is None:
             self.unattributed += 1
@@ -73,7 +102,7 @@ class NsCounter:
         self.heads[index] = heads
 
     def _caller_param(self):
-        frame = sys._getframe(3)
+        frame = sys._getframe(3)   # past _caller_param, _attribute and _record or counted_update
         for _ in range(16):
             if frame is None:
                 return None

@@ -35,6 +35,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+import ds_coverage  # noqa: E402
 import muoncheck_data as data  # noqa: E402
 import muoncheck_scenario  # noqa: E402
 import ranks  # noqa: E402
@@ -149,16 +150,93 @@ def check_runnable(s, deepspeed):
         raise Unsupported("DeepSpeed's Muon has fixed NS steps (5) and coefficients")
     if s.scale_rule != "deepspeed":
         raise Unsupported(f"scale_rule {s.scale_rule}: DeepSpeed scales by sqrt(max(1, rows/cols))")
-    if s.groups:
-        raise Unsupported("optimizer.groups: not mapped onto DeepSpeed param groups by this adapter")
-    if s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype:
-        raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype are not mapped")
+    check_engine_path(s)
     if s.per_head and not hasattr(deepspeed, "resolve_per_head_muon_after_sharding"):
         raise Unsupported(f"optimizer.per_head: DeepSpeed {deepspeed.__version__} has no per-head Muon")
     if s.param_dtype == "fp16" and s.loss_scaler["type"] == "none":
         raise Unsupported("fp16 without a loss scaler: DeepSpeed's fp16 always scales")
     if s.loss_scaler["type"] != "none" and s.param_dtype != "fp16":
         raise Unsupported("a loss scaler needs fp16 params in DeepSpeed")
+
+
+# ---------------------------------------------------------------- engine paths (issue 25)
+
+def check_engine_path(s):
+    """Declines the dtype / offload / checkpoint combinations no DeepSpeed path runs."""
+    mixed = s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype
+    if mixed and not bf16_optimizer_path(s):
+        raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype: DeepSpeed's only such path is "
+                          "BF16_Optimizer (bf16 params, fp32 grad_accum_dtype and comm_dtype, ZeRO-1, no offload)")
+    if s.offload_optimizer != "none" and s.stage not in (1, 2, 3):
+        raise Unsupported("engine.offload_optimizer: DeepSpeed offloads the optimizer only under ZeRO")
+    if s.checkpoint and s.overflow:
+        raise Unsupported("checkpoint with overflow injections: not mapped by this adapter")
+    if s.lr_schedule["shape"] != "constant" or any("lr_schedule" in g for g in s.groups):
+        if s.loss_scaler["type"] == "dynamic":
+            raise Unsupported("lr_schedule with a dynamic loss scaler: DeepSpeed steps the scheduler only after an "
+                              "applied step; this adapter does not re-index it over skipped steps")
+
+
+def bf16_optimizer_path(s):
+    """DeepSpeed picks BF16_Optimizer for bf16 params with fp32 gradient accumulation at ZeRO-1
+    without offload (engine._do_optimizer_sanity_check); its gradient all-reduce is then fp32."""
+    return (s.param_dtype == "bf16" and s.grad_accum_dtype == "fp32" and s.comm_dtype == "fp32" and s.stage == 1
+            and s.offload_optimizer == "none")
+
+
+def engine_path_config(s):
+    """The DeepSpeed settings of the path: optimizer offload, BF16_Optimizer's dtypes."""
+    cfg = {}
+    if s.offload_optimizer != "none":
+        cfg["zero_optimization"] = {"offload_optimizer": {"device": s.offload_optimizer, "pin_memory": False}}
+    if s.grad_accum_dtype != s.param_dtype:
+        cfg["data_types"] = {"grad_accum_dtype": s.grad_accum_dtype}
+    if s.comm_dtype != s.param_dtype:
+        cfg["communication_data_type"] = s.comm_dtype
+    return cfg
+
+
+def param_groups_for(s, model):
+    """model_parameters: one dict per scenario group (its weight_decay override) and the rest;
+    DeepSpeed splits each into a Muon and an Adam half named `gI-muon-params` / `gI-adam-params`."""
+    if not s.groups:
+        return list(model.parameters())
+    buckets = [[] for _ in s.groups] + [[]]
+    for name, p in model.named_parameters():
+        g = s.group_of(name)
+        buckets[s.groups.index(g) if g is not None else -1].append(p)
+    out = []
+    for i, (g, params) in enumerate(zip(s.groups + [None], buckets)):
+        if params:
+            group = {"params": params, "name": f"g{i}"}
+            if g is not None and "weight_decay" in g:
+                group["weight_decay"] = float(g["weight_decay"])
+            out.append(group)
+    return out
+
+
+def lr_scheduler_for(s, model):
+    """A callable DeepSpeed turns into its scheduler: LambdaLR with one factor per DeepSpeed param
+    group (lr_scale · f(t) of the scenario group the half came from; the base rate is the
+    config's muon_lr / adam_lr), or None when every rate stays constant."""
+    if s.lr_schedule["shape"] == "constant" and not s.groups:
+        return None
+    names = [n for n, _ in model.named_parameters()]
+    representative = {}   # DeepSpeed group prefix -> one param name of it
+    for i, g in enumerate(s.groups + [None]):
+        member = next((n for n in names if s.group_of(n) is g), None)
+        if member is not None:
+            representative[f"g{i}"] = member
+
+    def make(optimizer):
+        factors = []
+        for group in optimizer.param_groups:
+            prefix = str(group.get("name", "")).split("-")[0]
+            name = representative.get(prefix, names[0])
+            factors.append(lambda t, name=name: s.lr_factor(name, t))
+        return torch.optim.lr_scheduler.LambdaLR(optimizer, factors)
+
+    return make
 
 
 def ds_config(s):
@@ -178,6 +256,7 @@ def ds_config(s):
            "train_batch_size": s.global_batch, "gradient_clipping": float(s.clip["max_norm"]),
            "steps_per_print": 1 << 30, "zero_optimization": zero,
            "optimizer": {"type": "Muon", "params": params}}
+    cfg = merged(cfg, engine_path_config(s))
     if s.param_dtype == "fp16":
         cfg["fp16"] = {"enabled": True, "initial_scale_power": ls["initial_scale_power"],
                        "loss_scale_window": ls["scale_window"], "hysteresis": ls["hysteresis"],
@@ -310,33 +389,39 @@ def _synchronize():
         torch.cuda.synchronize()
 
 
-def run_scenario(s, deepspeed, extra_config):
-    check_runnable(s, deepspeed)
-    cfg = merged(ds_config(s), extra_config)
-    dtype = _TORCH_DTYPE[s.param_dtype]
-    device = torch.device("cuda", ranks.local_rank()) if DEVICE == "cuda" else torch.device("cpu")
-    with deepspeed.zero.Init(config_dict_or_path=cfg, enabled=s.stage == 3 and s.zero_init):
-        model = ScenarioModel(s)
-    if s.per_head:
-        model.config = head_config(s)
-    engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
-    named = list(engine.module.named_parameters())   # the trace lists params in this order, by name
-    if sorted(n for n, _ in named) != sorted(p.name for p in s.params):
-        raise RuntimeError("the module's parameter names differ from the scenario's")
-    tags = [{"name": n, "use_muon": bool(getattr(p, "use_muon", False)),
-             "num_heads": int(getattr(p, "muon_num_heads", None) or 0)} for n, p in named]
-    counter = NsCounter(named)
-    counter.install()
-    gathers = GatherTimer(ranks.world_size(), _synchronize)
-    gathers.install()
-    clock = {"step": 0, "micro_step": 0}
-    hooks = install_injections(s, named, clock)
-    initial = read_state(engine, named, tags)
-    steps, step_seconds, calls_by_rank = [], [], []
-    try:
-        for t in range(s.steps):
-            clock["step"] = t
-            counter.reset_step()
+class Run:
+    """One engine built from a scenario, with its counters; `train` runs a range of steps."""
+
+    def __init__(self, s, deepspeed, extra_config, device):
+        self.s, self.device = s, device
+        cfg = merged(ds_config(s), extra_config)
+        with deepspeed.zero.Init(config_dict_or_path=cfg, enabled=s.stage == 3 and s.zero_init):
+            model = ScenarioModel(s)
+        if s.per_head:
+            model.config = head_config(s)
+        self.engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=param_groups_for(s, model),
+                                                    lr_scheduler=lr_scheduler_for(s, model), config=cfg)
+        self.named = list(self.engine.module.named_parameters())   # the trace lists params in this order
+        if sorted(n for n, _ in self.named) != sorted(p.name for p in s.params):
+            raise RuntimeError("the module's parameter names differ from the scenario's")
+        self.tags = [{"name": n, "use_muon": bool(getattr(p, "use_muon", False)),
+                      "num_heads": int(getattr(p, "muon_num_heads", None) or 0)} for n, p in self.named]
+        self.counter = NsCounter(self.named)
+        self.counter.install(at_update_entry=s.compile)
+        self.gathers = GatherTimer(ranks.world_size(), _synchronize)
+        self.gathers.install()
+        self.clock = {"step": 0, "micro_step": 0}
+        self.hooks = install_injections(s, self.named, self.clock)
+        self.step_seconds, self.calls_by_rank = [], []
+
+    def train(self, first, last):
+        """Steps first..last-1; the step records on rank 0 (an empty list elsewhere)."""
+        s, engine, device = self.s, self.engine, self.device
+        dtype = _TORCH_DTYPE[s.param_dtype]
+        steps = []
+        for t in range(first, last):
+            self.clock["step"] = t
+            self.counter.reset_step()
             scale = loss_scale(engine)
             skipped_before = int(getattr(engine, "skipped_steps", 0))
             losses = []
@@ -344,50 +429,191 @@ def run_scenario(s, deepspeed, extra_config):
             _synchronize()
             begin = time.perf_counter()
             for k in range(s.gas):
-                clock["micro_step"] = k
+                self.clock["micro_step"] = k
                 loss = engine(make_batch(s, t, k, device, dtype))
                 losses.append(float(loss.detach().float()))
                 engine.backward(loss)
-                engine.step()
+                # a scheduler steps after each applied step; indexing it by t keeps a skipped step counted
+                engine.step(lr_kwargs={"epoch": t + 1} if engine.lr_scheduler is not None else None)
             _synchronize()
-            step_seconds.append(time.perf_counter() - begin)
+            self.step_seconds.append(time.perf_counter() - begin)
             skipped = int(getattr(engine, "skipped_steps", 0)) > skipped_before
-            mine = [counter.calls.get(i, 0) for i in range(len(named))] + [counter.unattributed]
+            mine = [self.counter.calls.get(i, 0) for i in range(len(self.named))] + [self.counter.unattributed]
             per_rank = ranks.gather_to_rank0(mine)
             loss = ranks.mean_over_ranks(sum(losses) / len(losses), device)
-            state = read_state(engine, named, tags)
+            state = read_state(engine, self.named, self.tags)
             if per_rank is None:
                 continue
-            calls_by_rank.append(per_rank)
+            self.calls_by_rank.append(per_rank)
             steps.append({"step": t, "skipped": skipped, "loss": loss, "loss_scale": scale,
                           "loss_scale_after": loss_scale(engine),
-                          "ns_calls": [sum(r[i] for r in per_rank) for i in range(len(named))],
+                          "ns_calls": [sum(r[i] for r in per_rank) for i in range(len(self.named))],
                           "ns_unattributed": sum(r[-1] for r in per_rank),
                           "params": state})
-    finally:
-        counter.uninstall()
-        gathers.uninstall()
-        for h in hooks:
+        return steps
+
+    def close(self):
+        """Uninstalls the counters; the summaries on rank 0 (None elsewhere). Collective; once."""
+        if self.engine is None:
+            return self.summary
+        self.counter.uninstall()
+        self.gathers.uninstall()
+        for h in self.hooks:
             h.remove()
-    heads_by_rank = ranks.gather_to_rank0(dict(counter.heads))
-    dtypes_by_rank = ranks.gather_to_rank0(sorted(counter.dtypes))
-    gathers_by_rank = ranks.gather_to_rank0(gathers.summary())
-    del engine
+        summary = {"heads": ranks.gather_to_rank0(dict(self.counter.heads)),
+                   "dtypes": ranks.gather_to_rank0(sorted(self.counter.dtypes)),
+                   "gathers": ranks.gather_to_rank0(self.gathers.summary())}
+        self.engine = None
+        self.summary = summary if ranks.rank() == 0 else None
+        return self.summary
+
+
+def run_scenario(s, deepspeed, extra_config, phase=None):
+    cross_dp = bool(s.checkpoint) and s.resumed().dp != s.dp
+    if cross_dp and phase is None:
+        raise Unsupported(f"checkpoint.resume.dp {s.resumed().dp}: another process world; run it as two launches, "
+                          "--checkpoint-phase save then resume (scripts/deepspeed-run-cpu.sh does)")
+    check_runnable(s.resumed() if cross_dp and phase == "resume" else s, deepspeed)
+    device = torch.device("cuda", ranks.local_rank()) if DEVICE == "cuda" else torch.device("cpu")
+    if cross_dp:
+        return (save_phase if phase == "save" else resume_phase)(s, deepspeed, extra_config, device)
+    run = Run(s, deepspeed, extra_config, device)
+    initial = read_state(run.engine, run.named, run.tags)
+    checkpoint_details = None
+    try:
+        if s.checkpoint:
+            steps, run, checkpoint_details = checkpoint_cycle(s, deepspeed, extra_config, device, run)
+        else:
+            steps = run.train(0, s.steps)
+    finally:
+        summary = run.close()
     if ranks.rank() != 0:
         return None
-    ns_dtype = sorted({d for ds in dtypes_by_rank for d in ds})
+    return trace_body(s, run, summary, initial, steps, extra_config, checkpoint_details)
+
+
+def trace_body(s, run, summary, initial, steps, extra_config, checkpoint_details):
+    tags = run.tags
+    ns_dtype = sorted({d for ds in summary["dtypes"] for d in ds})
     dtypes = {"param": s.param_dtype, "grad_accum": s.grad_accum_dtype, "comm": s.comm_dtype, "master": "fp32",
               "ns": _DTYPE_NAME.get(ns_dtype[0], ns_dtype[0]) if len(ns_dtype) == 1 else
               ("fp16" if s.ns_method == "gram" else "bf16")}
-    for heads in heads_by_rank:
+    for heads in summary["heads"]:
         for i, h in heads.items():
             tags[i]["ns_heads_seen"] = h
-    details = {"world_size": ranks.world_size(), "step_seconds": [round(x, 6) for x in step_seconds],
-               "ns_calls_by_rank": [[r[:-1] for r in step] for step in calls_by_rank],
-               "muon_gathers_by_rank": gathers_by_rank}
+    details = {"world_size": ranks.world_size(), "step_seconds": [round(x, 6) for x in run.step_seconds],
+               "ns_calls_by_rank": [[r[:-1] for r in step] for step in run.calls_by_rank],
+               "muon_gathers_by_rank": summary["gathers"]}
     if extra_config:
         details["deepspeed_config_extra"] = extra_config
+    if checkpoint_details:
+        details["checkpoint"] = checkpoint_details
     return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps}, details
+
+
+# ---------------------------------------------------------------- checkpoint cycle (issue 25)
+
+def checkpoint_cycle(s, deepspeed, extra_config, device, run):
+    """Steps 0..k, engine.save_checkpoint, the engine torn down, a fresh one built (at resume.stage
+    when given) and engine.load_checkpoint, then steps k+1..; a resume at another stage goes
+    through ds_to_universal and load_universal. Returns (steps, the run that finished, details).
+    A resume at another dp needs another process world: scripts/deepspeed-run-cpu.sh runs those as
+    two launches (--checkpoint-phase save, then resume)."""
+    k = int(s.checkpoint["save_after_step"])
+    after = s.resumed()
+    steps = run.train(0, k + 1)
+    root = checkpoint_root(s, device)
+    tag, universal = save_checkpoint(run, root, k, convert=after.stage != s.stage)
+    run.close()
+    resumed = Run(after, deepspeed, merged(extra_config or {}, {"checkpoint": {"load_universal": True}}
+                                           if universal else {}), device)
+    resumed.engine.load_checkpoint(universal or root, tag=tag, load_optimizer_states=True,
+                                   load_lr_scheduler_states=True)
+    resumed.counter.heads.update(run.counter.heads)
+    resumed.counter.dtypes |= run.counter.dtypes
+    steps += resumed.train(k + 1, s.steps)
+    resumed.step_seconds = run.step_seconds + resumed.step_seconds
+    resumed.calls_by_rank = run.calls_by_rank + resumed.calls_by_rank
+    return steps, resumed, {"saved_after_step": k, "resumed_dp": after.dp, "resumed_stage": after.stage,
+                            "universal": bool(universal), "tag": tag}
+
+
+class PhaseDone(Exception):
+    """The save launch of a cross-dp checkpoint scenario finished; the resume launch writes the trace."""
+
+
+def save_phase(s, deepspeed, extra_config, device):
+    """Launch 1 of a resume at another dp: steps 0..k at dp, save, ds_to_universal, and the
+    trace so far (rank 0) in ROOT/partial.json for the resume launch."""
+    k = int(s.checkpoint["save_after_step"])
+    run = Run(s, deepspeed, extra_config, device)
+    try:
+        initial = read_state(run.engine, run.named, run.tags)
+        steps = run.train(0, k + 1)
+        root = checkpoint_root(s, device)
+        save_checkpoint(run, root, k, convert=True)
+    finally:
+        summary = run.close()
+    if ranks.rank() == 0:
+        with open(os.path.join(root, "partial.json"), "w") as f:
+            json.dump({"initial": initial, "steps": steps, "step_seconds": run.step_seconds,
+                       "calls_by_rank": run.calls_by_rank, "summary": summary}, f)
+    raise PhaseDone(f"saved after step {k} at dp {s.dp} -> {root}")
+
+
+def resume_phase(s, deepspeed, extra_config, device):
+    """Launch 2: a fresh engine at resume.dp loads the universal checkpoint of launch 1 and runs
+    steps k+1..; the trace is launch 1's steps followed by these."""
+    k = int(s.checkpoint["save_after_step"])
+    after = s.resumed()
+    root = os.path.join(os.environ.get("MUONCHECK_CHECKPOINTS", "/tmp/muoncheck-checkpoints"), s.name)
+    with open(os.path.join(root, "partial.json")) as f:
+        partial = json.load(f)
+    run = Run(after, deepspeed, merged(extra_config or {}, {"checkpoint": {"load_universal": True}}), device)
+    try:
+        run.engine.load_checkpoint(root + "-universal", tag=f"step{k}", load_optimizer_states=True,
+                                   load_lr_scheduler_states=True)
+        steps = run.train(k + 1, s.steps)
+    finally:
+        summary = run.close()
+    if ranks.rank() != 0:
+        return None
+    # ns_calls_by_rank keeps each step's own ranks (dp before the save, resume.dp after)
+    run.step_seconds = partial["step_seconds"] + run.step_seconds
+    run.calls_by_rank = partial["calls_by_rank"] + run.calls_by_rank
+    before = partial["summary"]
+    summary = {"heads": [{int(i): h for i, h in heads.items()} for heads in before["heads"]] + summary["heads"],
+               "dtypes": before["dtypes"] + summary["dtypes"], "gathers": summary["gathers"]}
+    return trace_body(s, run, summary, partial["initial"], partial["steps"] + steps, extra_config,
+                      {"saved_after_step": k, "saved_dp": s.dp, "resumed_dp": after.dp, "resumed_stage": after.stage,
+                       "universal": True, "tag": f"step{k}", "launches": 2})
+
+
+def checkpoint_root(s, device):
+    root = os.path.join(os.environ.get("MUONCHECK_CHECKPOINTS", "/tmp/muoncheck-checkpoints"), s.name)
+    if ranks.rank() == 0 and os.path.isdir(root):
+        import shutil
+        shutil.rmtree(root)
+    ranks.barrier(device)
+    return root
+
+
+def save_checkpoint(run, root, k, convert):
+    """engine.save_checkpoint after step k; with `convert`, ds_to_universal on rank 0 as DeepSpeed's
+    own script runs it. Returns (tag, the universal folder or None)."""
+    tag = f"step{k}"
+    run.engine.save_checkpoint(root, tag=tag)
+    if not convert:
+        return tag, None
+    universal = root + "-universal"
+    if ranks.rank() == 0:
+        import subprocess
+        subprocess.run([sys.executable, "-m", "deepspeed.checkpoint.ds_to_universal", "--input_folder",
+                        os.path.join(root, tag), "--output_folder", os.path.join(universal, tag)], check=True)
+        with open(os.path.join(universal, "latest_universal"), "w") as f:
+            f.write(tag)
+    ranks.barrier(run.device)
+    return tag, universal
 
 
 def merged(base, extra):
@@ -433,7 +659,18 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("scenarios", nargs="+")
     ap.add_argument("--out", required=True, help="folder the traces go to (<scenario>.trace.json)")
+    ap.add_argument("--checkpoint-phase", choices=("save", "resume"),
+                    help="a checkpoint scenario resuming at another dp: this launch's half (save at dp, resume at "
+                         "resume.dp); the trace is written by the resume launch")
     args = ap.parse_args(argv)
+    ds_coverage.start()   # before deepspeed is imported (MUONCHECK_COVERAGE=DIR, else nothing)
+    try:
+        return run_all(args)
+    finally:
+        ds_coverage.stop()
+
+
+def run_all(args):
     import deepspeed
     if DEVICE == "cuda":
         torch.cuda.set_device(ranks.local_rank())
@@ -444,8 +681,11 @@ def main(argv=None):
         s = muoncheck_scenario.load(path)
         start = time.time()
         try:
-            body = run_scenario(s, deepspeed, extra_config_for(path))
+            body = run_scenario(s, deepspeed, extra_config_for(path), args.checkpoint_phase)
             trace, status = (trace_for(s, deepspeed, body=body) if body else None), "ran"
+        except PhaseDone as e:
+            trace, status = None, str(e)
+            print(f"{s.name}: {status}", flush=True) if ranks.rank() == 0 else None
         except Unsupported as e:
             trace, status = trace_for(s, deepspeed, unsupported=str(e)), "UNSUPPORTED: " + str(e)
         except Exception as e:   # one scenario's crash must not lose the others' traces
