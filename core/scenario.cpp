@@ -1,5 +1,6 @@
 #include "core/scenario.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace muoncheck {
@@ -48,6 +49,52 @@ double weight_decay_for(const Scenario& s, const std::string& param_name) {
 double initial_loss_scale(const LossScalerConfig& c) {
   if (c.type == ScalerType::none) return 1.0;
   return std::ldexp(1.0, c.initial_scale_power);
+}
+
+double lr_factor(const LrSchedule& sch, int t) {
+  const double step = static_cast<double>(t) + 1.0;
+  switch (sch.shape) {
+    case LrShape::constant: return 1.0;
+    case LrShape::linear_warmup: return std::min(1.0, step / sch.warmup_steps);
+    case LrShape::cosine: {
+      if (t < sch.warmup_steps) return step / sch.warmup_steps;
+      const double p = std::min(1.0, static_cast<double>(t - sch.warmup_steps) / (sch.total_steps - sch.warmup_steps));
+      return sch.min_ratio + (1.0 - sch.min_ratio) * 0.5 * (1.0 + std::cos(M_PI * p));
+    }
+  }
+  return 1.0;
+}
+
+const LrSchedule& lr_schedule_for(const Scenario& s, const std::string& param_name) {
+  const ParamGroup* g = group_for(s, param_name);
+  return g && g->lr_schedule ? *g->lr_schedule : s.optimizer.lr_schedule;
+}
+
+double muon_lr_at(const Scenario& s, const std::string& param_name, int t) {
+  return s.optimizer.lr * lr_scale_for(s, param_name) * lr_factor(lr_schedule_for(s, param_name), t);
+}
+
+double adam_lr_at(const Scenario& s, const std::string& param_name, int t) {
+  return s.optimizer.adam.lr * lr_scale_for(s, param_name) * lr_factor(lr_schedule_for(s, param_name), t);
+}
+
+Scenario without_checkpoint(const Scenario& s) {
+  Scenario u = s;
+  u.checkpoint.reset();
+  return u;
+}
+
+EngineConfig resume_engine(const Scenario& s) {
+  EngineConfig e = s.engine;
+  if (!s.checkpoint) return e;
+  const ResumeConfig& r = s.checkpoint->resume;
+  if (r.dp) {
+    e.gas = s.engine.dp * s.engine.gas / *r.dp;
+    e.dp = *r.dp;
+  }
+  if (r.stage) e.stage = *r.stage;
+  if (e.stage != 3) e.zero_init = false;   // zero.Init builds a model; a resumed one is loaded
+  return e;
 }
 
 }  // namespace muoncheck

@@ -27,6 +27,10 @@ struct ModelSpec {
   std::vector<ParamSpec> params;       // always the full, ordered parameter list
 };
 
+// Where the optimizer state (fp32 master, momentum, Adam moments) lives and its step runs.
+// Either way the semantics are the same; the field is for implementations with two paths.
+enum class OffloadDevice { none, cpu };
+
 struct EngineConfig {
   int stage = 0, dp = 1, gas = 1, micro_batch = 1;
   bool zero_init = false;
@@ -36,6 +40,8 @@ struct EngineConfig {
   DType param_dtype = DType::fp32;
   DType grad_accum_dtype = DType::fp32;
   DType comm_dtype = DType::fp32;
+  OffloadDevice offload_optimizer = OffloadDevice::none;
+  bool compile = false;          // an implementation's graph compiler (e.g. torch.compile of NS); no semantics
   int global_batch() const { return dp * gas * micro_batch; }
 };
 
@@ -50,10 +56,22 @@ struct AdamConfig {
   double lr = 3e-4, beta1 = 0.9, beta2 = 0.95, eps = 1e-10;
 };
 
+// A factor per optimizer step t (0-based, skipped steps included) that multiplies the
+// Muon lr and the AdamW lr (docs/semantics.md, "Learning-rate schedules").
+enum class LrShape { constant, linear_warmup, cosine };
+struct LrSchedule {
+  LrShape shape = LrShape::constant;
+  int warmup_steps = 0;          // linear_warmup (≥ 1), cosine (≥ 0)
+  int total_steps = 0;           // cosine: > warmup_steps
+  double min_ratio = 0.0;        // cosine: the factor at and after total_steps
+  bool operator==(const LrSchedule&) const = default;
+};
+
 struct ParamGroup {
   std::string match;            // first group whose `match` is a substring of the name wins
   double lr_scale = 1.0;
   std::optional<double> weight_decay;  // absent: the optimizer's weight_decay
+  std::optional<LrSchedule> lr_schedule;  // absent: the optimizer's lr_schedule
 };
 
 struct ClipConfig {
@@ -72,6 +90,7 @@ struct OptimizerConfig {
   ScaleRule scale_rule = ScaleRule::deepspeed;
   double weight_decay = 0.0;
   bool per_head = false;
+  LrSchedule lr_schedule;        // default constant: factor 1 at every step
   AdamConfig adam;
   std::vector<ParamGroup> groups;
   ClipConfig clip;
@@ -98,6 +117,18 @@ struct Tolerance {
   std::string why;
 };
 
+// Save the full training state after step `save_after_step`, tear the run down, resume
+// from the saved state (at the resume dp/stage; absent: the run's own) and continue. The
+// exact trajectory is the uninterrupted one; a resume at another dp keeps the global
+// batch (gas becomes dp·gas / resume dp).
+struct ResumeConfig {
+  std::optional<int> dp, stage;
+};
+struct CheckpointConfig {
+  int save_after_step = 0;
+  ResumeConfig resume;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -110,6 +141,7 @@ struct Scenario {
   LossScalerConfig loss_scaler;
   std::vector<OverflowInjection> overflow;
   Tolerance tolerance;
+  std::optional<CheckpointConfig> checkpoint;
 };
 
 // The matrix view of a layer shape: (shape[0], prod(rest)); rank 1 is (1, n).
@@ -126,5 +158,18 @@ const ParamGroup* group_for(const Scenario& s, const std::string& param_name);
 double lr_scale_for(const Scenario& s, const std::string& param_name);      // groups applied
 double weight_decay_for(const Scenario& s, const std::string& param_name);  // groups applied
 double initial_loss_scale(const LossScalerConfig& c);
+
+// Learning-rate schedules: the factor of step t, the schedule a param follows (its group's
+// lr_schedule, else the optimizer's), and the step's rates: lr · lr_scale · factor(t).
+double lr_factor(const LrSchedule& sch, int t);
+const LrSchedule& lr_schedule_for(const Scenario& s, const std::string& param_name);
+double muon_lr_at(const Scenario& s, const std::string& param_name, int t);
+double adam_lr_at(const Scenario& s, const std::string& param_name, int t);
+
+// Checkpoint-resume: the scenario without its checkpoint (the uninterrupted run), and the
+// engine the run resumes on (resume dp/stage applied, gas re-split; the scenario itself
+// when it has no checkpoint).
+Scenario without_checkpoint(const Scenario& s);
+EngineConfig resume_engine(const Scenario& s);
 
 }  // namespace muoncheck

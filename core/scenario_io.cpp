@@ -106,6 +106,33 @@ void read_model(JsonObjectReader& r, ModelSpec& m) {
   check_model_size(r, m, "params");
 }
 
+// optimizer.lr_schedule and groups[i].lr_schedule: a shape and exactly the parameters it needs.
+LrSchedule read_lr_schedule(JsonObjectReader& r) {
+  LrSchedule sch;
+  const auto shape = r.one_of("shape", "constant", {"constant", "linear_warmup", "cosine"});
+  sch.shape = shape == "constant" ? LrShape::constant : shape == "linear_warmup" ? LrShape::linear_warmup : LrShape::cosine;
+  auto not_for_shape = [&](const char* key) {
+    if (r.has(key)) r.fail(key, std::string("no ") + key + " for shape " + shape, "a value");
+  };
+  if (sch.shape == LrShape::constant) {
+    for (const char* k : {"warmup_steps", "total_steps", "min_ratio"}) not_for_shape(k);
+    return sch;
+  }
+  if (sch.shape == LrShape::linear_warmup) {
+    if (!r.has("warmup_steps")) r.fail("warmup_steps", "an integer in [1, 100000] (required for linear_warmup)", "nothing");
+    sch.warmup_steps = static_cast<int>(r.integer("warmup_steps", 1, 1, 100000));
+    for (const char* k : {"total_steps", "min_ratio"}) not_for_shape(k);
+    return sch;
+  }
+  if (!r.has("total_steps")) r.fail("total_steps", "an integer in [1, 100000] (required for cosine)", "nothing");
+  sch.total_steps = static_cast<int>(r.integer("total_steps", 1, 1, 100000));
+  sch.warmup_steps = static_cast<int>(r.integer("warmup_steps", 0, 0, 100000));
+  if (sch.warmup_steps >= sch.total_steps)
+    r.fail("warmup_steps", "fewer than total_steps (" + std::to_string(sch.total_steps) + ")", std::to_string(sch.warmup_steps));
+  sch.min_ratio = r.number("min_ratio", 0.0, 0.0, 1.0);
+  return sch;
+}
+
 void read_engine(JsonObjectReader& r, EngineConfig& e) {
   e.stage = static_cast<int>(r.integer("stage", e.stage, 0, 3));
   e.dp = static_cast<int>(r.integer("dp", e.dp, 1, 64));
@@ -119,6 +146,8 @@ void read_engine(JsonObjectReader& r, EngineConfig& e) {
   e.param_dtype = read_dtype(r, "param_dtype", DType::fp32);
   e.grad_accum_dtype = read_dtype(r, "grad_accum_dtype", e.param_dtype);
   e.comm_dtype = read_dtype(r, "comm_dtype", e.param_dtype);
+  e.offload_optimizer = r.one_of("offload_optimizer", "none", {"none", "cpu"}) == "none" ? OffloadDevice::none : OffloadDevice::cpu;
+  e.compile = r.boolean("compile", e.compile);
 }
 
 void read_optimizer(JsonObjectReader& r, OptimizerConfig& o) {
@@ -135,6 +164,7 @@ void read_optimizer(JsonObjectReader& r, OptimizerConfig& o) {
   o.scale_rule = rule == "deepspeed" ? ScaleRule::deepspeed : rule == "moonlight" ? ScaleRule::moonlight : ScaleRule::spectral;
   o.weight_decay = r.number("weight_decay", o.weight_decay, 0.0, 1e3);
   o.per_head = r.boolean("per_head", o.per_head);
+  r.object("lr_schedule", [&](JsonObjectReader& l) { o.lr_schedule = read_lr_schedule(l); });
   r.object("adam", [&](JsonObjectReader& a) {
     o.adam.lr = a.number("lr", o.adam.lr, 0.0, 1e3);
     const auto betas = a.numbers("betas", {o.adam.beta1, o.adam.beta2}, 2);
@@ -151,6 +181,7 @@ void read_optimizer(JsonObjectReader& r, OptimizerConfig& o) {
     if (pg.match.empty()) g.fail("match", "a non-empty substring of parameter names", "\"\"");
     pg.lr_scale = g.number("lr_scale", 1.0, 0.0, 1e6);
     pg.weight_decay = g.optional_number("weight_decay", 0.0, 1e3);
+    if (g.has("lr_schedule")) g.object("lr_schedule", [&](JsonObjectReader& l) { pg.lr_schedule = read_lr_schedule(l); });
     g.finish();
     o.groups.push_back(pg);
   });
@@ -187,6 +218,30 @@ void read_overflow(JsonObjectReader& r, Scenario& s) {
   });
 }
 
+// checkpoint: after the model, engine, overflow and steps it refers to.
+void read_checkpoint(JsonObjectReader& r, Scenario& s) {
+  CheckpointConfig c;
+  if (s.steps < 2) r.fail("save_after_step", "a scenario of at least 2 steps (a step after the save)", std::to_string(s.steps) + " step");
+  if (!r.has("save_after_step")) r.fail("save_after_step", "an integer in [0, steps - 2] (required)", "nothing");
+  c.save_after_step = static_cast<int>(r.integer("save_after_step", 0, 0, s.steps - 2));
+  r.object("resume", [&](JsonObjectReader& res) {
+    const int batch = s.engine.dp * s.engine.gas;   // dp · gas stays; micro_batch stays
+    if (res.has("dp")) {
+      const int dp = static_cast<int>(res.integer("dp", s.engine.dp, 1, 64));
+      if (batch % dp != 0)
+        res.fail("dp", "a divisor of engine.dp × engine.gas (" + std::to_string(batch) + "), so the global batch stays",
+                 std::to_string(dp));
+      for (const auto& inj : s.overflow)
+        if (inj.step > c.save_after_step && dp != s.engine.dp)
+          res.fail("dp", "engine.dp (" + std::to_string(s.engine.dp) + ") while an overflow injection after step " +
+                             std::to_string(c.save_after_step) + " names a rank", std::to_string(dp));
+      c.resume.dp = dp;
+    }
+    if (res.has("stage")) c.resume.stage = static_cast<int>(res.integer("stage", s.engine.stage, 0, 3));
+  });
+  s.checkpoint = c;
+}
+
 }  // namespace
 
 Scenario parse_scenario(const nlohmann::json& j, const std::string& source, const std::string& expect_stem) {
@@ -213,6 +268,7 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& source, cons
     s.tolerance.floor_ulps = t.number("floor_ulps", s.tolerance.floor_ulps, 0.0, 1e9);
     s.tolerance.why = t.string("why", "");
   });
+  if (r.has("checkpoint")) r.object("checkpoint", [&](JsonObjectReader& c) { read_checkpoint(c, s); });
   r.finish();
   return s;
 }
@@ -235,6 +291,20 @@ std::string to_string(ScalerType v) {
   return v == ScalerType::none ? "none" : v == ScalerType::static_scale ? "static" : "dynamic";
 }
 std::string to_string(OverflowValue v) { return v == OverflowValue::inf ? "inf" : "nan"; }
+std::string to_string(LrShape v) {
+  return v == LrShape::constant ? "constant" : v == LrShape::linear_warmup ? "linear_warmup" : "cosine";
+}
+std::string to_string(OffloadDevice v) { return v == OffloadDevice::none ? "none" : "cpu"; }
+
+namespace {
+// A schedule with exactly the parameters its shape has (what the loader accepts).
+nlohmann::json lr_schedule_to_json(const LrSchedule& sch) {
+  nlohmann::json j = {{"shape", to_string(sch.shape)}};
+  if (sch.shape != LrShape::constant) j["warmup_steps"] = sch.warmup_steps;
+  if (sch.shape == LrShape::cosine) j["total_steps"] = sch.total_steps, j["min_ratio"] = sch.min_ratio;
+  return j;
+}
+}  // namespace
 
 nlohmann::json scenario_to_json(const Scenario& s) {
   using nlohmann::json;
@@ -267,6 +337,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
   for (const auto& g : o.groups) {
     json gj = {{"match", g.match}, {"lr_scale", g.lr_scale}};
     if (g.weight_decay) gj["weight_decay"] = *g.weight_decay;
+    if (g.lr_schedule) gj["lr_schedule"] = lr_schedule_to_json(*g.lr_schedule);
     groups.push_back(gj);
   }
   j["optimizer"] = {{"lr", o.lr}, {"momentum", o.momentum}, {"nesterov", o.nesterov},
@@ -277,6 +348,11 @@ nlohmann::json scenario_to_json(const Scenario& s) {
                     {"adam", {{"lr", o.adam.lr}, {"betas", {o.adam.beta1, o.adam.beta2}}, {"eps", o.adam.eps}}},
                     {"groups", groups},
                     {"clip", {{"max_norm", o.clip.max_norm}, {"mode", to_string(o.clip.mode)}}}};
+  // Fields added after the format's first release are written only when they differ
+  // from their defaults, so every earlier scenario keeps its canonical JSON and hash.
+  if (!(o.lr_schedule == LrSchedule{})) j["optimizer"]["lr_schedule"] = lr_schedule_to_json(o.lr_schedule);
+  if (e.offload_optimizer != OffloadDevice::none) j["engine"]["offload_optimizer"] = to_string(e.offload_optimizer);
+  if (e.compile) j["engine"]["compile"] = true;
   const auto& l = s.loss_scaler;
   j["loss_scaler"] = {{"type", to_string(l.type)}, {"initial_scale_power", l.initial_scale_power},
                       {"scale_window", l.scale_window}, {"hysteresis", l.hysteresis}, {"min_scale", l.min_scale}};
@@ -287,6 +363,13 @@ nlohmann::json scenario_to_json(const Scenario& s) {
   j["overflow"] = ov;
   j["tolerance"] = {{"alpha", s.tolerance.alpha}, {"floor_ulps", s.tolerance.floor_ulps}};
   if (!s.tolerance.why.empty()) j["tolerance"]["why"] = s.tolerance.why;
+  if (s.checkpoint) {
+    j["checkpoint"] = {{"save_after_step", s.checkpoint->save_after_step}};
+    nlohmann::json resume = nlohmann::json::object();
+    if (s.checkpoint->resume.dp) resume["dp"] = *s.checkpoint->resume.dp;
+    if (s.checkpoint->resume.stage) resume["stage"] = *s.checkpoint->resume.stage;
+    if (!resume.empty()) j["checkpoint"]["resume"] = resume;
+  }
   return j;
 }
 

@@ -32,5 +32,7 @@ std::string to_string(ScaleRule v);
 std::string to_string(ClipMode v);
 std::string to_string(ScalerType v);
 std::string to_string(OverflowValue v);
+std::string to_string(LrShape v);
+std::string to_string(OffloadDevice v);
 
 }  // namespace muoncheck

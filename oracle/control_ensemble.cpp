@@ -57,8 +57,11 @@ std::string control_fingerprint(const Scenario& s) {
   nlohmann::json j = scenario_to_json(s);
   j.erase("name");
   j.erase("description");
+  j.erase("checkpoint");   // a resumed run follows the uninterrupted trajectory
   auto& e = j["engine"];
-  for (const char* k : {"reduce_bucket_size", "allgather_bucket_size", "contiguous_gradients", "zero_init", "stage"}) e.erase(k);
+  for (const char* k : {"reduce_bucket_size", "allgather_bucket_size", "contiguous_gradients", "zero_init", "stage",
+                        "offload_optimizer", "compile"})
+    e.erase(k);
   e["reduces_every_micro_step"] = s.engine.stage >= 2;
   e["update_through_lowp_gather"] = s.engine.stage >= 1 && s.engine.comm_dtype != DType::fp32;
   return j.dump();

@@ -49,6 +49,12 @@ json base_for(const std::string& pointer) {
     j["model"] = {{"preset", "llama"}, {"layers", 1}, {"hidden", 1024}, {"heads", 1024}, {"kv_heads", 1024}};
   else
     j["model"] = {{"params", {{{"name", "w"}, {"shape", {65536, 1}}, {"num_heads", 1}}}}};
+  if (pointer.find("/lr_schedule/") != std::string::npos)   // the shape that takes every parameter
+    j["optimizer"]["lr_schedule"] = {{"shape", "cosine"}, {"total_steps", 100000}};
+  if (pointer.rfind("/checkpoint/", 0) == 0) {   // dp × gas = 64: every resume dp in range divides it
+    j["engine"] = {{"gas", 64}};
+    j["checkpoint"] = {{"save_after_step", 0}};
+  }
   return j;
 }
 
@@ -70,8 +76,12 @@ bool rejected_at(const std::string& error, const std::string& pointer) {
 }
 
 // Fields whose upper bound depends on other fields (a step below `steps`, an index inside
-// the param): the schema says so in words; only their lower bound is probed.
-bool relational(const std::string& pointer) { return pointer.rfind("/overflow/", 0) == 0; }
+// the param, a warmup shorter than the schedule): the schema says so in words; only their
+// lower bound is probed.
+bool relational(const std::string& pointer) {
+  return pointer.rfind("/overflow/", 0) == 0 || pointer == "/checkpoint/save_after_step" ||
+         pointer == "/optimizer/lr_schedule/warmup_steps";
+}
 
 json just_beyond(const json& bound, bool integer, bool upward) {
   if (integer) {
