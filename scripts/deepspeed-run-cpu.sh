@@ -27,22 +27,32 @@ for site in "$@"; do
   rm -rf "$work" "$out/coverage-$v"
   : > "$log"
   start=$(date +%s)
-  # one launch per (dp, compile): lines "DP COMPILE FILE..." in the order first seen
-  while read -r dp compile files; do
+  # one launch per (dp, compile): lines "DP COMPILE PHASE FILE..."; a checkpoint scenario that
+  # resumes at another dp takes two launches, PHASE save at its dp, then resume at resume.dp
+  while read -r dp compile phase files; do
     compile_env=(TORCH_COMPILE_DISABLE=1)
     [ "$compile" = 1 ] && compile_env=(TORCH_COMPILE_DISABLE=0)
+    phase_arg=()
+    [ "$phase" != - ] && phase_arg=(--checkpoint-phase "$phase")
     env "${compile_env[@]}" PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_DEVICE=cpu \
       DS_ACCELERATOR=cpu MUONCHECK_COVERAGE="$out/coverage-$v" \
       python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$(( 20000 + RANDOM % 20000 ))" \
-      adapters/deepspeed/run_deepspeed.py --out "$work" $files >> "$log" 2>&1 || status=1
+      adapters/deepspeed/run_deepspeed.py --out "$work" "${phase_arg[@]}" $files >> "$log" 2>&1 || status=1
   done < <(python3 - $scenarios <<'PY'
 import json, sys
 launches = {}
 for f in sys.argv[1:]:
-    e = json.load(open(f)).get("engine", {})
-    launches.setdefault((e.get("dp", 1), int(bool(e.get("compile", False)))), []).append(f)
-for (dp, compile), files in launches.items():
-    print(dp, compile, " ".join(files))
+    raw = json.load(open(f))
+    e = raw.get("engine", {})
+    dp, compile = e.get("dp", 1), int(bool(e.get("compile", False)))
+    resume_dp = raw.get("checkpoint", {}).get("resume", {}).get("dp", dp)
+    if resume_dp != dp:
+        launches.setdefault((dp, compile, "save"), []).append(f)
+        launches.setdefault((resume_dp, compile, "resume"), []).append(f)
+    else:
+        launches.setdefault((dp, compile, "-"), []).append(f)
+for key in sorted(launches, key=lambda k: k[2] == "resume"):
+    print(*key, " ".join(launches[key]))
 PY
 )
   echo "ds-$v: $(( $(date +%s) - start )) s to run" | tee -a "$log"

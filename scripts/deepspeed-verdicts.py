@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the DeepSpeed verdict table (version x dp x scenario x invariant) from `muoncheck verify` reports.
 
-    scripts/deepspeed-verdicts.py OUT.json CAUSES.json TRACE_ROOT REPORT.json...
+    scripts/deepspeed-verdicts.py [--keep OLD.json] OUT.json CAUSES.json TRACE_ROOT REPORT.json...
 
 Each REPORT is the --report of one `muoncheck verify` over one DeepSpeed version's traces
 (scripts/deepspeed-run.sh); a later report's row replaces an earlier one for the same version and
@@ -14,6 +14,11 @@ state — a call on a skipped step whose state the trace shows bit-identical to 
 or the same matrix orthogonalised by each rank it straddles (the trace's per-rank counts show at
 most one call per rank). The NOTE states the cost. Anything the trace cannot show stays a FAIL.
 
+Each row carries the device its trace ran on (`H200`, or `cpu` for DeepSpeed's CPU accelerator,
+scripts/deepspeed-run-cpu.sh), read from the trace; rows are keyed by version, scenario and device.
+With --keep, the rows of OLD.json stay unless a report replaces them (e.g. the H200 rows while
+CPU rows of new scenarios are added).
+
 Writes OUT.json (schema "muoncheck-deepspeed-verdicts/2") and prints the Markdown that
 reports/deepspeed-verdicts.md carries: the table, then every FAIL and every NOTE in one line each.
 """
@@ -25,6 +30,8 @@ import sys
 COLUMNS = ["trajectory-conforms", "ns-once-per-matrix-per-step", "tagging-matches", "gas-invariant",
            "dp-invariant", "stage-invariant", "overflow-skip-clean"]
 HEAD = ["trajectory", "NS once", "tagging", "gas-inv", "dp-inv", "stage-inv", "skip-clean"]
+EXTRA_COLUMNS = ["checkpoint-resume-exact"]   # shown when some row has them
+EXTRA_HEAD = {"checkpoint-resume-exact": "resume"}
 SHORT = {"PASS": "PASS", "FAIL": "**FAIL**", "NOTE": "note", "UNSUPPORTED": "UNSUP", "SKIPPED": "–"}
 
 
@@ -106,10 +113,21 @@ def where(message):
     return m.group(1)
 
 
+def device_of(trace):
+    name = (trace or {}).get("implementation", {}).get("details", {}).get("device") or "?"
+    return "cpu" if name == "cpu" else ("H200" if "H200" in name else name)
+
+
 def main():
-    out_path, causes_path, trace_root, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-    causes = json.load(open(causes_path))["causes"]
+    args = sys.argv[1:]
     rows = {}
+    if args[0] == "--keep":
+        for r in json.load(open(args[1]))["rows"]:
+            r.setdefault("device", "H200")
+            rows[(r["version"], r["scenario"], r["device"])] = r
+        args = args[2:]
+    out_path, causes_path, trace_root, reports = args[0], args[1], args[2], args[3:]
+    causes = json.load(open(causes_path))["causes"]
     for path in reports:
         for s in json.load(open(path))["scenarios"]:
             m = re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"])
@@ -129,17 +147,21 @@ def main():
                     entry["upstream_report"] = c.get("report") if c else None
                     entry["tensor"] = where(v["message"])
                 invariants[v["id"]] = entry
-            rows[(version, name)] = {"implementation": m.group(2), "version": version, "scenario": name, "dp": dp,
-                                     "trace": s["source"], "scenario_hash": s["scenario_hash"],
-                                     "invariants": invariants, "repro": s["repro"]}
-    ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[1]))]
+            device = device_of(trace)
+            rows[(version, name, device)] = {"implementation": m.group(2), "version": version, "scenario": name,
+                                             "dp": dp, "device": device, "trace": s["source"],
+                                             "scenario_hash": s["scenario_hash"], "invariants": invariants,
+                                             "repro": s["repro"]}
+    ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[2] == "cpu", k[1]))]
     json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered}, open(out_path, "w"), indent=1)
 
-    print("| version | dp | scenario | " + " | ".join(HEAD) + " |")
-    print("|---|---|---|" + "---|" * len(HEAD))
+    columns = COLUMNS + [c for c in EXTRA_COLUMNS if any(c in r["invariants"] for r in ordered)]
+    head = HEAD + [EXTRA_HEAD[c] for c in columns[len(COLUMNS):]]
+    print("| version | dp | device | scenario | " + " | ".join(head) + " |")
+    print("|---|---|---|---|" + "---|" * len(head))
     for r in ordered:
-        cells = [SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in COLUMNS]
-        print(f"| {r['version']} | {r['dp']} | {r['scenario']} | " + " | ".join(cells) + " |")
+        cells = [SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in columns]
+        print(f"| {r['version']} | {r['dp']} | {r['device']} | {r['scenario']} | " + " | ".join(cells) + " |")
     print("\n### Every FAIL: cause, tensor, repro\n")
     for r in ordered:
         for inv_id, e in r["invariants"].items():
@@ -148,12 +170,13 @@ def main():
             repro = next((x for x in r["repro"] if x.endswith("--invariant " + inv_id)), "")
             repro = repro.replace("/tmp/muoncheck-traces/", ".traces/")   # traces judged on the GPU machine
             tensor = f" — {e['tensor']}" if e.get("tensor") else ""
-            print(f"- {r['version']} dp {r['dp']} `{r['scenario']}` {inv_id}{tensor}: {e['cause']}. `{repro}`")
+            print(f"- {r['version']} dp {r['dp']} {r['device']} `{r['scenario']}` {inv_id}{tensor}: {e['cause']}. "
+                  f"`{repro}`")
     print("\n### Notes (not conformance failures)\n")
     for r in ordered:
         for inv_id, e in r["invariants"].items():
             if e["status"] == "NOTE":
-                print(f"- {r['version']} dp {r['dp']} `{r['scenario']}` {inv_id}: {e['note']}")
+                print(f"- {r['version']} dp {r['dp']} {r['device']} `{r['scenario']}` {inv_id}: {e['note']}")
 
 
 if __name__ == "__main__":

@@ -318,7 +318,10 @@ def read_state(engine, named, tags):
     """The state after a step, on rank 0 (None elsewhere). Collective: every rank calls it."""
     from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
     stage = engine.zero_optimization_stage()
-    momenta_12 = _muon_momenta_12(engine, named) if stage in (1, 2) else None
+    # BF16_Optimizer (ZeRO-1 with fp32 accumulation) keeps momentum in its flat fp32 state, mapped
+    # per param like the Adam moments: the collective getter reads it
+    flat_12 = stage in (1, 2) and type(engine.optimizer).__name__ != "BF16_Optimizer"
+    momenta_12 = _muon_momenta_12(engine, named) if flat_12 else None
     keep = ranks.rank() == 0
     values = _values if keep else (lambda t: None)
     out = []
@@ -330,7 +333,7 @@ def read_state(engine, named, tags):
             value = None
             if stage == 0:
                 value = engine.optimizer.state.get(p, {}).get(key) if hasattr(engine.optimizer, "state") else None
-            elif key == "momentum_buffer" and stage in (1, 2):
+            elif key == "momentum_buffer" and flat_12:
                 value = (momenta_12 or {}).get(i)
             else:   # collective; a state not created yet (before step 0) or not mapped (DeepSpeed
                 #   raises "not found in optimizer state fragment") fails the local lookup that
@@ -546,12 +549,18 @@ def save_phase(s, deepspeed, extra_config, device):
     """Launch 1 of a resume at another dp: steps 0..k at dp, save, ds_to_universal, and the
     trace so far (rank 0) in ROOT/partial.json for the resume launch."""
     k = int(s.checkpoint["save_after_step"])
+    root = checkpoint_root(s, device)
     run = Run(s, deepspeed, extra_config, device)
     try:
         initial = read_state(run.engine, run.named, run.tags)
         steps = run.train(0, k + 1)
-        root = checkpoint_root(s, device)
         save_checkpoint(run, root, k, convert=True)
+    except Exception as e:   # the resume launch reports it (it writes the trace)
+        if ranks.rank() == 0:
+            os.makedirs(root, exist_ok=True)
+            with open(os.path.join(root, "partial.json"), "w") as f:
+                json.dump({"error": f"save launch at dp {s.dp}: {type(e).__name__}: {e}"}, f)
+        raise
     finally:
         summary = run.close()
     if ranks.rank() == 0:
@@ -569,6 +578,8 @@ def resume_phase(s, deepspeed, extra_config, device):
     root = os.path.join(os.environ.get("MUONCHECK_CHECKPOINTS", "/tmp/muoncheck-checkpoints"), s.name)
     with open(os.path.join(root, "partial.json")) as f:
         partial = json.load(f)
+    if "error" in partial:
+        raise RuntimeError(partial["error"])
     run = Run(after, deepspeed, merged(extra_config or {}, {"checkpoint": {"load_universal": True}}), device)
     try:
         run.engine.load_checkpoint(root + "-universal", tag=f"step{k}", load_optimizer_states=True,
@@ -608,8 +619,21 @@ def save_checkpoint(run, root, k, convert):
     universal = root + "-universal"
     if ranks.rank() == 0:
         import subprocess
-        subprocess.run([sys.executable, "-m", "deepspeed.checkpoint.ds_to_universal", "--input_folder",
-                        os.path.join(root, tag), "--output_folder", os.path.join(universal, tag)], check=True)
+        done = subprocess.run([sys.executable, "-m", "deepspeed.checkpoint.ds_to_universal", "--input_folder",
+                               os.path.join(root, tag), "--output_folder", os.path.join(universal, tag),
+                               "--inject_missing_state"], capture_output=True, text=True)
+        if done.returncode != 0:
+            last = [line for line in done.stderr.splitlines() if line.strip()][-1:] or ["(no output)"]
+            ok = torch.tensor([0])
+        else:
+            ok = torch.tensor([1])
+    else:
+        ok = torch.tensor([1])
+    ok = ok.to(run.device)
+    torch.distributed.broadcast(ok, 0)   # every rank raises alike, or none does
+    if not int(ok):
+        raise RuntimeError("ds_to_universal failed: " + (last[0] if ranks.rank() == 0 else "see rank 0"))
+    if ranks.rank() == 0:
         with open(os.path.join(universal, "latest_universal"), "w") as f:
             f.write(tag)
     ranks.barrier(run.device)
@@ -635,6 +659,11 @@ def extra_config_for(path):
         return json.load(f)
 
 
+def compile_state():
+    import torch._dynamo
+    return "disabled (TORCH_COMPILE_DISABLE=1)" if torch._dynamo.config.disable else "enabled"
+
+
 def trace_for(s, deepspeed, body=None, unsupported=None, error=None):
     trace = {"format": TRACE_FORMAT,
              "implementation": {"name": "deepspeed", "version": deepspeed.__version__,
@@ -643,7 +672,7 @@ def trace_for(s, deepspeed, body=None, unsupported=None, error=None):
                                             "gpus": torch.cuda.device_count() if DEVICE == "cuda" else 0,
                                             "nccl": ranks.nccl_version() if DEVICE == "cuda" else None,
                                             "adapter": "adapters/deepspeed/run_deepspeed.py",
-                                            "torch_compile": "disabled (TORCH_COMPILE_DISABLE=1)"}},
+                                            "torch_compile": compile_state()}},
              "scenario": {"name": s.name, "json": s.raw}}
     if unsupported:
         trace["unsupported"] = unsupported
@@ -668,6 +697,9 @@ def main(argv=None):
         return run_all(args)
     finally:
         ds_coverage.stop()
+        # every rank saved its coverage before any exits: torchrun ends the others when one fails
+        if torch.distributed.is_initialized():
+            torch.distributed.barrier()
 
 
 def run_all(args):
@@ -685,7 +717,8 @@ def run_all(args):
             trace, status = (trace_for(s, deepspeed, body=body) if body else None), "ran"
         except PhaseDone as e:
             trace, status = None, str(e)
-            print(f"{s.name}: {status}", flush=True) if ranks.rank() == 0 else None
+            if ranks.rank() == 0:
+                print(f"{s.name}: {status}", flush=True)
         except Unsupported as e:
             trace, status = trace_for(s, deepspeed, unsupported=str(e)), "UNSUPPORTED: " + str(e)
         except Exception as e:   # one scenario's crash must not lose the others' traces
