@@ -200,7 +200,8 @@ def ranges(lines):
 
 def reason_for(reasons, rel, function, first_line_text):
     for r in reasons:
-        if r["file"] == rel and re.fullmatch(r["function"], function) and re.search(r.get("line", ""), first_line_text):
+        if (re.fullmatch(r["file"], rel) and re.fullmatch(r["function"], function)
+                and re.search(r.get("line", ""), first_line_text)):
             return r["reason"]
     return None
 

@@ -35,7 +35,7 @@ for site in "$@"; do
     phase_arg=()
     [ "$phase" != - ] && phase_arg=(--checkpoint-phase "$phase")
     env "${compile_env[@]}" PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_DEVICE=cpu \
-      DS_ACCELERATOR=cpu MUONCHECK_COVERAGE="$out/coverage-$v" \
+      DS_ACCELERATOR=cpu MUONCHECK_COVERAGE="$out/coverage-$v" MUONCHECK_CHECKPOINTS="$out/checkpoints-$v" \
       python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$(( 20000 + RANDOM % 20000 ))" \
       adapters/deepspeed/run_deepspeed.py --out "$work" "${phase_arg[@]}" $files >> "$log" 2>&1 || status=1
   done < <(python3 - $scenarios <<'PY'

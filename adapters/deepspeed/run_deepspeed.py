@@ -416,6 +416,7 @@ class Run:
         self.clock = {"step": 0, "micro_step": 0}
         self.hooks = install_injections(s, self.named, self.clock)
         self.step_seconds, self.calls_by_rank = [], []
+        self.lrs = []   # per step, the rate of each DeepSpeed param group as the step starts
 
     def train(self, first, last):
         """Steps first..last-1; the step records on rank 0 (an empty list elsewhere)."""
@@ -426,6 +427,7 @@ class Run:
             self.clock["step"] = t
             self.counter.reset_step()
             scale = loss_scale(engine)
+            self.lrs.append({str(g.get("name", i)): float(g["lr"]) for i, g in enumerate(engine.optimizer.param_groups)})
             skipped_before = int(getattr(engine, "skipped_steps", 0))
             losses = []
             ranks.barrier(device)
@@ -466,6 +468,8 @@ class Run:
         summary = {"heads": ranks.gather_to_rank0(dict(self.counter.heads)),
                    "dtypes": ranks.gather_to_rank0(sorted(self.counter.dtypes)),
                    "gathers": ranks.gather_to_rank0(self.gathers.summary())}
+        if hasattr(self.engine, "destroy"):   # DeepSpeed's own teardown (releases the Muon gather caches)
+            self.engine.destroy()
         self.engine = None
         self.summary = summary if ranks.rank() == 0 else None
         return self.summary
@@ -497,6 +501,8 @@ def run_scenario(s, deepspeed, extra_config, phase=None):
 
 def trace_body(s, run, summary, initial, steps, extra_config, checkpoint_details):
     tags = run.tags
+    if checkpoint_details:
+        exported_alike(initial, steps)
     ns_dtype = sorted({d for ds in summary["dtypes"] for d in ds})
     dtypes = {"param": s.param_dtype, "grad_accum": s.grad_accum_dtype, "comm": s.comm_dtype, "master": "fp32",
               "ns": _DTYPE_NAME.get(ns_dtype[0], ns_dtype[0]) if len(ns_dtype) == 1 else
@@ -505,6 +511,7 @@ def trace_body(s, run, summary, initial, steps, extra_config, checkpoint_details
         for i, h in heads.items():
             tags[i]["ns_heads_seen"] = h
     details = {"world_size": ranks.world_size(), "step_seconds": [round(x, 6) for x in run.step_seconds],
+               "lr_by_group": run.lrs,
                "ns_calls_by_rank": [[r[:-1] for r in step] for step in run.calls_by_rank],
                "muon_gathers_by_rank": summary["gathers"]}
     if extra_config:
@@ -512,6 +519,20 @@ def trace_body(s, run, summary, initial, steps, extra_config, checkpoint_details
     if checkpoint_details:
         details["checkpoint"] = checkpoint_details
     return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps}, details
+
+
+def exported_alike(initial, steps):
+    """Keeps a state field of a param only where every step (and the initial state) has it.
+
+    DeepSpeed's getters can start answering mid-run: after load_checkpoint, ZeRO-1/2 link the
+    Adam moments they did not expose before. A field the trace shows at some steps only would
+    read as "not exported" at the others, a failure of the adapter, not of DeepSpeed."""
+    records = [initial] + [st["params"] for st in steps]
+    for i in range(len(initial)):
+        for field in ("momentum", "adam_m", "adam_v"):
+            if not all(field in rec[i] for rec in records[1:]):
+                for rec in records:
+                    rec[i].pop(field, None)
 
 
 # ---------------------------------------------------------------- checkpoint cycle (issue 25)
@@ -536,6 +557,7 @@ def checkpoint_cycle(s, deepspeed, extra_config, device, run):
     resumed.counter.dtypes |= run.counter.dtypes
     steps += resumed.train(k + 1, s.steps)
     resumed.step_seconds = run.step_seconds + resumed.step_seconds
+    resumed.lrs = run.lrs + resumed.lrs
     resumed.calls_by_rank = run.calls_by_rank + resumed.calls_by_rank
     return steps, resumed, {"saved_after_step": k, "resumed_dp": after.dp, "resumed_stage": after.stage,
                             "universal": bool(universal), "tag": tag}
@@ -565,7 +587,7 @@ def save_phase(s, deepspeed, extra_config, device):
         summary = run.close()
     if ranks.rank() == 0:
         with open(os.path.join(root, "partial.json"), "w") as f:
-            json.dump({"initial": initial, "steps": steps, "step_seconds": run.step_seconds,
+            json.dump({"initial": initial, "steps": steps, "step_seconds": run.step_seconds, "lrs": run.lrs,
                        "calls_by_rank": run.calls_by_rank, "summary": summary}, f)
     raise PhaseDone(f"saved after step {k} at dp {s.dp} -> {root}")
 
@@ -591,6 +613,7 @@ def resume_phase(s, deepspeed, extra_config, device):
         return None
     # ns_calls_by_rank keeps each step's own ranks (dp before the save, resume.dp after)
     run.step_seconds = partial["step_seconds"] + run.step_seconds
+    run.lrs = partial["lrs"] + run.lrs
     run.calls_by_rank = partial["calls_by_rank"] + run.calls_by_rank
     before = partial["summary"]
     summary = {"heads": [{int(i): h for i, h in heads.items()} for heads in before["heads"]] + summary["heads"],
