@@ -64,7 +64,9 @@ struct LrSchedule {
   int warmup_steps = 0;          // linear_warmup (≥ 1), cosine (≥ 0)
   int total_steps = 0;           // cosine: > warmup_steps
   double min_ratio = 0.0;        // cosine: the factor at and after total_steps
-  bool operator==(const LrSchedule&) const = default;
+  bool operator==(const LrSchedule& o) const {   // spelled out: CUDA sources include this as C++17
+    return shape == o.shape && warmup_steps == o.warmup_steps && total_steps == o.total_steps && min_ratio == o.min_ratio;
+  }
 };
 
 struct ParamGroup {

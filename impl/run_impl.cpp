@@ -81,14 +81,19 @@ void check_supported(const Scenario& s, const ImplOptions& opts) {
   }
 }
 
-ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
-  check_supported(s, opts);
-  const FaultSet faults = FaultSet::from_ids(opts.faults);
+namespace {
+
+// One run of the engine on s.engine.dp ranks over steps [first, end): from the scenario's
+// initial state, or from `from`; when `save` is set, each rank's shard lands there after
+// the last step.
+ImplResult run_leg(const Scenario& s, const ImplOptions& opts, const FaultSet& faults, int first, int end,
+                   const EngineCheckpoint* from, EngineCheckpoint* save) {
   const int dp = s.engine.dp;
   std::vector<RankResult> ranks(static_cast<size_t>(dp));
   std::vector<std::vector<CollectiveRecord>> logs(static_cast<size_t>(dp));
   std::vector<std::vector<double>> log_seconds(static_cast<size_t>(dp));
   std::vector<std::vector<NsCall>> ns_logs(static_cast<size_t>(dp));
+  if (save) *save = EngineCheckpoint{dp, s.engine.stage, end, std::vector<RankShard>(static_cast<size_t>(dp))};
   ImplResult out;
 
   const auto t0 = std::chrono::steady_clock::now();
@@ -101,27 +106,66 @@ ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
       out.flat_elements = engine.layout().total();
       out.partition_elements = engine.layout().partition_size();
     }
-    engine.run();
-    ranks[static_cast<size_t>(comm.rank())] = engine.take_result();
-    logs[static_cast<size_t>(comm.rank())] = counting.log();
-    log_seconds[static_cast<size_t>(comm.rank())] = counting.seconds();
-    ns_logs[static_cast<size_t>(comm.rank())] = math.log();
+    if (from) engine.restore(*from);
+    engine.run(first, end);
+    const auto r = static_cast<size_t>(comm.rank());
+    if (save) save->shards[r] = engine.save_shard();
+    ranks[r] = engine.take_result();
+    logs[r] = counting.log();
+    log_seconds[r] = counting.seconds();
+    ns_logs[r] = math.log();
   });
   out.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   out.trajectory = std::move(ranks[0].trajectory);
   out.step_seconds = std::move(ranks[0].step_seconds);
+  if (from)
+    out.resumed_state = TrainingState{out.trajectory.initial, ranks[0].scaler_at_start, ranks[0].good_steps_at_start};
   for (auto& r : ranks) {
     out.tags_by_rank.push_back(std::move(r.tags));
     out.replicated_digest_by_rank.push_back(std::move(r.digests));
   }
   // NS events come only from the decorators' logs: what ran, on every rank.
-  auto calls = ns_calls_by_step(ns_logs, static_cast<int>(out.trajectory.steps.size()));
-  for (size_t t = 0; t < calls.size(); ++t) out.trajectory.steps[t].ns_calls = std::move(calls[t]);
+  const auto calls = ns_calls_by_step(ns_logs, end);
+  for (auto& step : out.trajectory.steps) step.ns_calls = calls[static_cast<size_t>(step.step)];
   out.collectives_by_rank = std::move(logs);
   out.collective_seconds_by_rank = std::move(log_seconds);
   out.faults = opts.faults;
   return out;
+}
+
+// The run saved after its step k (`a`) continued by the resumed one (`b`): one trajectory,
+// per-rank logs and digests of both (a rank index present in one of them only has that
+// one's), and the state the resumed engine started from.
+ImplResult joined(ImplResult a, ImplResult b) {
+  for (auto& step : b.trajectory.steps) a.trajectory.steps.push_back(std::move(step));
+  a.step_seconds.insert(a.step_seconds.end(), b.step_seconds.begin(), b.step_seconds.end());
+  auto append = [](auto& into, auto& from) {
+    if (into.size() < from.size()) into.resize(from.size());
+    for (size_t r = 0; r < from.size(); ++r) into[r].insert(into[r].end(), from[r].begin(), from[r].end());
+  };
+  append(a.collectives_by_rank, b.collectives_by_rank);
+  append(a.collective_seconds_by_rank, b.collective_seconds_by_rank);
+  append(a.replicated_digest_by_rank, b.replicated_digest_by_rank);
+  for (size_t r = a.tags_by_rank.size(); r < b.tags_by_rank.size(); ++r) a.tags_by_rank.push_back(b.tags_by_rank[r]);
+  a.resumed_state = std::move(b.resumed_state);
+  a.wall_seconds += b.wall_seconds;
+  return a;
+}
+
+}  // namespace
+
+ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
+  check_supported(s, opts);
+  const FaultSet faults = FaultSet::from_ids(opts.faults);
+  if (!s.checkpoint) return run_leg(s, opts, faults, 0, s.steps, nullptr, nullptr);
+  // Save after step k, tear the ranks down, resume (at the resume dp/stage) on fresh ones.
+  const int k = s.checkpoint->save_after_step;
+  EngineCheckpoint saved;
+  ImplResult before = run_leg(without_checkpoint(s), opts, faults, 0, k + 1, nullptr, &saved);
+  Scenario resumed = without_checkpoint(s);
+  resumed.engine = resume_engine(s);
+  return joined(std::move(before), run_leg(resumed, opts, faults, k + 1, s.steps, &saved, nullptr));
 }
 
 }  // namespace muoncheck::impl

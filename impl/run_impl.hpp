@@ -3,12 +3,14 @@
 // ranks share the visible GPUs round-robin under Gloo), each wrapped in its counting
 // decorator, and return the trajectory (producer "impl:cpu" / "impl:cuda"), per-rank tags,
 // the collective log, NS events (from the CountingCompute logs: the calls that ran) and
-// the per-step digests of replicated state. Faults (impl/faults) are selected by id.
+// the per-step digests of replicated state. A scenario with a checkpoint runs twice: saved
+// after its step k, torn down, resumed from the checkpoint (impl/zero/checkpoint.hpp). Faults (impl/faults) are selected by id.
 // Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
 // Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +48,10 @@ struct ImplResult {
   int64_t flat_elements = 0;                       // N
   int64_t partition_elements = 0;                  // padded N / dp
   double wall_seconds = 0.0;
+  // A checkpoint-resume run (scenario.checkpoint): the state the resumed engine held right
+  // after loading the checkpoint, read back through its own state export; the trajectory,
+  // logs and digests are the saving run's (steps 0..k) followed by the resumed run's.
+  std::optional<TrainingState> resumed_state;
 };
 
 // Throws before any thread starts when the scenario or a fault cannot run here.

@@ -255,9 +255,9 @@ StepRecord Engine<Ar>::step(int t) {
   const int t_adam = st_.good_steps + 1;
   for (size_t p = 0; p < D.size(); ++p) {
     const std::string& name = s_.model.params[p].name;
-    const double lr_scale = lr_scale_for(s_, name), wd = weight_decay_for(s_, name);
-    if (muon(p)) apply_muon_update(ar_, st_.weight[p], D[p], o.lr * lr_scale, wd);
-    else adamw_update(ar_, st_.weight[p], st_.adam_m[p], st_.adam_v[p], D[p], o.adam, o.adam.lr * lr_scale, wd, t_adam);
+    const double wd = weight_decay_for(s_, name);   // the rates of step t: lr · lr_scale · schedule factor
+    if (muon(p)) apply_muon_update(ar_, st_.weight[p], D[p], muon_lr_at(s_, name, t), wd);
+    else adamw_update(ar_, st_.weight[p], st_.adam_m[p], st_.adam_v[p], D[p], o.adam, adam_lr_at(s_, name, t), wd, t_adam);
   }
   st_.good_steps = t_adam;
   st_.scaler = scaler_after(s_.loss_scaler, st_.scaler, false);

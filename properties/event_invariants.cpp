@@ -1,6 +1,7 @@
 #include "properties/event_invariants.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <string>
 
@@ -209,7 +210,12 @@ Verdict gathers_once_per_step(const RunBundle& b, const impl::ImplResult* respli
 
 Verdict ranks_agree(const RunBundle& b) {
   const auto& d = b.impl.replicated_digest_by_rank;
-  const size_t ranks = std::max(static_cast<size_t>(std::max(b.scenario.engine.dp, 0)), d.size());
+  // A checkpoint resumed at another dp ran steps 0..k on dp ranks and the rest on the
+  // resume dp; rank r's digests are those of the steps it ran, in step order.
+  const int dp = std::max(b.scenario.engine.dp, 0), resumed_dp = std::max(resume_engine(b.scenario).dp, 0);
+  const int save = b.scenario.checkpoint ? b.scenario.checkpoint->save_after_step : INT_MAX;
+  auto ran = [&](size_t r, size_t t) { return static_cast<int>(r) < (static_cast<long long>(t) <= save ? dp : resumed_dp); };
+  const size_t ranks = std::max(static_cast<size_t>(std::max(dp, resumed_dp)), d.size());
   if (ranks < 2) return Verdict::skip("ranks-agree", "one rank: nothing is replicated");
   // Every rank digests its replicated state after every step that ran (skipped ones too):
   // a rank with no digest for a step has not shown it agrees, so it counts as a difference.
@@ -221,15 +227,19 @@ Verdict ranks_agree(const RunBundle& b) {
     if (first.empty()) first = m;
   };
   for (size_t r = 0; r < ranks; ++r) {
+    size_t want = 0;
+    for (size_t t = 0; t < steps; ++t) want += ran(r, t);
     const size_t have = r < d.size() ? d[r].size() : 0;
-    if (have < steps)
-      note(static_cast<double>(steps - have), "rank " + std::to_string(r) + " recorded " + std::to_string(have) +
-                                                  " digests for " + std::to_string(steps) + " steps that ran" +
-                                                  (have == 0 ? " (nothing)" : ""));
+    if (have < want)
+      note(static_cast<double>(want - have), "rank " + std::to_string(r) + " recorded " + std::to_string(have) +
+                                                 " digests for " + std::to_string(want) + " steps that ran" +
+                                                 (have == 0 ? " (nothing)" : ""));
   }
   for (size_t r = 1; r < d.size(); ++r)
-    for (size_t t = 0; t < d[0].size() && t < d[r].size(); ++t)
-      if (d[r][t] != d[0][t]) note(1, "rank " + std::to_string(r) + " differs from rank 0 after step " + std::to_string(t));
+    for (size_t t = 0, i = 0; t < d[0].size() && i < d[r].size(); ++t) {
+      if (!ran(r, t)) continue;
+      if (d[r][i++] != d[0][t]) note(1, "rank " + std::to_string(r) + " differs from rank 0 after step " + std::to_string(t));
+    }
   return Verdict::judge("ranks-agree", bad, 0,
                         bad == 0 ? "replicated tensors bit-identical on all " + std::to_string(ranks) + " ranks after each of " +
                                        std::to_string(steps) + " steps"

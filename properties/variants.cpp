@@ -19,7 +19,7 @@ bool pinned_by_injections(const Scenario& s) { return !s.overflow.empty(); }
 
 Variant gas_variant(const Scenario& s) {
   if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a rank and micro-step"};
-  Scenario v = s;
+  Scenario v = without_checkpoint(s);   // a variant is an uninterrupted run
   auto& e = v.engine;
   if (e.gas > 1) {
     e.micro_batch *= e.gas;
@@ -36,7 +36,7 @@ Variant gas_variant(const Scenario& s) {
 Variant gas1_resplit(const Scenario& s) {
   if (s.engine.gas == 1) return {std::nullopt, "already gas 1"};
   if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a micro-step"};
-  Scenario v = s;
+  Scenario v = without_checkpoint(s);   // a variant is an uninterrupted run
   v.engine.micro_batch *= v.engine.gas;
   v.engine.gas = 1;
   return {renamed(v, "gas1"), ""};
@@ -44,7 +44,7 @@ Variant gas1_resplit(const Scenario& s) {
 
 Variant dp_variant(const Scenario& s) {
   if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a rank"};
-  Scenario v = s;
+  Scenario v = without_checkpoint(s);   // a variant is an uninterrupted run
   auto& e = v.engine;
   if (e.dp > 1) {            // fold the ranks into the micro-batch
     e.micro_batch *= e.dp;
@@ -71,7 +71,7 @@ std::vector<Scenario> stage_variants(const Scenario& s) {
   std::vector<Scenario> out;
   for (int stage = 0; stage <= 3; ++stage) {
     if (stage == s.engine.stage) continue;
-    Scenario v = s;
+    Scenario v = without_checkpoint(s);   // a variant is an uninterrupted run
     v.engine.stage = stage;
     v.engine.zero_init = false;   // placeholders exist only at stage 3
     out.push_back(renamed(v, "z" + std::to_string(stage)));
@@ -85,7 +85,7 @@ Variant bucket_variant(const Scenario& s) {
   const int64_t small = std::max<int64_t>(1, largest / 3 + 1);
   if (s.engine.reduce_bucket_size <= small && s.engine.allgather_bucket_size <= small)
     return {std::nullopt, "buckets are already smaller than a third of the largest param"};
-  Scenario v = s;
+  Scenario v = without_checkpoint(s);   // a variant is an uninterrupted run
   v.engine.reduce_bucket_size = std::min(s.engine.reduce_bucket_size, small);
   v.engine.allgather_bucket_size = std::min(s.engine.allgather_bucket_size, small);
   return {renamed(v, "bucket" + std::to_string(small)), ""};
@@ -97,7 +97,7 @@ Variant dp_resplit(const Scenario& s, int dp) {
   const int global = s.engine.global_batch();
   if (dp < 1 || global % dp != 0)
     return {std::nullopt, "global batch " + std::to_string(global) + " is not divisible by dp " + std::to_string(dp)};
-  Scenario v = s;
+  Scenario v = without_checkpoint(s);   // a variant is an uninterrupted run
   auto& e = v.engine;
   const int per_rank = global / dp;
   e.dp = dp;

@@ -34,7 +34,7 @@ const std::vector<std::string>& invariant_ids() {
       "trajectory-conforms", "step-conforms",      "grad-plumbing-exact", "ns-once-per-matrix-per-step",
       "tagging-matches",     "gas-invariant",      "dp-invariant",        "stage-invariant",
       "bucket-invariant",    "overflow-skip-clean", "scaler-state-exact",   "comm-dtype-respected",
-      "gathers-once-per-step", "ranks-agree",       "deterministic"};
+      "gathers-once-per-step", "ranks-agree",       "deterministic",       "checkpoint-resume-exact"};
   return ids;
 }
 

@@ -13,6 +13,7 @@
 #include "impl/run_impl.hpp"
 #include "harness/judge/judge_runs.hpp"
 #include "oracle/parallel.hpp"
+#include "properties/checkpoint_invariant.hpp"
 #include "properties/event_invariants.hpp"
 #include "properties/numeric_invariants.hpp"
 #include "properties/relational_invariants.hpp"
@@ -103,6 +104,7 @@ void queue_runs(const Scenario& s, const JudgeOptions& o, JudgeRuns& runs) {
   if (wanted("gathers-once-per-step"))
     if (const auto v = gas1_resplit(s); v.scenario) runs.start(*v.scenario, false);
   if (wanted("deterministic")) runs.start(s, false, true);
+  if (wanted("checkpoint-resume-exact") && s.checkpoint) runs.start(without_checkpoint(s), true);
 }
 
 }  // namespace
@@ -203,6 +205,12 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   });
   add("ranks-agree", [&] { return ranks_agree(b); });
   add("deterministic", [&] { return deterministic(b, *runs.get(s, false, true).impl); });
+  add("checkpoint-resume-exact", [&] {
+    if (!s.checkpoint) return Verdict::skip("checkpoint-resume-exact", "no checkpoint in the scenario");
+    const auto other = run_side(without_checkpoint(s), runs, why);
+    if (!other) return Verdict::skip("checkpoint-resume-exact", "the uninterrupted run is unsupported: " + why);
+    return checkpoint_resume_exact(b, *other->impl, *other->controls);
+  });
   return finish();
 }
 

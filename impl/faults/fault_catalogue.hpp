@@ -32,6 +32,10 @@ enum class Fault {
   drop_param_groups,
   per_head_dropped_call_site,
   scaler_hysteresis_kept,
+  group_schedule_overwritten,
+  resume_momentum_lost,
+  resume_wrong_partition,
+  resume_adam_step_reset,
 };
 
 struct FaultInfo {

@@ -11,11 +11,13 @@
 
 namespace muoncheck::impl {
 
-void RankEngine::run() {
+void RankEngine::run(int first, int end) {
   result_.trajectory.producer = math_.name() == "cpu" ? "impl:cpu" : "impl:cuda";  // CHECK_EXCL_BR_LINE: another build's backend
   result_.trajectory.tags = tags_;
+  result_.scaler_at_start = scaler_.state();
+  result_.good_steps_at_start = good_steps_;
   export_state(nullptr);
-  for (int t = 0; t < s_.steps; ++t) {
+  for (int t = first; t < (end < 0 ? s_.steps : end); ++t) {
     step_start_ = std::chrono::steady_clock::now();
     for (int k = 0; k < s_.engine.gas; ++k) micro_step(t, k);
     optimizer_step(t);
@@ -107,8 +109,8 @@ void RankEngine::optimizer_step(int step) {
         math_.scale_inplace(grad_.data(), static_cast<int64_t>(grad_.size()), f);
       }
     }
-    if (!muon_per_micro) apply_muon(update);  // CHECK_EXCL_BR_LINE: fault path
-    apply_adamw();
+    if (!muon_per_micro) apply_muon(update, step);  // CHECK_EXCL_BR_LINE: fault path
+    apply_adamw(step);
     scaler_.on_good_step();
     resync_model(step);
   }
@@ -119,23 +121,23 @@ void RankEngine::optimizer_step(int step) {
   export_state(&rec);
 }
 
-void RankEngine::apply_muon(const std::vector<float>& update_owned) {
+void RankEngine::apply_muon(const std::vector<float>& update_owned, int step) {
   for (int p : placement_.muon_params()) {
     const Range x = intersect(layout_.param(p), owned_);
     if (x.empty()) continue;
-    math_.muon_apply(master_.data() + at(x.begin), update_owned.data() + at(x.begin), x.size(), lr_muon(p),
+    math_.muon_apply(master_.data() + at(x.begin), update_owned.data() + at(x.begin), x.size(), lr_muon(p, step),
                weight_decay(p));
   }
 }
 
-void RankEngine::apply_adamw() {
+void RankEngine::apply_adamw(int step) {
   for (int p = 0; p < layout_.num_params(); ++p) {
     if (placement_.is_muon(p)) continue;
     const Range x = intersect(layout_.param(p), owned_);
     if (x.empty()) continue;
     const int64_t i = at(x.begin);
     math_.adamw_update(master_.data() + i, adam_m_.data() + i, adam_v_.data() + i, grad_.data() + i, x.size(),
-                 s_.optimizer.adam, good_steps_, lr_adam(p), weight_decay(p));
+                 s_.optimizer.adam, good_steps_, lr_adam(p, step), weight_decay(p));
   }
 }
 

@@ -81,7 +81,7 @@ void RankEngine::micro_step(int step, int k) {
     const double inv_s = 1.0 / scaler_.scale();
     for (float& g : reduced) g = static_cast<float>(g * inv_s);
     const std::vector<float> update = muon_step(step, reduced.data(), true, Phase::micro_step);
-    apply_muon(update);
+    apply_muon(update, step);
     // CHECK_EXCL_STOP
   }
 }

@@ -111,15 +111,20 @@ void RankEngine::build_params() {
   grad_acc_.assign(stage_ <= 1 ? static_cast<size_t>(n) : master_.size(), 0.0f);
 }
 
-double RankEngine::lr_muon(int p) const {
+// The rates of step t (lr · lr_scale · schedule factor, core/scenario.hpp). drop-param-groups
+// forgets the groups altogether; group-schedule-overwritten keeps their lr_scale but drives
+// every group with the optimizer's schedule, as a scheduler that writes one rate into all
+// groups does.
+double RankEngine::rate(double base, int p, int step) const {
   const auto& name = params_[static_cast<size_t>(p)].name;
-  return s_.optimizer.lr * (faults_.has(Fault::drop_param_groups) ? 1.0 : lr_scale_for(s_, name));  // CHECK_EXCL_BR_LINE: fault path
+  if (faults_.has(Fault::drop_param_groups)) return base * lr_factor(s_.optimizer.lr_schedule, step);  // CHECK_EXCL_BR_LINE: fault path
+  const LrSchedule& sch = faults_.has(Fault::group_schedule_overwritten) ? s_.optimizer.lr_schedule  // CHECK_EXCL_BR_LINE: fault path
+                                                                         : lr_schedule_for(s_, name);
+  return base * lr_scale_for(s_, name) * lr_factor(sch, step);
 }
 
-double RankEngine::lr_adam(int p) const {
-  const auto& name = params_[static_cast<size_t>(p)].name;
-  return s_.optimizer.adam.lr * (faults_.has(Fault::drop_param_groups) ? 1.0 : lr_scale_for(s_, name));  // CHECK_EXCL_BR_LINE: fault path
-}
+double RankEngine::lr_muon(int p, int step) const { return rate(s_.optimizer.lr, p, step); }
+double RankEngine::lr_adam(int p, int step) const { return rate(s_.optimizer.adam.lr, p, step); }
 
 double RankEngine::weight_decay(int p) const {
   const auto& name = params_[static_cast<size_t>(p)].name;

@@ -15,6 +15,7 @@ class LossScaler {
   LossScaler(const LossScalerConfig& c, const FaultSet& faults);
   double scale() const { return state_.scale; }
   const ScalerState& state() const { return state_; }
+  void restore(const ScalerState& s) { state_ = s; }     // a resume from a checkpoint
   void on_overflow();
   void on_good_step();
 

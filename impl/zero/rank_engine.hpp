@@ -6,7 +6,8 @@
 // run_impl wraps in CountingCompute: the engine labels each NS call, it never records one.
 // Files: engine_setup.cpp (params, tagging, partitioning), engine_micro.cpp (forward,
 // backward, gradient reduction), engine_boundary.cpp (overflow, clip, AdamW, scaler,
-// re-sync), muon_step.cpp (distributed Muon), state_export.cpp (trajectory, digests).
+// re-sync), muon_step.cpp (distributed Muon), state_export.cpp (trajectory, digests),
+// checkpoint.cpp (save a rank's shard, restore from a checkpoint of any dp).
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -18,6 +19,7 @@
 #include "impl/faults/faults.hpp"
 #include "impl/math/compute.hpp"
 #include "impl/math/newton_schulz.hpp"
+#include "impl/zero/checkpoint.hpp"
 #include "impl/zero/flat_layout.hpp"
 #include "impl/zero/loss_scaler.hpp"
 #include "impl/zero/ns_placement.hpp"
@@ -33,12 +35,20 @@ struct RankResult {
                                                  // (micro-steps and optimizer step, not the export)
   Trajectory trajectory;                         // rank 0: complete but for NS events (run_impl adds
                                                  // them from every rank's CountingCompute log)
+  ScalerState scaler_at_start;                   // the state `trajectory.initial` goes with
+  int good_steps_at_start = 0;
 };
 
 class RankEngine {
  public:
   RankEngine(const Scenario& s, const FaultSet& faults, Communicator& comm, Compute& math);
-  void run();                                    // every step, with state export
+  // Steps [first, end) (end -1: to the last), with state export; the state before `first`
+  // (initial, or restored) is exported as the trajectory's initial state.
+  void run(int first = 0, int end = -1);
+  // checkpoint.cpp: this rank's part of a checkpoint; replace the state by a checkpoint's
+  // (saved at any dp and stage), before run().
+  RankShard save_shard() const;
+  void restore(const EngineCheckpoint& ck);
   RankResult take_result() { return std::move(result_); }
 
   const FlatLayout& layout() const { return layout_; }
@@ -53,8 +63,8 @@ class RankEngine {
   // engine_boundary.cpp
   void optimizer_step(int step);
   void reduce_at_boundary(int step);
-  void apply_muon(const std::vector<float>& update_owned);
-  void apply_adamw();
+  void apply_muon(const std::vector<float>& update_owned, int step);
+  void apply_adamw(int step);
   void resync_model(int step);
   // muon_step.cpp: returns Muon updates O (owned-indexed, zero outside Muon params).
   std::vector<float> muon_step(int step, const float* grad_owned, bool advance_momentum, Phase phase);
@@ -65,8 +75,9 @@ class RankEngine {
 
   void context(Purpose p, Phase ph, int step) { comm_.set_context({p, ph, step}); }
   int64_t at(int64_t flat) const { return flat - owned_.begin; }   // owned-array index
-  double lr_muon(int p) const;
-  double lr_adam(int p) const;
+  double rate(double base, int p, int step) const;
+  double lr_muon(int p, int step) const;
+  double lr_adam(int p, int step) const;
   double weight_decay(int p) const;
 
   const Scenario& s_;

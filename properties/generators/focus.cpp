@@ -41,6 +41,8 @@ bool apply_flag(Focus& f, std::string_view flag) {
   else if (flag == "clip") field = &Focus::clip;
   else if (flag == "small-buckets") field = &Focus::small_buckets;
   else if (flag == "scaler-growth") field = &Focus::scaler_growth;
+  else if (flag == "schedule") field = &Focus::schedule;
+  else if (flag == "checkpoint") field = &Focus::checkpoint;
   else return false;
   f.*field = true;
   return true;

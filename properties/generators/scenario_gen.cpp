@@ -8,6 +8,7 @@
 #include "properties/generators/config_gen.hpp"
 #include "properties/generators/model_gen.hpp"
 #include "properties/generators/overflow_gen.hpp"
+#include "properties/generators/resume_gen.hpp"
 
 namespace muoncheck::generators {
 
@@ -25,6 +26,8 @@ rc::Gen<Scenario> scenario(const Focus& f) {
     s.loss_scaler = *loss_scaler(pattern, f);
     s.overflow = *injections(pattern, s);
     s.seed = static_cast<uint64_t>(*range(0, 9999));
+    add_schedules(s, f);   // drawn last: the fields above keep the values they had before schedules existed
+    s.checkpoint = *checkpoint(s, f);
     s.description = "generated (focus " + f.label + ", overflow " + to_string(pattern) + ")";
     return s;
   });

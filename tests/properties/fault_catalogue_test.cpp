@@ -22,7 +22,8 @@ bool narrows(const Focus& f) {
   const Focus general;
   return f.min_stage != general.min_stage || f.max_stage != general.max_stage || f.min_dp != general.min_dp ||
          f.min_gas != general.min_gas || f.zero_init || f.per_head || f.mixed_shapes || f.groups ||
-         f.low_precision_comm || f.injection || f.loss_scaler || f.clip || f.small_buckets || f.scaler_growth;
+         f.low_precision_comm || f.injection || f.loss_scaler || f.clip || f.small_buckets || f.scaler_growth ||
+         f.schedule || f.checkpoint;
 }
 
 TEST(FaultCatalogue, SymptomsAreInvariantIds) {
