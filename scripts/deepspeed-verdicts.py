@@ -88,7 +88,8 @@ def note_for(inv_id, inv, trace):
     if extra["skipped"]:
         parts.append(f"{extra['skipped']} NS calls on skipped steps (state bit-identical across them)")
     if extra["replicated"]:
-        parts.append(f"{extra['replicated']} repeated NS calls (a straddling matrix orthogonalised by each rank it spans)")
+        parts.append(f"{extra['replicated']} repeated NS calls (the same matrix orthogonalised once on each of several "
+                     "ranks: a straddling matrix, or every matrix on every rank at stage 0 and under optimizer offload)")
     if not parts:
         return None
     return f"extra NS calls that are wasted work, not extra updates: {' and '.join(parts)}; {sum(extra.values())} of {total} NS calls"

@@ -162,7 +162,13 @@ def check_runnable(s, deepspeed):
 # ---------------------------------------------------------------- engine paths (issue 25)
 
 def check_engine_path(s):
-    """Declines the dtype / offload / checkpoint combinations no DeepSpeed path runs."""
+    """Declines the dtype / offload / checkpoint / compile combinations this launch cannot run."""
+    import torch._dynamo
+    if s.compile == bool(torch._dynamo.config.disable):
+        raise Unsupported(f"engine.compile {str(s.compile).lower()}: this launch has torch.compile "
+                          f"{'disabled' if s.compile else 'enabled'} (TORCH_COMPILE_DISABLE is read at start-up); "
+                          "compile scenarios run in their own launch with TORCH_COMPILE_DISABLE=0 "
+                          "(scripts/deepspeed-run-cpu.sh groups them)")
     mixed = s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype
     if mixed and not bf16_optimizer_path(s):
         raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype: DeepSpeed's only such path is "
