@@ -13,6 +13,7 @@ packages=(
   libgloo-dev               # CPU collectives (ranks as threads over loopback TCP)
   libbenchmark-dev          # micro-benchmarks
   python3-numpy             # tests/trace: the DeepSpeed adapter's data generator vs ours
+  python3-coverage          # tests/trace: scripts/deepspeed-coverage.py (coverage.py) and its line rule
   libxml2-utils             # tests/views: xmllint validates --junit output against junit.xsd
   chromium                  # tests/views: muoncheck html rendered in a headless browser
   clang libclang-rt-dev     # scripts/fuzz.sh: libFuzzer targets of the loaders

@@ -10,7 +10,9 @@
 # Per version (read from its dist-info): OUT_DIR/ds-X.Y.Z/*.trace.json,
 # OUT_DIR/ds-X.Y.Z.log, the line coverage of DeepSpeed's Muon files over the run in
 # OUT_DIR/coverage-X.Y.Z/ (scripts/deepspeed-coverage.py reports it), and with
-# MUONCHECK=path/to/muoncheck the verdicts OUT_DIR/deepspeed-X.Y.Z.verify.json.
+# MUONCHECK=path/to/muoncheck the verdicts OUT_DIR/deepspeed-X.Y.Z.verify.json. DeepSpeed JIT-builds
+# its shared-memory op into OUT_DIR/torch-extensions (TORCH_EXTENSIONS_DIR), not the user-wide
+# cache, so a build another user holds the lock of cannot stall the run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run-cpu.sh OUT_DIR SITE...}
@@ -36,6 +38,7 @@ for site in "$@"; do
     [ "$phase" != - ] && phase_arg=(--checkpoint-phase "$phase")
     env "${compile_env[@]}" PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_DEVICE=cpu \
       DS_ACCELERATOR=cpu MUONCHECK_COVERAGE="$out/coverage-$v" MUONCHECK_CHECKPOINTS="$out/checkpoints-$v" \
+      TORCH_EXTENSIONS_DIR="${TORCH_EXTENSIONS_DIR:-$out/torch-extensions}" \
       python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$(( 20000 + RANDOM % 20000 ))" \
       adapters/deepspeed/run_deepspeed.py --out "$work" "${phase_arg[@]}" $files >> "$log" 2>&1 || status=1
   done < <(python3 - $scenarios <<'PY'

@@ -16,6 +16,10 @@
 # each; unpack with `tar xJf`). With MUONCHECK=path/to/muoncheck the traces are also judged where
 # they were made: OUT_DIR/deepspeed-X.Y.Z.verify.json (+ .verify.log), so traces too large to
 # bring back (the llama ones, 30-50 MB of JSON) are judged all the same.
+# Scenarios with engine.compile need torch.compile on: run them in a call of their own with
+# TORCH_COMPILE_DISABLE=0 (the adapter declines a scenario whose compile setting the launch does
+# not have). A checkpoint resuming at another dp takes two launches: scripts/deepspeed-run-cpu.sh
+# does that; here it is declined.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
@@ -39,7 +43,7 @@ run_version() {
   for dp in $(python3 -c 'import json,sys; print(" ".join(sorted({str(json.load(open(f)).get("engine", {}).get("dp", 1)) for f in sys.argv[1:]})))' $scenarios); do
     files=$(python3 -c 'import json,sys; print(" ".join(f for f in sys.argv[2:] if json.load(open(f)).get("engine", {}).get("dp", 1) == int(sys.argv[1])))' "$dp" $scenarios)
     if [ "$dp" -gt "$gpus" ]; then echo "ds-$v: dp $dp needs $dp GPUs, $gpus visible: skipped $files" | tee -a "$log"; continue; fi
-    PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 \
+    PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_CHECKPOINTS="/tmp/muoncheck-checkpoints/ds-$v" \
       python3 -m torch.distributed.run --standalone --nproc-per-node "$dp" \
       adapters/deepspeed/run_deepspeed.py --out "$work" $files >> "$log" 2>&1 || rc=1
   done
