@@ -320,19 +320,6 @@ def _muon_momenta_12(engine, named):
     return {i: m for i, (_, m) in merged.items()}
 
 
-def _full_hp(p, getter):
-    """DeepSpeed's full-tensor getter, kept collective: a ZeRO-1/2 or BF16_Optimizer param that
-    this rank holds no mapping for returns without the getter's all_reduce (seen with
-    BF16_Optimizer at dp 2, where the ranks then desynchronised); this rank joins that all_reduce
-    with zeros, so every rank runs the same collectives in the same order."""
-    if hasattr(p, "ds_id") or hasattr(p, "_hp_mapping"):
-        return getter(p)
-    from deepspeed.utils import groups
-    buf = torch.zeros(p.numel(), dtype=torch.float32, device=p.device)
-    torch.distributed.all_reduce(buf, group=groups._get_data_parallel_group())
-    return buf.reshape(p.shape)
-
-
 def read_state(engine, named, tags):
     """The state after a step, on rank 0 (None elsewhere). Collective: every rank calls it."""
     from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
@@ -345,7 +332,7 @@ def read_state(engine, named, tags):
     values = _values if keep else (lambda t: None)
     out = []
     for i, ((name, p), tag) in enumerate(zip(named, tags)):
-        weight = _full_hp(p, safe_get_full_fp32_param) if stage > 0 else None
+        weight = safe_get_full_fp32_param(p) if stage > 0 else None
         entry = {"weight": values(weight if weight is not None else p)}   # stage 0: the param itself
         keys = [("momentum_buffer", "momentum")] if tag["use_muon"] else [("exp_avg", "adam_m"), ("exp_avg_sq", "adam_v")]
         for key, field in keys:
@@ -358,7 +345,7 @@ def read_state(engine, named, tags):
                 #   raises "not found in optimizer state fragment") fails the local lookup that
                 #   precedes the collective, alike on every rank
                 try:
-                    value = _full_hp(p, lambda q: safe_get_full_optimizer_state(q, key))
+                    value = safe_get_full_optimizer_state(p, key)
                 except Exception:
                     value = None
             if value is not None:
