@@ -18,9 +18,9 @@ _NS_NAMES = ("zeropower_via_newtonschulz5", "zeropower_via_gram_newtonschulz")
 # Under torch.compile the NS functions run inside muon_update's compiled graph, so a Python
 # wrapper around them would count only while dynamo traces. muon_update calls NS exactly once
 # (whole matrix, expert batch or per-head batch), so with compile on the counter wraps
-# muon_update itself, outside the graph: every module that binds the name at import time
-# (muon_optimizer) and the one the ZeRO/BF16 optimizers import it from at call time.
-_UPDATE_MODULES = ("deepspeed.runtime.zero.muon.original_muon", "deepspeed.runtime.zero.muon.muon_optimizer")
+# muon_update itself, outside the graph, in every loaded deepspeed module that holds it: the one
+# the 0.19.8 optimizers import it from at call time, and those that bound it at import time
+# (muon_optimizer; 0.19.6's stage_1_and_2 and stage3).
 
 
 class NsCounter:
@@ -52,7 +52,6 @@ class NsCounter:
                 self._installed.append((original_muon, name, fn))
 
     def _install_at_update_entry(self):
-        import importlib
         from deepspeed.runtime.zero.muon import original_muon
         fn = original_muon.muon_update
         counter = self
@@ -64,9 +63,8 @@ class NsCounter:
             counter._attribute(int(grad.shape[0]), int(grad.numel() // max(1, grad.shape[0])), heads)
             return out
 
-        for module_name in _UPDATE_MODULES:
-            module = importlib.import_module(module_name)
-            if getattr(module, "muon_update", None) is fn:
+        for name, module in list(sys.modules.items()):
+            if name.startswith("deepspeed") and getattr(module, "muon_update", None) is fn:
                 setattr(module, "muon_update", counted_update)
                 self._installed.append((module, "muon_update", fn))
 
