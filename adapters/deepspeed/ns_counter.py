@@ -59,7 +59,9 @@ class NsCounter:
         def counted_update(grad, momentum, *args, **kwargs):
             out = fn(grad, momentum, *args, **kwargs)
             heads = kwargs.get("num_heads") or 0
-            counter.dtypes.add(str(original_muon.ns_compute_dtype(kwargs.get("ns_method", "gram"))).replace("torch.", ""))
+            ns_dtype = getattr(original_muon, "ns_compute_dtype", None)   # 0.19.8 on; else the trace's default
+            if ns_dtype is not None:
+                counter.dtypes.add(str(ns_dtype(kwargs.get("ns_method", "gram"))).replace("torch.", ""))
             counter._attribute(int(grad.shape[0]), int(grad.numel() // max(1, grad.shape[0])), heads)
             return out
 
