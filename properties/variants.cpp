@@ -97,7 +97,9 @@ Variant dp_resplit(const Scenario& s, int dp) {
   const int global = s.engine.global_batch();
   if (dp < 1 || global % dp != 0)
     return {std::nullopt, "global batch " + std::to_string(global) + " is not divisible by dp " + std::to_string(dp)};
-  Scenario v = without_checkpoint(s);   // a variant is an uninterrupted run
+  if (s.checkpoint && s.checkpoint->resume.dp)
+    return {std::nullopt, "the checkpoint names its own resume dp " + std::to_string(*s.checkpoint->resume.dp)};
+  Scenario v = s;   // the scenario itself, its checkpoint included (resumed at the new dp)
   auto& e = v.engine;
   const int per_rank = global / dp;
   e.dp = dp;

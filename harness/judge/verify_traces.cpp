@@ -26,8 +26,9 @@ nlohmann::json batch_key(const Scenario& s) {
   auto j = scenario_to_json(s);
   j.erase("name");
   j.erase("description");
+  j.erase("checkpoint");   // a resumed run follows the uninterrupted trajectory
   for (const char* k : {"dp", "gas", "micro_batch", "stage", "zero_init", "reduce_bucket_size", "allgather_bucket_size",
-                        "contiguous_gradients"})
+                        "contiguous_gradients", "offload_optimizer", "compile"})
     j["engine"].erase(k);
   j["global_batch"] = s.engine.global_batch();
   return j;
@@ -156,7 +157,7 @@ void fill_steps(ScenarioResult& r, const Judged& j) {
 const std::vector<std::string>& trace_invariant_ids() {
   static const std::vector<std::string> ids = {"trajectory-conforms", "ns-once-per-matrix-per-step", "tagging-matches",
                                                "gas-invariant",       "dp-invariant",                "stage-invariant",
-                                               "overflow-skip-clean"};
+                                               "overflow-skip-clean", "checkpoint-resume-exact"};
   return ids;
 }
 
@@ -260,7 +261,9 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
       const auto& ek = sk.engine;
       const bool split = ei.dp != ek.dp || ei.gas != ek.gas || ei.micro_batch != ek.micro_batch;
       std::string id;
-      if (split && ei.stage == ek.stage) id = ei.dp == ek.dp ? "gas-invariant" : "dp-invariant";
+      // A checkpoint trace beside the uninterrupted run's (within the band: a trace's resume may re-round).
+      if (si.checkpoint && !sk.checkpoint && !split && ei.stage == ek.stage) id = "checkpoint-resume-exact";
+      else if (split && ei.stage == ek.stage) id = ei.dp == ek.dp ? "gas-invariant" : "dp-invariant";
       else if (!split && ei.stage != ek.stage) id = "stage-invariant";
       if (id.empty()) continue;
       auto v = compare_runs(id, si, judged[i].exact, {split_label(si), &judged[i].impl, &judged[i].controls},
@@ -285,6 +288,9 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
       else if (id == "gas-invariant" || id == "stage-invariant")
         r.verdicts.push_back(Verdict::skip(id, "no other trace of this implementation re-splits this global batch" +
                                                    std::string(id == "stage-invariant" ? " at another stage" : "")));
+      else if (id == "checkpoint-resume-exact")
+        r.verdicts.push_back(Verdict::skip(id, si.checkpoint ? "no trace of the uninterrupted run (this scenario without checkpoint) beside it"
+                                                             : "no checkpoint in the scenario"));
       else if (id == "overflow-skip-clean") {
         auto v = overflow_skip_clean(si, judged[i].exact, judged[i].impl);
         bool momentum = false;
