@@ -249,7 +249,7 @@ def ds_config(s):
     ls = s.loss_scaler
     zero = {"stage": s.stage, "reduce_bucket_size": s.reduce_bucket_size,
             "allgather_bucket_size": s.allgather_bucket_size, "contiguous_gradients": s.contiguous_gradients,
-            "overlap_comm": False, "reduce_scatter": False}   # DeepSpeed refuses Muon with reduce-scatter
+            "overlap_comm": False, "reduce_scatter": False}   # ZeRO-3 refuses Muon with reduce-scatter
     if s.stage == 3:
         zero.update({"stage3_param_persistence_threshold": 0, "stage3_prefetch_bucket_size": s.allgather_bucket_size})
         del zero["allgather_bucket_size"]
