@@ -10,6 +10,7 @@
 #include "harness/judge/judge_scenario.hpp"
 #include "oracle/parallel.hpp"
 #include "properties/bitwise.hpp"
+#include "properties/invariant_table.hpp"
 
 namespace muoncheck {
 namespace {
