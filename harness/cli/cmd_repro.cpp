@@ -37,7 +37,7 @@ void run(const cli::Args& args) {
   if (!std::filesystem::exists(trace_path))
     throw Error(ErrorKind::BadInput, path + ": no trace beside it (" + trace_path + "; `muoncheck sweep --impl deepspeed` writes one)");
   const Trace t = load_trace(trace_path);
-  const std::string out = option_text(args, "out/dir");
+  const std::string out = option_text(args, "out/repro");
   std::filesystem::create_directories(out);
   const std::string script_name = s.name + "_repro.py";
   const ReproFiles f = deepspeed_repro(s, t, read_text(option_text(args, "adapter-dir") + "/datagen.py"), script_name,
@@ -58,7 +58,7 @@ Command repro_command() {
        "Writes a standalone torch + DeepSpeed script for a minimal case found by `sweep --impl deepspeed`\n"
        "(CASE.json and the CASE.trace.json beside it): it prints each step's error against the float128\n"
        "oracle next to the band and exits 1 while the defect shows; and a Markdown report skeleton.",
-       options({"for", "out/dir", "adapter-dir", "control-members"})},
+       options({"for", "out/repro", "adapter-dir", "control-members"})},
       run);
 }
 

@@ -97,7 +97,7 @@ std::vector<OptionEntry> build_table() {
       value("cases-dir", "folder for minimal scenarios", "reports/cases"),
       // repro.
       value("for", "the implementation the script is for: deepspeed", "deepspeed"),
-      value("out/dir", "folder the script and the report skeleton go to", "reports/cases"),
+      value("out/repro", "folder the script and the report skeleton go to", "reports/cases"),
       value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
       // Another implementation under test (sweep, nightly).
       value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION (a resident "
