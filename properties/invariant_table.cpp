@@ -107,7 +107,7 @@ VariantScenarios variant_scenarios(const Scenario& s, VariantKind k) {
     case V::gas1: return one(gas1_resplit(s));
     case V::repeat: return {{s}, ""};
     case V::uninterrupted:
-      return s.checkpoint ? VariantScenarios{{without_checkpoint(s)}, ""} : VariantScenarios{{}, "no checkpoint in the scenario"};
+      return one(uninterrupted_variant(s));
   }
   return {};
 }

@@ -93,6 +93,11 @@ Variant bucket_variant(const Scenario& s) {
   return {renamed(v, "bucket" + std::to_string(small)), ""};
 }
 
+Variant uninterrupted_variant(const Scenario& s) {
+  if (!s.checkpoint) return {std::nullopt, "no checkpoint in the scenario"};
+  return {renamed(without_checkpoint(s), "uninterrupted"), ""};
+}
+
 Variant dp_resplit(const Scenario& s, int dp) {
   if (dp == s.engine.dp) return {s, ""};
   if (pinned_by_injections(s)) return {std::nullopt, "overflow injections are tied to a rank and micro-step"};

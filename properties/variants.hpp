@@ -20,6 +20,9 @@ Variant gas1_resplit(const Scenario& s);     // the same batch at gas 1 (for gat
 Variant dp_variant(const Scenario& s);       // another dp at the same global batch
 std::vector<Scenario> stage_variants(const Scenario& s);   // every other stage 0–3
 Variant bucket_variant(const Scenario& s);
+// A checkpoint scenario's run without its checkpoint, named NAME.uninterrupted (its trace must not
+// take the file or the name of the scenario's own: checkpoint-resume-exact compares the two).
+Variant uninterrupted_variant(const Scenario& s);
 // The scenario itself with its global batch spread over `dp` ranks (name kept, since it
 // is the same trajectory): gas kept when it divides, else micro_batch kept, else gas 1.
 // None when dp does not divide the global batch or injections pin a rank.

@@ -19,6 +19,10 @@
 # runs the relational invariants need are traced too: `muoncheck variants` writes each scenario's
 # variants (gas/dp/stage/bucket re-splits, the gas-1 re-split) to OUT_DIR/variants/, the adapter
 # runs them beside the scenarios, and each scenario a second time (--repeat, for deterministic).
+# Scenarios with engine.compile need torch.compile on: run them in a call of their own with
+# TORCH_COMPILE_DISABLE=0 (the adapter declines a scenario whose compile setting the launch does
+# not have). A checkpoint resuming at another dp takes two launches: scripts/deepspeed-run-cpu.sh
+# does that; here it is declined.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
@@ -54,7 +58,7 @@ run_version() {
       [ -n "$group" ] || continue
       local repeat=""
       [ -n "${MUONCHECK:-}" ] && [ "$group" = "$files" ] && repeat=--repeat
-      PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 \
+      PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_CHECKPOINTS="/tmp/muoncheck-checkpoints/ds-$v" \
         python3 -m torch.distributed.run --standalone --nproc-per-node "$dp" \
         adapters/deepspeed/run_deepspeed.py --out "$work" $repeat $group >> "$log" 2>&1 || rc=1
     done

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Builds the DeepSpeed verdict table (version x dp x scenario x invariant) from `muoncheck verify` reports.
 
-    scripts/deepspeed-verdicts.py OUT.json CAUSES.json TRACE_ROOT REPORT.json...
+    scripts/deepspeed-verdicts.py [--keep OLD.json] OUT.json CAUSES.json TRACE_ROOT REPORT.json...
 
 Each REPORT is the --report of one `muoncheck verify` over one DeepSpeed version's traces
 (scripts/deepspeed-run.sh); a later report's row replaces an earlier one for the same version and
@@ -13,6 +13,11 @@ A FAIL stays a FAIL, with one exception kept apart as a NOTE: `ns-once-per-matri
 state — a call on a skipped step whose state the trace shows bit-identical to the step before,
 or the same matrix orthogonalised by each rank it straddles (the trace's per-rank counts show at
 most one call per rank). The NOTE states the cost. Anything the trace cannot show stays a FAIL.
+
+Each row carries the device its trace ran on (`H200`, or `cpu` for DeepSpeed's CPU accelerator,
+scripts/deepspeed-run-cpu.sh), read from the trace; rows are keyed by version, scenario and device.
+With --keep, the rows of OLD.json stay unless a report replaces them (e.g. the H200 rows while
+CPU rows of new scenarios are added).
 
 Writes OUT.json (schema "muoncheck-deepspeed-verdicts/2") and prints the Markdown that
 reports/deepspeed-verdicts.md carries: the table (one column per invariant the reports hold, in
@@ -80,7 +85,8 @@ def note_for(inv_id, inv, trace):
     if extra["skipped"]:
         parts.append(f"{extra['skipped']} NS calls on skipped steps (state bit-identical across them)")
     if extra["replicated"]:
-        parts.append(f"{extra['replicated']} repeated NS calls (a straddling matrix orthogonalised by each rank it spans)")
+        parts.append(f"{extra['replicated']} repeated NS calls (the same matrix orthogonalised once on each of several "
+                     "ranks: a straddling matrix, or every matrix on every rank at stage 0 and under optimizer offload)")
     if not parts:
         return None
     return f"extra NS calls that are wasted work, not extra updates: {' and '.join(parts)}; {sum(extra.values())} of {total} NS calls"
@@ -108,6 +114,8 @@ def where(message):
 def executed(invariants):
     """(executed, all): PASS, FAIL and NOTE verdicts count as executed."""
     return sum(1 for e in invariants.values() if e["status"] in ("PASS", "FAIL", "NOTE")), len(invariants)
+
+
 def print_by_defect(ordered):
     """The FAILs grouped by defect (their analysed cause): which versions and scenarios show it,
     through which invariants, and its upstream report."""
@@ -117,26 +125,40 @@ def print_by_defect(ordered):
             if e["status"] != "FAIL":
                 continue
             g = groups.setdefault(e.get("cause", "not analysed"), {"report": e.get("upstream_report"), "rows": {}})
-            g["rows"].setdefault((r["version"], r["dp"], r["scenario"]), []).append(inv_id)
+            g["rows"].setdefault((r["version"], r["dp"], r["device"], r["scenario"]), []).append(inv_id)
     print("\n### FAILs by defect\n")
     print("| defect | report | 0.19.6 | 0.19.8 |")
     print("|---|---|---|---|")
     for cause, g in sorted(groups.items(), key=lambda kv: -len(kv[1]["rows"])):
         cells = []
         for version in ("0.19.6", "0.19.8"):
-            hits = [f"{name} (dp {dp}: {', '.join(invs)})" for (v, dp, name), invs in sorted(g["rows"].items()) if v == version]
+            hits = [f"{name} (dp {dp} {device}: {', '.join(invs)})"
+                    for (v, dp, device, name), invs in sorted(g["rows"].items()) if v == version]
             cells.append("; ".join(hits) if hits else "–")
         report = re.sub(r"([\w-]+\.md)", r"[\1](deepspeed-upstream/\1)", g["report"]) if g["report"] else "–"
         print(f"| {cause} | {report} | {cells[0]} | {cells[1]} |")
+
+
+def device_of(trace):
+    name = (trace or {}).get("implementation", {}).get("details", {}).get("device") or "?"
+    return "cpu" if name == "cpu" else ("H200" if "H200" in name else name)
 
 
 def main():
     if sys.argv[1] == "--by-defect":   # re-render the grouped section from a verdicts JSON
         print_by_defect(json.load(open(sys.argv[2]))["rows"])
         return
-    out_path, causes_path, trace_root, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
-    causes = json.load(open(causes_path))["causes"]
+    args = sys.argv[1:]
     rows, columns = {}, []
+    if args[0] == "--keep":
+        for r in json.load(open(args[1]))["rows"]:
+            r.setdefault("device", "H200")
+            r.setdefault("executed", dict(zip(("executed", "of"), executed(r["invariants"]))))
+            rows[(r["version"], r["scenario"], r["device"])] = r
+            columns += [c for c in r["invariants"] if c not in columns]
+        args = args[2:]
+    out_path, causes_path, trace_root, reports = args[0], args[1], args[2], args[3:]
+    causes = json.load(open(causes_path))["causes"]
     for path in reports:
         for s in json.load(open(path))["scenarios"]:
             columns += [v["id"] for v in s["invariants"] if v["id"] not in columns]
@@ -157,20 +179,22 @@ def main():
                     entry["upstream_report"] = c.get("report") if c else None
                     entry["tensor"] = where(v["message"])
                 invariants[v["id"]] = entry
-            rows[(version, name)] = {"implementation": m.group(2), "version": version, "scenario": name, "dp": dp,
-                                     "trace": s["source"], "scenario_hash": s["scenario_hash"],
-                                     "invariants": invariants, "repro": s["repro"],
-                                     "executed": dict(zip(("executed", "of"), executed(invariants)))}
-    ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[1]))]
+            device = device_of(trace)
+            rows[(version, name, device)] = {"implementation": m.group(2), "version": version, "scenario": name,
+                                             "dp": dp, "device": device, "trace": s["source"],
+                                             "scenario_hash": s["scenario_hash"], "invariants": invariants,
+                                             "repro": s["repro"],
+                                             "executed": dict(zip(("executed", "of"), executed(invariants)))}
+    ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[2] == "cpu", k[1]))]
     json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered}, open(out_path, "w"), indent=1)
 
-    print("| version | dp | scenario | executed | " + " | ".join(f"`{c}`" for c in columns) + " |")
-    print("|---|---|---|---|" + "---|" * len(columns))
+    print("| version | dp | device | scenario | executed | " + " | ".join(f"`{c}`" for c in columns) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(columns))
     for r in ordered:
         cells = [SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in columns]
         n, m = executed(r["invariants"])
         share = f"{n}/{m} ({100.0 * n / m:.0f}%)" if m else "0/0"
-        print(f"| {r['version']} | {r['dp']} | {r['scenario']} | {share} | " + " | ".join(cells) + " |")
+        print(f"| {r['version']} | {r['dp']} | {r['device']} | {r['scenario']} | {share} | " + " | ".join(cells) + " |")
     for version in sorted({r["version"] for r in ordered}):
         n = sum(executed(r["invariants"])[0] for r in ordered if r["version"] == version)
         m = sum(executed(r["invariants"])[1] for r in ordered if r["version"] == version)
@@ -184,12 +208,13 @@ def main():
             repro = next((x for x in r["repro"] if x.endswith("--invariant " + inv_id)), "")
             repro = repro.replace("/tmp/muoncheck-traces/", ".traces/")   # traces judged on the GPU machine
             tensor = f" — {e['tensor']}" if e.get("tensor") else ""
-            print(f"- {r['version']} dp {r['dp']} `{r['scenario']}` {inv_id}{tensor}: {e['cause']}. `{repro}`")
+            print(f"- {r['version']} dp {r['dp']} {r['device']} `{r['scenario']}` {inv_id}{tensor}: {e['cause']}. "
+                  f"`{repro}`")
     print("\n### Notes (not conformance failures)\n")
     for r in ordered:
         for inv_id, e in r["invariants"].items():
             if e["status"] == "NOTE":
-                print(f"- {r['version']} dp {r['dp']} `{r['scenario']}` {inv_id}: {e['note']}")
+                print(f"- {r['version']} dp {r['dp']} {r['device']} `{r['scenario']}` {inv_id}: {e['note']}")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,12 @@ import sys
 
 _CALLER_LOCALS = ("param", "p", "tensor")
 _NS_NAMES = ("zeropower_via_newtonschulz5", "zeropower_via_gram_newtonschulz")
+# Under torch.compile the NS functions run inside muon_update's compiled graph, so a Python
+# wrapper around them would count only while dynamo traces. muon_update calls NS exactly once
+# (whole matrix, expert batch or per-head batch), so with compile on the counter wraps
+# muon_update itself, outside the graph, in every loaded deepspeed module that holds it: the one
+# the 0.19.8 optimizers import it from at call time, and those that bound it at import time
+# (muon_optimizer; 0.19.6's stage_1_and_2 and stage3).
 
 
 class NsCounter:
@@ -48,6 +54,26 @@ class NsCounter:
                 setattr(module, name, self._wrap(fn))
                 self._installed.append((module, name, fn))
 
+    def install_at_update_entry(self):
+        """DeepSpeed under torch.compile: count at muon_update's entry (see the note above)."""
+        from deepspeed.runtime.zero.muon import original_muon
+        fn = original_muon.muon_update
+        counter = self
+
+        def counted_update(grad, momentum, *args, **kwargs):
+            out = fn(grad, momentum, *args, **kwargs)
+            heads = kwargs.get("num_heads") or 0
+            ns_dtype = getattr(original_muon, "ns_compute_dtype", None)   # 0.19.8 on; else the trace's default
+            if ns_dtype is not None:
+                counter.dtypes.add(str(ns_dtype(kwargs.get("ns_method", "gram"))).replace("torch.", ""))
+            counter._attribute(int(grad.shape[0]), int(grad.numel() // max(1, grad.shape[0])), heads)
+            return out
+
+        for name, module in list(sys.modules.items()):
+            if name.startswith("deepspeed") and getattr(module, "muon_update", None) is fn:
+                setattr(module, "muon_update", counted_update)
+                self._installed.append((module, "muon_update", fn))
+
     def uninstall(self):
         for module, name, fn in self._installed:
             setattr(module, name, fn)
@@ -68,10 +94,12 @@ class NsCounter:
     def _record(self, G, out):
         self.dtypes.add(str(out.dtype).replace("torch.", ""))
         heads = int(G.shape[0]) if G.ndim == 3 else 0
+        self._attribute(int(G.shape[-2]) * (heads or 1), int(G.shape[-1]), heads)
+
+    def _attribute(self, rows, cols, heads):
         index = self._caller_param()
         if index is None:
-            rows = int(G.shape[-2]) * (heads or 1)
-            candidates = self.shapes.get((rows, int(G.shape[-1])), [])
+            candidates = self.shapes.get((rows, cols), [])
             index = candidates[0] if len(candidates) == 1 else None
         if index is None:
             self.unattributed += 1
@@ -80,7 +108,7 @@ class NsCounter:
         self.heads[index] = heads
 
     def _caller_param(self):
-        frame = sys._getframe(3)
+        frame = sys._getframe(3)   # past _caller_param, _attribute and _record or counted_update
         for _ in range(16):
             if frame is None:
                 return None

@@ -9,6 +9,7 @@ build-cuda/bundle/bin/muoncheck beside this checkout, else `muoncheck` on PATH).
 re-implements a default: a field this reader needs that the resolved file lacks is a KeyError.
 """
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -25,6 +26,7 @@ class Param:
         self.rows, self.cols = int(entry["rows"]), int(entry["cols"])   # the matrix view (rank 1: 1 × n)
         self.use_muon, self.tag_heads = bool(entry["use_muon"]), int(entry["tag_heads"])   # SPEC §3 tagging
         self.lr_scale, self.weight_decay = float(entry["lr_scale"]), float(entry["weight_decay"])   # groups applied
+        self.lr_schedule = dict(entry["lr_schedule"])   # its group's, else the optimizer's; every field
 
 
 class Scenario:
@@ -57,6 +59,34 @@ class Scenario:
         self.clip = dict(o["clip"])
         self.loss_scaler = dict(raw["loss_scaler"])
         self.overflow = list(raw["overflow"])
+        # beside the canonical scenario, which leaves these out at their defaults
+        path = resolved["engine_path"]
+        self.offload_optimizer, self.compile = path["offload_optimizer"], bool(path["compile"])
+        self.lr_schedule = dict(resolved["lr_schedule"])
+        self.checkpoint = resolved["checkpoint"]   # None, or {save_after_step, resume: {dp, stage, gas, zero_init}}
+
+    def group_of(self, name):
+        """The first group whose `match` is a substring of the name (None: no group)."""
+        return next((g for g in self.groups if g["match"] in name), None)
+
+    def lr_factor(self, name, t):
+        """lr_scale · f(t) of the param's schedule (its group's, else the optimizer's)."""
+        p = self._by_name[name]
+        return p.lr_scale * lr_factor(p.lr_schedule, t)
+
+    def resumed(self):
+        """The scenario as it continues after its checkpoint (the resume engine muoncheck resolved:
+        resume dp with gas re-split, resume stage); itself when there is no checkpoint."""
+        if not self.checkpoint:
+            return self
+        out = Scenario(self.resolved, self.source)
+        r = self.checkpoint["resume"]
+        out.dp, out.stage, out.gas, out.zero_init = int(r["dp"]), int(r["stage"]), int(r["gas"]), bool(r["zero_init"])
+        return out
+
+    @property
+    def _by_name(self):
+        return {p.name: p for p in self.params}
 
     @property
     def global_batch(self):
@@ -65,6 +95,21 @@ class Scenario:
     def global_sample(self, micro_step, rank, local):
         # j = (k·dp + r)·micro_batch + i  (SPEC §2)
         return (micro_step * self.dp + rank) * self.micro_batch + local
+
+
+def lr_factor(schedule, t):
+    """The factor of a full schedule (every field, as resolve writes it) at step t: the formula of
+    docs/semantics.md, "Learning-rate schedules" (core/scenario.cpp lr_factor)."""
+    shape, warmup = schedule["shape"], int(schedule["warmup_steps"])
+    if shape == "constant":
+        return 1.0
+    if shape == "linear_warmup":
+        return min(1.0, (t + 1) / warmup)
+    if t < warmup:
+        return (t + 1) / warmup
+    total, floor = int(schedule["total_steps"]), float(schedule["min_ratio"])
+    progress = min(1.0, (t - warmup) / (total - warmup))
+    return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
 def muoncheck_binary():

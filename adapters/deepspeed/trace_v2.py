@@ -125,3 +125,17 @@ def scaler_counters(engine):
 def rank_blocks(tags, recorder, digests):
     """The trace's "ranks" (on rank 0; None elsewhere). Collective: every rank calls it."""
     return ranks.gather_to_rank0({"tags": tags, "collectives": recorder.log, "digests": digests})
+
+
+def joined_rank_blocks(before, after):
+    """The per-rank blocks of a run resumed in another process world (another dp): rank r's
+    collectives and digests of the steps it ran before the checkpoint, then after it; a rank that
+    ran in one world only has that one's (as impl/run_impl.cpp joins its legs)."""
+    out = []
+    for r in range(max(len(before), len(after))):
+        a = before[r] if r < len(before) else {}
+        b = after[r] if r < len(after) else {}
+        out.append({"tags": a.get("tags", b.get("tags")),
+                    "collectives": a.get("collectives", []) + b.get("collectives", []),
+                    "digests": a.get("digests", []) + b.get("digests", [])})
+    return out

@@ -37,7 +37,9 @@ Command resolve_command() {
        "Prints SCENARIO (a .json path or a name in scenarios/) as muoncheck reads it: the canonical\n"
        "scenario with every default filled in (its hash is the scenario's), the parameter list with the\n"
        "llama preset expanded, each parameter's matrix view, SPEC tagging (use_muon, tag_heads) and the\n"
-       "lr_scale / weight_decay its group gives it, and the global batch.\n"
+       "lr_scale / weight_decay / lr_schedule its group gives it, the global batch, and always (the\n"
+       "canonical scenario omits them at their defaults) engine_path {offload_optimizer, compile},\n"
+       "lr_schedule and checkpoint (null, or save_after_step and the resume engine dp/stage/gas).\n"
        "Format muoncheck-resolved-scenario/1; the adapters read it (adapters/common/scenario.py).",
        options({"out/resolved", "scenarios"})},
       run);

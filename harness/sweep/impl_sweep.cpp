@@ -77,8 +77,9 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
     if (t.source.empty()) t.source = "<" + o.impl + " trace of " + s.name + ">";
     return t;
   };
-  std::vector<TraceCase> cases{TraceCase{c.scenario, c.scenario.source, source(c.trace, c.scenario)}};
-  for (const auto& [s, t] : c.partners) cases.push_back(TraceCase{s, s.source, source(t, s)});
+  // the case is judged (given); its re-splits only serve its relations
+  std::vector<TraceCase> cases{TraceCase{c.scenario, c.scenario.source, source(c.trace, c.scenario), true}};
+  for (const auto& [s, t] : c.partners) cases.push_back(TraceCase{s, c.scenario.source, source(t, s), false});
   try {
     VerifyOptions vo;
     vo.precision = p;

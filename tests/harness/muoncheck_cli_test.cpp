@@ -158,6 +158,17 @@ TEST(MuoncheckCli, ResolvePrintsTheLoadedScenarioExpandedAndTagged) {
   for (const auto& p : doc["params"]) muon += p["use_muon"].get<bool>();
   EXPECT_EQ(muon, 14);
   EXPECT_EQ(doc["params"][1]["name"], s.model.params[1].name);
+  // beside the canonical scenario, always: the fields it omits at their defaults
+  EXPECT_EQ(doc["engine_path"]["offload_optimizer"], "none");
+  EXPECT_EQ(doc["engine_path"]["compile"], false);
+  EXPECT_EQ(doc["lr_schedule"]["shape"], "constant");
+  EXPECT_EQ(doc["params"][1]["lr_schedule"]["warmup_steps"], 0);
+  EXPECT_TRUE(doc["checkpoint"].is_null());
+  const auto c = run("resolve scenarios/deepspeed/ckpt-z2-dp2-to-dp1.json");
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  const auto resumed = nlohmann::json::parse(c.output)["checkpoint"]["resume"];
+  EXPECT_EQ(resumed["dp"], 1);
+  EXPECT_EQ(resumed["gas"], 2);   // the global batch kept: dp 2 × gas 1 resumes as dp 1 × gas 2
   EXPECT_EQ(run("resolve").exit_code, 2);
   EXPECT_EQ(run("resolve no-such-scenario").exit_code, 2);
 }

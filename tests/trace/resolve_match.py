@@ -7,7 +7,8 @@ For each scenario: the resolved document's canonical scenario, written back as a
 the same hash and parameter list (every default is explicit, nothing is lost); `--out FILE` writes
 what stdout prints; the reader gives the same Scenario from the scenario file (resolving it through
 MUONCHECK) and from the resolved file; and a resolved document missing a field the reader needs
-is an error, never a default filled in by Python.
+is an error, never a default filled in by Python (the fields written beside the canonical
+scenario, engine_path / lr_schedule / checkpoint, included).
 """
 import json
 import os
@@ -54,6 +55,22 @@ def check(tool, path, tmp):
         bad.append("reader accepted a resolved document without optimizer.momentum")
     except KeyError:
         pass
+    for field in ("engine_path", "lr_schedule", "checkpoint"):   # written always, beside the scenario
+        broken = json.loads(json.dumps(doc))
+        del broken[field]
+        try:
+            reader.Scenario(broken, "broken")
+            bad.append(f"reader accepted a resolved document without {field}")
+        except KeyError:
+            pass
+    raw = doc["scenario"]
+    if s.compile != raw["engine"].get("compile", False) or \
+            s.offload_optimizer != raw["engine"].get("offload_optimizer", "none"):
+        bad.append("reader: engine_path differs from the scenario's engine")
+    if s.checkpoint and s.resumed().global_batch != s.global_batch:
+        bad.append("reader: the resumed engine changes the global batch")
+    if bool(s.checkpoint) != ("checkpoint" in raw):
+        bad.append("reader: checkpoint present in one of the scenario and the resolved document only")
     muon = sum(p["use_muon"] for p in doc["params"])
     print(f"{doc['scenario']['name']}: {len(doc['params'])} params ({muon} Muon), hash {doc['hash']}:",
           "match" if not bad else "MISMATCH " + "; ".join(bad))

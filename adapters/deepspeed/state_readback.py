@@ -1,0 +1,104 @@
+"""DeepSpeed's training state read back after a step, for the trace: the fp32 master weights, the
+Muon momentum and the Adam moments where DeepSpeed exposes them, and the loss scale. Every read is
+collective (all ranks call DeepSpeed's full-tensor getters in the same order); rank 0 keeps the
+values.
+"""
+import torch
+
+from adapters.common import ranks
+from adapters.common.trace import tensor_values
+
+
+def loss_scale(engine):
+    opt = engine.optimizer
+    for attr in ("cur_scale", "loss_scale"):
+        value = getattr(opt, attr, None)
+        if isinstance(value, (int, float)) or torch.is_tensor(value):
+            return float(value)
+    scaler = getattr(opt, "loss_scaler", None)
+    return float(getattr(scaler, "cur_scale", 1.0)) if scaler is not None else 1.0
+
+
+def _flat_momenta_12(engine, named):
+    """ZeRO-1/2 keep Muon momentum as one flat buffer per group, laid out like the params of this
+    rank's partition (whole params, a straddling one included). {param index: full momentum} for
+    the Muon params this rank holds."""
+    opt = engine.optimizer
+    index_of = {id(p): i for i, (_, p) in enumerate(named)}
+    out = {}
+    for gi, group in enumerate(getattr(opt, "params_in_partition", None) or []):
+        flat = opt.optimizer.param_groups[gi]["params"][0]
+        buf = opt.optimizer.state.get(flat, {}).get("momentum_buffer")
+        offset = 0
+        for q in group:
+            if buf is not None and id(q) in index_of and getattr(q, "use_muon", False):
+                out[index_of[id(q)]] = buf.narrow(0, offset, q.numel()).detach().float().cpu().clone()
+            offset += q.numel()
+    return out
+
+
+def _muon_momenta_12(engine, named):
+    """Every Muon param's momentum at ZeRO-1/2, collected on rank 0 from the ranks that hold it.
+    A param held by two ranks (it straddles their partitions) must hold the same momentum on both:
+    DeepSpeed keeps a full copy on each; a disagreement is raised, never averaged away."""
+    gathered = ranks.gather_to_rank0(_flat_momenta_12(engine, named))
+    if gathered is None:
+        return None
+    merged = {}
+    for r, momenta in enumerate(gathered):
+        for i, m in momenta.items():
+            if i in merged and not torch.equal(torch.nan_to_num(merged[i][1], 1.0, 2.0, 3.0),
+                                               torch.nan_to_num(m, 1.0, 2.0, 3.0)):
+                raise RuntimeError(f"{named[i][0]}: Muon momentum differs between ranks {merged[i][0]} and {r}")
+            merged.setdefault(i, (r, m))
+    return {i: m for i, (_, m) in merged.items()}
+
+
+def read_state(engine, named, tags):
+    """The state after a step, on rank 0 (None elsewhere). Collective: every rank calls it."""
+    from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
+    stage = engine.zero_optimization_stage()
+    # BF16_Optimizer (ZeRO-1 with fp32 accumulation) keeps momentum in its flat fp32 state, mapped
+    # per param like the Adam moments: the collective getter reads it
+    flat_12 = stage in (1, 2) and type(engine.optimizer).__name__ != "BF16_Optimizer"
+    momenta_12 = _muon_momenta_12(engine, named) if flat_12 else None
+    keep = ranks.rank() == 0
+    values = tensor_values if keep else (lambda t: None)
+    out = []
+    for i, ((name, p), tag) in enumerate(zip(named, tags)):
+        weight = safe_get_full_fp32_param(p) if stage > 0 else None
+        entry = {"weight": values(weight if weight is not None else p)}   # stage 0: the param itself
+        keys = [("momentum_buffer", "momentum")] if tag["use_muon"] else [("exp_avg", "adam_m"), ("exp_avg_sq", "adam_v")]
+        for key, field in keys:
+            value = None
+            if stage == 0:
+                value = engine.optimizer.state.get(p, {}).get(key) if hasattr(engine.optimizer, "state") else None
+            elif key == "momentum_buffer" and flat_12:
+                value = (momenta_12 or {}).get(i)
+            else:   # collective; a state not created yet (before step 0) or not mapped (DeepSpeed
+                #   raises "not found in optimizer state fragment") fails the local lookup that
+                #   precedes the collective, alike on every rank
+                try:
+                    value = safe_get_full_optimizer_state(p, key)
+                except Exception:
+                    value = None
+            if value is not None:
+                entry[field] = values(value)
+        out.append(entry)
+    return out if keep else None
+
+
+def exported_alike(initial, steps):
+    """Keeps a state field of a param only where every step (and the initial state) has it.
+
+    DeepSpeed's getters can start answering mid-run: after load_checkpoint, ZeRO-1/2 link the
+    Adam moments they did not expose before. A field the trace shows at some steps only would
+    read as "not exported" at the others, a failure of the adapter, not of DeepSpeed."""
+    records = [initial] + [st["params"] for st in steps]
+    for i in range(len(initial)):
+        for field in ("momentum", "adam_m", "adam_v"):
+            if not all(field in rec[i] for rec in records[1:]):
+                for rec in records:
+                    rec[i].pop(field, None)
+
+
