@@ -34,9 +34,10 @@ struct RoundingVariant {
                                     // only the micro-step gradient rounds (a GEMM with a wide
                                     // accumulator). Where a gradient element cancels to ~0, the
                                     // two disagree on its sign, and AdamW's first step is ±lr.
-  ReduceOrder reduce = ReduceOrder::rank_order;
-  int reduce_offset = 0;            // ring: element i starts at rank (i + offset) mod dp (may be < 0)
-  bool reduce_segments = false;     // ring: the start is set by the element's contiguous segment
+  // The defaults are the CPU implementation's order (control member 0).
+  ReduceOrder reduce = ReduceOrder::ring_reversed;
+  int reduce_offset = -1;           // ring: element i starts at rank (i + offset) mod dp (may be < 0)
+  bool reduce_segments = true;      // ring: the start is set by the element's contiguous segment
                                     // of the model's flat gradient (segment s starts at
                                     // (s + offset) mod dp), as a ring all-reduce walks each
                                     // rank's block of the buffer in one piece (Gloo's, the CPU
