@@ -7,6 +7,8 @@
 // ulp of the gradient into 8 % of the update. Member 0 now reduces as Gloo does.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/scenario_io.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "impl/run_impl.hpp"
@@ -39,7 +41,11 @@ TEST(ReductionOrder, MemberZeroIsTheCpuImplementationsOrderOnTheSeed13Case) {
     const auto& a = impl.steps[0].params[p];
     const auto& b = member0.steps[0].params[p];
     EXPECT_EQ(a.momentum, b.momentum) << "param " << p << ": the reduced gradient (sum momentum from zero)";
-    EXPECT_EQ(a.weight, b.weight) << "param " << p;
+    // The update then differs from the engine's only in last-bit roundings (the scale
+    // factor is a float there), not by the 8 % a different gradient ulp made.
+    ASSERT_EQ(a.weight.size(), b.weight.size());
+    for (size_t i = 0; i < a.weight.size(); ++i)
+      EXPECT_NEAR(a.weight[i], b.weight[i], 4e-7 * std::abs(b.weight[i]) + 1e-9) << "param " << p << " [" << i << "]";
   }
 }
 
