@@ -17,10 +17,11 @@ std::string RoundingVariant::label() const {
   s += fused_axpby ? "/fused" : "/unfused";
   s += norm_in_ns_dtype ? "/norm-ns" : "/norm-fp32";
   s += fp32_backward ? "/bw32" : "/bw-exact";
+  const std::string offset = reduce_offset < 0 ? "(" + std::to_string(reduce_offset) + ")" : std::to_string(reduce_offset);
   switch (reduce) {
     case ReduceOrder::rank_order: s += "/rank"; break;
-    case ReduceOrder::ring: s += "/ring+" + std::to_string(reduce_offset); break;
-    case ReduceOrder::ring_reversed: s += "/ring-" + std::to_string(reduce_offset); break;
+    case ReduceOrder::ring: s += "/ring+" + offset; break;
+    case ReduceOrder::ring_reversed: s += "/ring-" + offset; break;
   }
   if (reduce != ReduceOrder::rank_order && reduce_segments) s += "seg";
   if (random_rounding != 0) s += "/rr" + std::to_string(random_rounding);
