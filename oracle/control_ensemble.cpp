@@ -35,7 +35,7 @@ std::vector<RoundingVariant> control_members(int count) {
   // Eight deterministic sequences: every freedom appears both ways, and no two members
   // share their dot order, epilogue, norm and reduction all at once. Member 0 reduces as
   // Gloo's ring all-reduce does (segment s of the flat gradient from rank s−1 backwards),
-  // member 1 as a ring reduce-scatter (chunk c from rank c+1 forwards).
+  // member 1 walks the same segments forwards from rank s+1 (as a ring reduce-scatter does).
   const RoundingVariant base[8] = {
       {D::sequential, 32, true, true, true, R::ring_reversed, -1, true, 0},   // the CPU implementation's order
       {D::reversed, 32, false, false, false, R::ring, 1, true, 0},
