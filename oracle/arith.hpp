@@ -28,7 +28,7 @@ struct ExactArith {
   bool fused_axpby() const { return true; }
   T ns_norm(const T& x) const { return x; }
   T backward(const T& x) const { return x; }   // forward/backward arithmetic
-  int reduce_first(int64_t, int) const { return 0; }   // rank order (the sum is exact)
+  int reduce_first(int64_t, int64_t, int64_t, int) const { return 0; }   // rank order (the sum is exact)
   int reduce_direction() const { return 1; }
 };
 
@@ -54,8 +54,14 @@ struct ControlArith {
   // CPU implementation's, enumerated; random rounding covers NS and the reductions.
   double backward(double x) const { return v.fp32_backward ? static_cast<double>(static_cast<float>(x)) : x; }
   double ns_norm(double x) const { return v.norm_in_ns_dtype ? ns(x) : fp32(x); }
-  int reduce_first(int64_t i, int dp) const {
-    return v.reduce == ReduceOrder::rank_order ? 0 : static_cast<int>((i + v.reduce_offset) % dp);
+  // The rank that element i of its tensor, at `flat` in the model's `total`-element
+  // flat gradient, starts its walk at. Segments are Gloo's ring all-reduce's (2·dp
+  // chunks of ⌈total/(2·dp)⌉ elements, rank r's two chunks walked as one).
+  int reduce_first(int64_t i, int64_t flat, int64_t total, int dp) const {
+    if (v.reduce == ReduceOrder::rank_order) return 0;
+    const int64_t segment = 2 * ((total + 2 * dp - 1) / (2 * dp));
+    const int64_t position = v.reduce_segments ? flat / segment : i;
+    return static_cast<int>(((position + v.reduce_offset) % dp + dp) % dp);
   }
   int reduce_direction() const { return v.reduce == ReduceOrder::ring_reversed ? -1 : 1; }
   ControlDot dot() const { return {ns_t, v.dot, v.block, v.random_rounding}; }

@@ -17,11 +17,13 @@ std::string RoundingVariant::label() const {
   s += fused_axpby ? "/fused" : "/unfused";
   s += norm_in_ns_dtype ? "/norm-ns" : "/norm-fp32";
   s += fp32_backward ? "/bw32" : "/bw-exact";
+  const std::string offset = reduce_offset < 0 ? "(" + std::to_string(reduce_offset) + ")" : std::to_string(reduce_offset);
   switch (reduce) {
     case ReduceOrder::rank_order: s += "/rank"; break;
-    case ReduceOrder::ring: s += "/ring+" + std::to_string(reduce_offset); break;
-    case ReduceOrder::ring_reversed: s += "/ring-" + std::to_string(reduce_offset); break;
+    case ReduceOrder::ring: s += "/ring+" + offset; break;
+    case ReduceOrder::ring_reversed: s += "/ring-" + offset; break;
   }
+  if (reduce != ReduceOrder::rank_order && reduce_segments) s += "seg";
   if (random_rounding != 0) s += "/rr" + std::to_string(random_rounding);
   return s;
 }
@@ -31,16 +33,18 @@ std::vector<RoundingVariant> control_members(int count) {
   using D = DotOrder;
   using R = ReduceOrder;
   // Eight deterministic sequences: every freedom appears both ways, and no two members
-  // share their dot order, epilogue, norm and reduction all at once.
+  // share their dot order, epilogue, norm and reduction all at once. Member 0 reduces as
+  // Gloo's ring all-reduce does (segment s of the flat gradient from rank s−1 backwards),
+  // member 1 walks the same segments forwards from rank s+1 (as a ring reduce-scatter does).
   const RoundingVariant base[8] = {
-      {D::sequential, 32, true, true, true, R::rank_order, 0, 0},   // the CPU implementation's order
-      {D::reversed, 32, false, false, false, R::ring, 1, 0},
-      {D::pairwise, 32, true, false, true, R::ring_reversed, 0, 0},
-      {D::blocked, 16, false, true, false, R::ring, 2, 0},
-      {D::sequential, 32, false, true, true, R::ring_reversed, 1, 0},
-      {D::blocked, 64, true, true, false, R::ring, 3, 0},
-      {D::blocked, 32, false, true, true, R::rank_order, 0, 0},
-      {D::reversed, 32, true, false, false, R::ring_reversed, 2, 0},
+      {D::sequential, 32, true, true, true, R::ring_reversed, -1, true, 0},   // the CPU implementation's order
+      {D::reversed, 32, false, false, false, R::ring, 1, true, 0},
+      {D::pairwise, 32, true, false, true, R::ring_reversed, 0, false, 0},
+      {D::blocked, 16, false, true, false, R::ring, 2, false, 0},
+      {D::sequential, 32, false, true, true, R::ring_reversed, 1, false, 0},
+      {D::blocked, 64, true, true, false, R::ring, 3, false, 0},
+      {D::blocked, 32, false, true, true, R::rank_order, 0, false, 0},
+      {D::reversed, 32, true, false, false, R::ring_reversed, 2, false, 0},
   };
   std::vector<RoundingVariant> out;
   for (int k = 0; k < count; ++k) {

@@ -155,14 +155,18 @@ std::vector<Mat<typename Ar::T>> Engine<Ar>::reduced_gradient(int t, T& loss, bo
   };
   // The cross-rank sum of every element, its terms added in the order the arithmetic's
   // reduction takes them (rank order, or a ring walk that starts at a rank set by the
-  // element's position); operands and partial sums in comm_dtype.
+  // element's position in its tensor or in the model's flat gradient); operands and
+  // partial sums in comm_dtype.
+  int64_t total = 0;
+  for (const auto& L : layout_) total += L.rows * L.cols;
   auto reduce_ranks = [&](const std::vector<std::vector<Mat<T>>>& terms) {
     std::vector<Mat<T>> sum = zeros();
     const int dp = static_cast<int>(terms.size());
     const int dir = ar_.reduce_direction();
+    int64_t flat = 0;
     for (size_t p = 0; p < sum.size(); ++p)
-      for (size_t i = 0; i < sum[p].a.size(); ++i) {
-        int r = ar_.reduce_first(static_cast<int64_t>(i), dp);
+      for (size_t i = 0; i < sum[p].a.size(); ++i, ++flat) {
+        int r = ar_.reduce_first(static_cast<int64_t>(i), flat, total, dp);
         T acc(0);
         for (int j = 0; j < dp; ++j, r = (r + dir + dp) % dp) {
           const T c = ar_.comm(terms[r][p].a[i]);

@@ -34,8 +34,15 @@ struct RoundingVariant {
                                     // only the micro-step gradient rounds (a GEMM with a wide
                                     // accumulator). Where a gradient element cancels to ~0, the
                                     // two disagree on its sign, and AdamW's first step is ±lr.
-  ReduceOrder reduce = ReduceOrder::rank_order;
-  int reduce_offset = 0;            // ring: element i starts at rank (i + offset) mod dp
+  // The defaults are the CPU implementation's order (control member 0).
+  ReduceOrder reduce = ReduceOrder::ring_reversed;
+  int reduce_offset = -1;           // ring: element i starts at rank (i + offset) mod dp (may be < 0)
+  bool reduce_segments = true;      // ring: the start is set by the element's contiguous segment
+                                    // of the model's flat gradient (segment s starts at
+                                    // (s + offset) mod dp), as a ring all-reduce walks each
+                                    // rank's block of the buffer in one piece (Gloo's, the CPU
+                                    // implementation's at stages 0/1); else by the element's
+                                    // index in its tensor
   uint64_t random_rounding = 0;     // 0: round to nearest even; else the seed of Monte Carlo
                                     // random rounding (each inexact result rounds up or down
                                     // with probability given by its distance, Verificarlo's RR)
