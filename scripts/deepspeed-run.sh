@@ -42,8 +42,12 @@ fi
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1   # never NVLink multicast
 
+# Work folders (wheel install, traces, checkpoints) under TMP_ROOT, so two runs side by side never share one.
+tmp=${TMP_ROOT:-/tmp}
+mkdir -p "$tmp"
+
 run_version() {
-  local v=$1 site=/tmp/muoncheck-site-ds-$1 work=/tmp/muoncheck-traces/ds-$1 log=$out/ds-$1.log rc=0
+  local v=$1 site=$tmp/muoncheck-site-ds-$1 work=$tmp/muoncheck-traces/ds-$1 log=$out/ds-$1.log rc=0
   rm -rf "$site" "$work"
   : > "$log"
   scripts/deepspeed-site.sh "$v" "$site" >> "$log" 2>&1 || { echo "ds-$v: wheel install failed" | tee -a "$log"; return 3; }
@@ -58,7 +62,7 @@ run_version() {
       [ -n "$group" ] || continue
       local repeat=""
       [ -n "${MUONCHECK:-}" ] && [ "$group" = "$files" ] && repeat=--repeat
-      PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_CHECKPOINTS="/tmp/muoncheck-checkpoints/ds-$v" \
+      PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_CHECKPOINTS="$tmp/muoncheck-checkpoints/ds-$v" \
         python3 -m torch.distributed.run --standalone --nproc-per-node "$dp" \
         adapters/deepspeed/run_deepspeed.py --out "$work" $repeat $group >> "$log" 2>&1 || rc=1
     done
@@ -73,9 +77,9 @@ run_version() {
   local causes=reports/deepspeed-causes.json   # the analysed FAILs; none analysed yet: an empty list
   [ -f "$causes" ] || { causes=$out/no-causes.json; echo '{"causes": []}' > "$causes"; }
   [ -z "${MUONCHECK:-}" ] || python3 scripts/deepspeed-verdicts.py "$out/deepspeed-$v.verdicts.json" "$causes" \
-    /tmp/muoncheck-traces "$out/deepspeed-$v.verify.json" > "$out/deepspeed-$v.verdicts.md" 2>> "$log" &&
+    "$tmp/muoncheck-traces" "$out/deepspeed-$v.verify.json" > "$out/deepspeed-$v.verdicts.md" 2>> "$log" &&
     grep -E "^\| |executed" "$out/deepspeed-$v.verdicts.md" | tee -a "$log" | grep executed
-  (cd /tmp/muoncheck-traces && find "ds-$v" -name '*.trace.json' -size -"${PACK_MAX_MB:-8}"M | sort | tar -cJf - -T -) > "$out/ds-$v.tar.xz"
+  (cd "$tmp/muoncheck-traces" && find "ds-$v" -name '*.trace.json' -size -"${PACK_MAX_MB:-8}"M | sort | tar -cJf - -T -) > "$out/ds-$v.tar.xz"
   find "$work" -name '*.trace.json' -size +"$(( ${PACK_MAX_MB:-8} - 1 ))"M -printf "ds-$v: not packed (judged here only): %f %s bytes\n" | tee -a "$log"
   return $rc
 }

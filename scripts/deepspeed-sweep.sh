@@ -24,7 +24,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 
 sweep_version() {
   local v=$1 cases_dir=$out/cases-$1 site
-  site=$(scripts/deepspeed-site.sh "$v") || { echo "ds-$v: wheel install failed"; return 3; }
+  site=$(scripts/deepspeed-site.sh "$v" "/tmp/muoncheck-sweep-site-ds-$v")   # its own: deepspeed-run.sh may run beside it || { echo "ds-$v: wheel install failed"; return 3; }
   "$muoncheck" sweep --impl "deepspeed=$v" --impl-site "$site" --backend "${BACKEND:-cuda}" --dp "${DP:-1}" \
     --cases "${CASES:-500}" --seed "${SEED:-1}" --budget "${BUDGET:-0}" --shrink-seconds "${SHRINK_SECONDS:-240}" \
     --max-defects "${MAX_DEFECTS:-6}" --cases-dir "$cases_dir" --json "$out/sweep-$v.json" \

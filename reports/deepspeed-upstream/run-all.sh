@@ -8,7 +8,7 @@ versions=("$@")
 if [ ${#versions[@]} -eq 0 ]; then for d in .whl/ds-*/; do versions+=("$(basename "$d" | sed 's/^ds-//')"); done; fi
 export TORCH_COMPILE_DISABLE=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 DS_BUILD_OPS=0
 for v in "${versions[@]}"; do
-  site=/tmp/muoncheck-site-ds-$v
+  site=/tmp/muoncheck-upstream-site-ds-$v   # its own: the other DeepSpeed scripts may run beside it
   [ -d "$site/deepspeed" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
       --target "$site" .whl/common/*.whl .whl/ds-"$v"/*.whl
   for run in "fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --stage 3" \
