@@ -227,7 +227,8 @@ ReproFiles deepspeed_repro(const Scenario& s, const Trace& t, const std::string&
   else {
     VerifyOptions vo;
     vo.control_members = control_members;
-    const auto results = verify_traces({TraceCase{s, s.source, t}}, vo);
+    const auto results = verify_traces({TraceCase{s, s.source, t, true}}, vo);   // the case's own trace: judged
+    if (results.empty()) throw Error(ErrorKind::Internal, "verify judged no trace of " + s.name);
     for (const auto& v : results.front().verdicts)
       observed += "- " + v.invariant + ": **" + status_name(v.status) + "** — " + v.message + "\n";
   }
