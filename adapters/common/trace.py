@@ -42,6 +42,23 @@ def document(scenario, name, version, details, body=None, unsupported=None, erro
     return trace
 
 
+def _finite(obj):
+    """`obj` with every non-finite float (a loss, a norm) as the format's "nan"/"inf"/"-inf" string."""
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return "nan" if np.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    return obj
+
+
+def dumps(trace):
+    """The trace as JSON text. JSON has no NaN or Infinity: Python's default would write bare `NaN`,
+    which no JSON reader (muoncheck's included) accepts, so non-finite numbers become strings."""
+    return json.dumps(_finite(trace), allow_nan=False)
+
+
 def write(trace, path):
     with open(path, "w") as f:
-        json.dump(trace, f)
+        f.write(dumps(trace))

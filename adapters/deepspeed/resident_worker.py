@@ -25,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_deepspeed as rd  # noqa: E402  (sets the environment DeepSpeed reads at import)
 from adapters.common import ranks  # noqa: E402  (run_deepspeed put the checkout on sys.path)
 from adapters.common import scenario as muoncheck_scenario  # noqa: E402
+from adapters.common import trace as trace_io  # noqa: E402
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
@@ -100,7 +101,7 @@ def main(argv=None):
             return 0
         trace = run_request(request, deepspeed)
         if conn is not None:
-            conn.sendall((json.dumps(trace) + "\n").encode())
+            conn.sendall((trace_io.dumps(trace) + "\n").encode())
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ collective full-tensor getters). Trace format: docs/trace-format.md (/2; --repea
 run for the deterministic invariant).
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -39,6 +38,7 @@ import torch  # noqa: E402
 
 from adapters.common import ranks  # noqa: E402
 from adapters.common import scenario as muoncheck_scenario  # noqa: E402
+from adapters.common import trace as trace_io  # noqa: E402
 import checkpoint_cycle  # noqa: E402
 import ds_coverage  # noqa: E402
 from engine_config import (Unsupported, check_runnable, ds_config, extra_config_for,  # noqa: E402,F401
@@ -178,8 +178,7 @@ def run_all(args):
             if repeat:
                 trace["repeat"] = repeat
             out = os.path.join(args.out, f"{s.name}{'.repeat1' if repeat else ''}.trace.json")
-            with open(out, "w") as f:
-                json.dump(trace, f)
+            trace_io.write(trace, out)
             print(f"{s.name}: {status} in {time.time() - start:.1f} s -> {out}", flush=True)
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
