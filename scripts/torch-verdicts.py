@@ -83,12 +83,19 @@ def main():
     for r in ordered:
         r["trace"] = os.path.relpath(r["trace"]) if not r["trace"].startswith("/tmp") else r["trace"]
     json.dump({"schema": "muoncheck-torch-verdicts/1", "rows": ordered}, open(out_json, "w"), indent=1)
-    lines = ["| torch | device | parallelism | stage | dp | dtype | " + " | ".join(ds.HEAD) + " | ranks agree |",
-             "|---|---|---|---|---|---|" + "---|" * (len(ds.HEAD) + 1)]
+    # One column per invariant the reports hold, in their order (muoncheck's invariant table's).
+    columns = []
     for r in ordered:
-        cells = [ds.SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in ds.COLUMNS]
+        columns += [c for c in r["invariants"] if c not in columns]
+    lines = ["| torch | device | parallelism | stage | dp | dtype | executed | " + " | ".join(f"`{c}`" for c in columns)
+             + " | ranks agree |",
+             "|---|---|---|---|---|---|---|" + "---|" * (len(columns) + 1)]
+    for r in ordered:
+        cells = [ds.SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in columns]
         agree = {True: "PASS", False: "**FAIL**", None: "–"}[r["ranks_agree"]]
-        lines.append(f"| {r['torch']} | {r['device']} | {r['parallelism']} | {r['stage']} | {r['dp']} | {r['dtype']} | "
+        n, m = ds.executed(r["invariants"])
+        share = f"{n}/{m} ({100.0 * n / m:.0f}%)" if m else "0/0"
+        lines.append(f"| {r['torch']} | {r['device']} | {r['parallelism']} | {r['stage']} | {r['dp']} | {r['dtype']} | {share} | "
                      + " | ".join(cells) + f" | {agree} |")
     lines += ["", "### Every FAIL: cause, tensor, repro", ""]
     fails = 0
