@@ -12,12 +12,19 @@ import numpy as np
 TRACE_FORMAT = "muoncheck-trace/1"
 
 
+def _number(v):
+    """A float as the format writes it: itself, or "nan"/"inf"/"-inf"."""
+    if np.isfinite(v):
+        return v
+    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
 def tensor_values(t):
     """A tensor (torch or numpy) as the trace's flat list: floats, or "nan"/"inf"/"-inf"."""
     if hasattr(t, "detach"):
         t = t.detach().float().cpu().reshape(-1).numpy()
     flat = np.asarray(t, dtype=np.float64).reshape(-1)
-    return [float(v) if np.isfinite(v) else ("nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")) for v in flat]
+    return [_number(float(v)) for v in flat]
 
 
 def digest(tensors):
@@ -44,8 +51,8 @@ def document(scenario, name, version, details, body=None, unsupported=None, erro
 
 def _finite(obj):
     """`obj` with every non-finite float (a loss, a norm) as the format's "nan"/"inf"/"-inf" string."""
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return "nan" if np.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if isinstance(obj, float):
+        return _number(obj)
     if isinstance(obj, dict):
         return {k: _finite(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

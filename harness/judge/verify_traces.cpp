@@ -190,4 +190,13 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
   return results;
 }
 
+ScenarioResult verify_one_trace(const Scenario& s, const Trace& t,
+                                const std::vector<std::pair<Scenario, Trace>>& variants, const VerifyOptions& o) {
+  std::vector<TraceCase> cases{TraceCase{s, s.source, t, true}};
+  for (const auto& [v, vt] : variants) cases.push_back(TraceCase{v, s.source, vt, false});
+  auto results = verify_traces(cases, o);
+  if (results.empty()) throw Error(ErrorKind::Internal, "verify judged no trace of " + s.name);
+  return std::move(results.front());
+}
+
 }  // namespace muoncheck

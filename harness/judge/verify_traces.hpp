@@ -9,6 +9,7 @@
 #pragma once
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/scenario.hpp"
@@ -46,5 +47,10 @@ struct VerifyOptions {
 // One result per trace of a given scenario (repeat 0); the traces of variants and repeats
 // serve the relational rows of those.
 std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, const VerifyOptions& o);
+
+// One implementation's trace of `s`, judged beside the traces of its variants (`variants`: each a
+// scenario and its trace, serving the relational rows only): the one result, never none.
+ScenarioResult verify_one_trace(const Scenario& s, const Trace& t,
+                                const std::vector<std::pair<Scenario, Trace>>& variants, const VerifyOptions& o);
 
 }  // namespace muoncheck

@@ -227,9 +227,7 @@ ReproFiles deepspeed_repro(const Scenario& s, const Trace& t, const std::string&
   else {
     VerifyOptions vo;
     vo.control_members = control_members;
-    const auto results = verify_traces({TraceCase{s, s.source, t, true}}, vo);   // the case's own trace: judged
-    if (results.empty()) throw Error(ErrorKind::Internal, "verify judged no trace of " + s.name);
-    for (const auto& v : results.front().verdicts)
+    for (const auto& v : verify_one_trace(s, t, {}, vo).verdicts)
       observed += "- " + v.invariant + ": **" + status_name(v.status) + "** — " + v.message + "\n";
   }
   const auto& d = t.impl_details;

@@ -77,15 +77,14 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
     if (t.source.empty()) t.source = "<" + o.impl + " trace of " + s.name + ">";
     return t;
   };
-  // the case is judged (given); its re-splits only serve its relations
-  std::vector<TraceCase> cases{TraceCase{c.scenario, c.scenario.source, source(c.trace, c.scenario), true}};
-  for (const auto& [s, t] : c.partners) cases.push_back(TraceCase{s, c.scenario.source, source(t, s), false});
+  std::vector<std::pair<Scenario, Trace>> partners;   // its re-splits only serve its relations
+  for (const auto& [s, t] : c.partners) partners.emplace_back(s, source(t, s));
   try {
     VerifyOptions vo;
     vo.precision = p;
     vo.only = only;
     vo.control_members = o.control_members;
-    j.result = verify_traces(cases, vo).front();
+    j.result = verify_one_trace(c.scenario, source(c.trace, c.scenario), partners, vo);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::BadInput) throw;
     j.error = std::string("its trace cannot be judged: ") + e.what();   // the implementation's fault
