@@ -84,7 +84,7 @@ void check_supported(const Scenario& s, const ImplOptions& opts) {
 
 namespace {
 
-// One leg on s.engine.dp rank threads (run_rank.hpp), its checkpoint in memory.
+// One leg on its engine's dp rank threads (run_rank.hpp), its checkpoint in memory.
 ImplResult run_leg(const Leg& leg, const ImplOptions& opts, const FaultSet& faults, EngineCheckpoint& saved) {
   const int dp = leg.scenario.engine.dp;
   std::vector<RankObservation> ranks(static_cast<size_t>(dp));
