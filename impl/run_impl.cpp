@@ -12,10 +12,8 @@
 #include "impl/math/cuda/device_info.hpp"
 #endif
 #include "impl/faults/faults.hpp"
-#include "impl/math/counting_compute.hpp"
 #include "impl/run_processes.hpp"
 #include "impl/run_rank.hpp"
-#include "impl/zero/rank_engine.hpp"
 
 namespace muoncheck::impl {
 
@@ -86,116 +84,29 @@ void check_supported(const Scenario& s, const ImplOptions& opts) {
 
 namespace {
 
-// One rank's run over steps [first, end): from the scenario's initial state, or restored from
-// `from`; when `save` is set, the rank's shard lands there after the last step.
-RankObservation observe_leg(const Scenario& s, const FaultSet& faults, const ImplOptions& opts, Communicator& comm,
-                            int device, int first, int end, const EngineCheckpoint* from, RankShard* save) {
-  CountingCommunicator counting(comm);
-  const auto backend = make_compute(opts.backend, device);
-  CountingCompute math(*backend, comm.rank());
-  RankEngine engine(s, faults, counting, math);
-  RankObservation o;
-  o.flat_elements = engine.layout().total();
-  o.partition_elements = engine.layout().partition_size();
-  if (from) engine.restore(*from);
-  engine.run(first, end);
-  if (save) *save = engine.save_shard();
-  o.engine = engine.take_result();
-  o.collectives = counting.log();
-  o.collective_seconds = counting.seconds();
-  o.ns_calls = math.log();
-  return o;
-}
-
-// One run of the engine on s.engine.dp rank threads over steps [first, end) (see observe_leg);
-// a resumed run reports the state it started from.
-ImplResult run_leg(const Scenario& s, const ImplOptions& opts, const FaultSet& faults, int first, int end,
-                   const EngineCheckpoint* from, EngineCheckpoint* save) {
-  const int dp = s.engine.dp;
+// One leg on its engine's dp rank threads (run_rank.hpp), its checkpoint in memory.
+ImplResult run_leg(const Leg& leg, const ImplOptions& opts, const FaultSet& faults, EngineCheckpoint& saved) {
+  const int dp = leg.scenario.engine.dp;
   std::vector<RankObservation> ranks(static_cast<size_t>(dp));
-  if (save) *save = EngineCheckpoint{dp, s.engine.stage, end, std::vector<RankShard>(static_cast<size_t>(dp))};
+  if (leg.saves) saved = EngineCheckpoint{dp, leg.scenario.engine.stage, leg.end, std::vector<RankShard>(static_cast<size_t>(dp))};
   const auto t0 = std::chrono::steady_clock::now();
   run_on_ranks(dp, opts, [&](Communicator& comm, int device) {
     const auto r = static_cast<size_t>(comm.rank());
-    ranks[r] = observe_leg(s, faults, opts, comm, device, first, end, from, save ? &save->shards[r] : nullptr);
+    ranks[r] = observe_rank(leg, faults, opts, comm, device, leg.resumes ? &saved : nullptr,
+                            leg.saves ? &saved.shards[r] : nullptr);
   });
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::optional<TrainingState> resumed;
-  if (from)
-    resumed = TrainingState{ranks[0].engine.trajectory.initial, ranks[0].engine.scaler_at_start,
-                            ranks[0].engine.good_steps_at_start};
-  ImplResult out = assemble(std::move(ranks), opts, wall);
-  out.resumed_state = std::move(resumed);
-  return out;
-}
-
-// The run saved after its step k (`a`) continued by the resumed one (`b`): one trajectory,
-// per-rank logs and digests of both (a rank index present in one of them only has that
-// one's), and the state the resumed engine started from.
-ImplResult joined(ImplResult a, ImplResult b) {
-  for (auto& step : b.trajectory.steps) a.trajectory.steps.push_back(std::move(step));
-  a.step_seconds.insert(a.step_seconds.end(), b.step_seconds.begin(), b.step_seconds.end());
-  auto append = [](auto& into, auto& from) {
-    if (into.size() < from.size()) into.resize(from.size());
-    for (size_t r = 0; r < from.size(); ++r) into[r].insert(into[r].end(), from[r].begin(), from[r].end());
-  };
-  append(a.collectives_by_rank, b.collectives_by_rank);
-  append(a.collective_seconds_by_rank, b.collective_seconds_by_rank);
-  append(a.replicated_digest_by_rank, b.replicated_digest_by_rank);
-  for (size_t r = a.tags_by_rank.size(); r < b.tags_by_rank.size(); ++r) a.tags_by_rank.push_back(b.tags_by_rank[r]);
-  a.resumed_state = std::move(b.resumed_state);
-  a.wall_seconds += b.wall_seconds;
-  return a;
+  return assemble(leg, std::move(ranks), opts, wall);
 }
 
 }  // namespace
 
-RankObservation observe_rank(const Scenario& s, const FaultSet& faults, const ImplOptions& opts, Communicator& comm,
-                             int device) {
-  return observe_leg(s, faults, opts, comm, device, 0, s.steps, nullptr, nullptr);
-}
-
-ImplResult assemble(std::vector<RankObservation> ranks, const ImplOptions& opts, double wall_seconds) {
-  ImplResult out;
-  out.wall_seconds = wall_seconds;
-  out.flat_elements = ranks[0].flat_elements;
-  out.partition_elements = ranks[0].partition_elements;
-  out.trajectory = std::move(ranks[0].engine.trajectory);
-  out.step_seconds = std::move(ranks[0].engine.step_seconds);
-  std::vector<std::vector<NsCall>> ns_logs;
-  for (auto& r : ranks) {
-    out.tags_by_rank.push_back(std::move(r.engine.tags));
-    out.replicated_digest_by_rank.push_back(std::move(r.engine.digests));
-    out.collectives_by_rank.push_back(std::move(r.collectives));
-    out.collective_seconds_by_rank.push_back(std::move(r.collective_seconds));
-    ns_logs.push_back(std::move(r.ns_calls));
-  }
-  // NS events come only from the decorators' logs: what ran, on every rank (a resumed leg's
-  // steps start after the checkpoint).
-  const int end = out.trajectory.steps.empty() ? 0 : out.trajectory.steps.back().step + 1;
-  const auto calls = ns_calls_by_step(ns_logs, end);
-  for (auto& step : out.trajectory.steps) step.ns_calls = calls[static_cast<size_t>(step.step)];
-  out.faults = opts.faults;
-  return out;
-}
-
 ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
   check_supported(s, opts);
-  if (ProcessGroup* group = ProcessGroup::installed()) {
-    if (s.checkpoint)
-      throw Error(ErrorKind::Unsupported, s.name + ": a checkpoint-resume run needs ranks as threads (its shards "
-                                                   "re-partition in one process); --ranks processes declines it");
-    return run_on_processes(*group, s, opts);
-  }
+  if (ProcessGroup* group = ProcessGroup::installed()) return run_on_processes(*group, s, opts);
   const FaultSet faults = FaultSet::from_ids(opts.faults);
-  if (!s.checkpoint) return run_leg(s, opts, faults, 0, s.steps, nullptr, nullptr);
-  // Save after step k, tear the ranks down, resume (at the resume dp/stage) on fresh ones.
-  const int k = s.checkpoint->save_after_step;
-  EngineCheckpoint saved;
-  ImplResult before = run_leg(without_checkpoint(s), opts, faults, 0, k + 1, nullptr, &saved);
-  Scenario resumed = without_checkpoint(s);
-  resumed.engine = resume_engine(s);
-  return joined(std::move(before), run_leg(resumed, opts, faults, k + 1, s.steps, &saved, nullptr));
+  EngineCheckpoint saved;   // a checkpoint scenario's, between its legs
+  return run_legs(s, [&](const Leg& leg) { return run_leg(leg, opts, faults, saved); });
 }
 
 }  // namespace muoncheck::impl

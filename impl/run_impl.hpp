@@ -4,7 +4,9 @@
 // decorator, and return the trajectory (producer "impl:cpu" / "impl:cuda"), per-rank tags,
 // the collective log, NS events (from the CountingCompute logs: the calls that ran) and
 // the per-step digests of replicated state. A scenario with a checkpoint runs twice: saved
-// after its step k, torn down, resumed from the checkpoint (impl/zero/checkpoint.hpp). Faults (impl/faults) are selected by id.
+// after its step k, torn down, resumed from the checkpoint (impl/zero/checkpoint.hpp; with
+// ranks as processes one file per rank, impl/zero/shard_file.hpp). Faults (impl/faults) are
+// selected by id.
 // Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
 // Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
 // Where a ProcessGroup is installed (ranks as processes), the run is a job of that group

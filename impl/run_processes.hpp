@@ -3,7 +3,10 @@
 // text is the scenario and the options, and whose reply from every other rank is what that
 // rank observed (rank_observation.hpp). Rank 0 assembles the same ImplResult as threads
 // (run_rank.hpp). Workers run serve_engine_jobs instead of a command. A run at a dp beyond
-// the group's world is Unsupported; one at a smaller dp uses ranks 0..dp-1.
+// the group's world is Unsupported; one at a smaller dp uses ranks 0..dp-1. A checkpoint
+// scenario is two jobs: in the saving one every rank writes its shard file to a directory
+// of its own under the store (impl/zero/shard_file.hpp), in the resumed one (at the same or
+// another dp) every rank reads them all; rank 0 removes the directory after the resume.
 #pragma once
 #include <optional>
 

@@ -1,8 +1,9 @@
 """Compares two muoncheck JSON reports (ranks as threads, ranks as processes): every
 scenario's verdicts (id, status, metric, threshold, and the message of an executed one) and
-error must be equal, and
-with --traces, two implementation traces must hold bit-identical trajectories (the JSON
-with the wall-clock fields dropped). Exit 1 on the first difference, naming it."""
+error must be equal; with --traces, two implementation traces must hold bit-identical
+trajectories (the JSON with the wall-clock fields dropped); with --mutants, two `mutants
+--json` reports the same kill table (per fault: status, the scenarios it ran on, what killed
+it, the verdicts executed). Exit 1 on the first difference, naming it."""
 import json
 import sys
 
@@ -32,7 +33,24 @@ def without_timing(x):
     return x
 
 
+def kill_table(path):
+    m = json.load(open(path))["mutants"]
+    return m["control_clean"], {f["fault"]: (f["status"], f["scenarios"], f["kills"], f["executed"], f["verdicts"])
+                                for f in m["faults"]}
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--mutants":
+        (clean_a, a), (clean_b, b) = kill_table(argv[2]), kill_table(argv[3])
+        if clean_a != clean_b or not a or sorted(a) != sorted(b):
+            print(f"FAIL: control clean {clean_a} vs {clean_b}, faults {sorted(a)} vs {sorted(b)}")
+            return 1
+        for fault in sorted(a):
+            if a[fault] != b[fault]:
+                print(f"FAIL: {fault}: threads {a[fault]} vs processes {b[fault]}")
+                return 1
+        print(f"{len(a)} faults: kill tables equal with ranks as threads and as processes")
+        return 0
     if len(argv) == 4 and argv[1] == "--traces":
         a, b = (without_timing(json.load(open(p))) for p in argv[2:])
         if a != b:
