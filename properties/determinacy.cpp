@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/ns_schedules.hpp"
 #include "properties/tensor_error.hpp"
 
 namespace muoncheck {
@@ -66,9 +67,10 @@ std::string inconclusive_cause(const Scenario& s) {
   const auto& o = s.optimizer;
   const std::string ns = std::string(dtype_name(o.ns_dtype));
   std::vector<std::string> causes;
-  if (o.ns_method == NsMethod::gram && o.ns_dtype != DType::fp32 && o.ns_steps > 5)
-    causes.push_back("Gram Newton-Schulz in " + ns + " with " + std::to_string(o.ns_steps) +
-                     " iterations, past its designed 5 (its rounding error grows with every further iteration)");
+  const int designed = designed_ns_iterations(o);
+  if (o.ns_method == NsMethod::gram && o.ns_dtype != DType::fp32 && o.ns_steps > designed)
+    causes.push_back("Gram Newton-Schulz in " + ns + " with " + std::to_string(o.ns_steps) + " iterations, past its designed " +
+                     std::to_string(designed) + " (its rounding error grows with every further iteration)");
   if (o.ns_dtype != DType::fp32)
     for (const auto& p : s.model.params) {
       const auto v = matrix_view(p.shape);
