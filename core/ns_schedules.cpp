@@ -46,9 +46,4 @@ std::string ns_schedule_names() {
   for (const auto& s : ns_schedules()) out += (out.empty() ? "\"" : ", \"") + s.name + "\"";
   return out;
 }
-
-int designed_ns_iterations(const OptimizerConfig& o) {
-  return o.ns_coefficients.size() > 1 ? static_cast<int>(o.ns_coefficients.size()) : 5;
-}
-
 }  // namespace muoncheck

@@ -1,7 +1,7 @@
 // Named Newton–Schulz coefficient schedules: per-iteration (a, b, c) lists that other Muon
 // implementations ship, by the names their users know, with the numbers exactly as published
 // (the sources are in docs/scenario-format.md, "Newton–Schulz coefficient schedules"). A scenario
-// names one as `optimizer.ns_coefficients: "NAME"`; its length is its designed iteration count.
+// names one as `optimizer.ns_coefficients: "NAME"`; its length is the iteration count it was designed for.
 #pragma once
 #include <string>
 #include <vector>
@@ -19,10 +19,5 @@ struct NsSchedule {
 const std::vector<NsSchedule>& ns_schedules();
 const NsSchedule* find_ns_schedule(const std::string& name);   // nullptr when unknown
 std::string ns_schedule_names();                                // "\"quintic\", ..." for messages
-
-// The iteration count the coefficients were designed for: a list's length; for a single triple,
-// the 5 iterations of Keller Jordan's Muon quintic (DeepSpeed's Gram restart at iteration 2 is
-// placed for them).
-int designed_ns_iterations(const OptimizerConfig& o);
 
 }  // namespace muoncheck
