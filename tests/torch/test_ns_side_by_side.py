@@ -57,6 +57,11 @@ def test_flop_model_counts_symmetric_products_as_triangles():
     assert fx < gx < launched[0]
 
 
+def test_help_renders():
+    r = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--roofline-target" in r.stdout, r.stderr[-2000:]
+
+
 def test_runs_on_cpu_and_writes_the_report(tmp_path):
     mod = side_by_side()
     shapes = mod.parse_shapes(SHAPES)
