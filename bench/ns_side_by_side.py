@@ -1,12 +1,34 @@
 #!/usr/bin/env python3
-"""Newton–Schulz side by side: muoncheck's bench_ns_cuda against DeepSpeed's own NS functions.
+"""Newton–Schulz side by side: muoncheck's bench_ns_cuda against DeepSpeed's and torch.optim.Muon's NS.
 
 For each shape of bench_ns_cuda (1024², 4096², 4096×14336, per-head 64×(128×4096)) this times
 DeepSpeed's `zeropower_via_newtonschulz5` (standard, bf16) and, for the non-square shapes,
-`zeropower_via_gram_newtonschulz` (gram, fp16), each eager and under torch.compile, in this
-process on the same GPU, and prints ms per call beside ours with the ratio
-best(DeepSpeed eager, DeepSpeed compiled) / ours. Ours come from bench_ns_cuda's JSON output
-(--bench-json, the median of its repetitions) or from running it (--bench-bin).
+`zeropower_via_gram_newtonschulz` (gram, fp16), and torch.optim.Muon's
+`torch.optim._muon._zeropower_via_newtonschulz` (standard, bf16; the one NS torch has, so it
+stands beside the gram rows too), each eager and under torch.compile, in this process on the
+same GPU, and prints ms per call beside ours with the ratios best(eager, compiled) / ours.
+Ours come from bench_ns_cuda's JSON output (--bench-json, the median of its repetitions) or
+from running it (--bench-bin).
+
+The roofline, per row, from numbers of this run: the flop count of our algorithm with every
+symmetric product (X·Xᵀ, A·A; in gram every m×m product, all polynomials in R) counted as its
+lower triangle with the diagonal, m(m+1)·k, and every other product in full, 2·m·n·k
+(`ns_flops`; bench_ns_cuda reports its own count as the counter "roofline GFLOP" and a
+disagreement is printed and recorded); the dense GEMM rate torch's matmul (cuBLAS) reaches
+here at --gemm-size³ in the row's dtype; and the share of that rate our time reaches. Per-head
+rows add the memory-traffic floor (`traffic_passes`): the bytes our launches must move between
+memory and the chip (X-sized and m×m-sized passes, each read or write once) and the floor of a
+fused kernel that keeps A and B on chip and takes aX from the operand tile, both in ms at the
+device-to-device copy bandwidth measured here.
+
+torch.optim.Muon's function takes 2-D matrices only (ValueError otherwise): a per-head shape is
+timed as torch.optim.Muon users would have to run it, one call per head. Its input is already
+bf16 (as ours and DeepSpeed's are in the NS dtype); torch 2.11's `grad.bfloat16()` then returns
+the input itself and normalizes it in place, which leaves its timing unchanged.
+
+On a machine without a GPU (--device cpu; tests/bench/ns_side_by_side_test.py) the same code
+runs on tiny shapes (--shapes), timed with perf_counter, so that the GPU run cannot fail on a
+typo; its numbers mean nothing.
 
 How DeepSpeed calls them, and how this script does (deepspeed/runtime/zero/muon/original_muon.py):
   - The functions are taken from DeepSpeed's own file, read out of the sdist or wheel
@@ -30,10 +52,12 @@ Timing: CUDA events around each call, `--warmup` calls first, the median of `--i
 
 Run on the GPU machine (scripts/gpu-run.sh ns does all of it):
   python3 bench/ns_side_by_side.py --bench-json bench-ns.json \
-      --deepspeed .whl/ds/deepspeed-0.19.8.tar.gz --out-json side.json --out-md side.md
+      --deepspeed .whl/ds-0.19.8/deepspeed-0.19.8-py3-none-any.whl --out-json side.json --out-md side.md
+The JSON (--out-json) is the report; the Markdown table and the console lines are views of its rows.
 """
 import argparse
 import datetime
+import functools
 import importlib.util
 import inspect
 import json
@@ -53,13 +77,80 @@ SHAPES = [  # bench_ns_cuda's name, batch, m, n
     ("4096x14336", 1, 4096, 14336),
     ("per_head_64x128x4096", 64, 128, 4096),
 ]
-# bench_ns_cuda's benchmark prefix, DeepSpeed's function, dtype name, square shapes too
+# bench_ns_cuda's benchmark prefix, our method, DeepSpeed's function, dtype name, square shapes too
 CONFIGS = [
-    ("ns_standard_bf16", "zeropower_via_newtonschulz5", "bfloat16", True),
-    ("ns_gram_fp16", "zeropower_via_gram_newtonschulz", "float16", False),
+    ("ns_standard_bf16", "standard", "zeropower_via_newtonschulz5", "bfloat16", True),
+    ("ns_gram_fp16", "gram", "zeropower_via_gram_newtonschulz", "float16", False),
 ]
 MODULE = "deepspeed/runtime/zero/muon/original_muon.py"
 STEPS = 5
+TORCH_COEFFICIENTS = (3.4445, -4.7750, 2.0315)   # torch.optim.Muon's defaults (its DEFAULT_A/B/C)
+TORCH_EPS = 1e-7
+
+
+def shape_name(batch, m, n):
+    return f"{m}x{n}" if batch == 1 else f"per_head_{batch}x{m}x{n}"
+
+
+def parse_shapes(text):
+    """"MxN" or "BATCHxMxN" (a per-head batch), comma-separated; m ≤ n, as bench_ns_cuda's shapes."""
+    out = []
+    for item in text.split(","):
+        dims = [int(d) for d in item.strip().split("x")]
+        batch, m, n = dims if len(dims) == 3 else (1, *dims)
+        if len(dims) not in (2, 3) or min(batch, m, n) < 1 or m > n:
+            raise SystemExit(f"ns_side_by_side: --shapes: {item!r} is not MxN or BATCHxMxN with m <= n")
+        out.append((shape_name(batch, m, n), batch, m, n))
+    return out
+
+
+def triangle(m, k):
+    """A symmetric m×m product over inner dimension k, lower triangle with the diagonal."""
+    return m * (m + 1) * k
+
+
+def full(m, n, k):
+    return 2 * m * n * k
+
+
+def ns_flops(method, batch, m, n, steps=STEPS):
+    """Our algorithm's flops with symmetry counted (NsDevice::flops's `symmetric`), m ≤ n."""
+    if method == "standard" or m == n:
+        return batch * steps * (triangle(m, n) + triangle(m, m) + full(m, n, m))
+    f, have_q = triangle(m, n), False                 # R = XXᵀ
+    for i in range(steps):
+        if i == 2:                                    # restart: X = QX, R = XXᵀ
+            f += (full(m, n, m) if have_q else 0) + triangle(m, n)
+            have_q = False
+        f += triangle(m, m) + (triangle(m, m) if have_q else 0)   # Z = bR + cR²; Q = aQ + ZQ
+        have_q = True
+        if i < steps - 1 and i + 1 != 2:
+            f += 2 * triangle(m, m)                   # T = aR + ZR; R = aT + ZT
+    return batch * (f + (full(m, n, m) if have_q else 0))   # QX
+
+
+def traffic_passes(method, m, n, steps=STEPS):
+    """(X-sized passes, m×m-sized passes) between memory and the chip for one matrix, m ≤ n: as our
+    launches run (ns_cuda.cu: each operand read once per GEMM, C read, D written; the normalization
+    reads X twice and writes it once), and for a fused kernel (A, B and every m×m matrix on chip, aX
+    taken from the operand tile, the scaling folded into the first read: X read for the norm, then
+    each product over X reads it once and each X-sized result is written once)."""
+    if method == "standard" or m == n:
+        launched = (3 + 4 * steps, 6 * steps)          # XXᵀ: X, A; B = cA² + bA: 3 reads + 1 write; BX + aX: B, X, X, X'
+        fused = (1 + 3 * steps, 0)
+        return launched, fused
+    x, mm, have_q = 3 + 1, 1, False                   # normalize; R = XXᵀ
+    for i in range(steps):
+        if i == 2:
+            x, mm = x + (3 if have_q else 0) + 1, mm + (1 if have_q else 0) + 1
+            have_q = False
+        mm += 4 + (4 if have_q else 1)                # Z (square: A, B, C read, D written); Q = aQ + ZQ or Z + aI
+        have_q = True
+        if i < steps - 1 and i + 1 != 2:
+            mm += 8
+    x, mm = x + (3 if have_q else 0), mm + (1 if have_q else 0)   # QX: X read, output written (+ C = output slot)
+    fused = (1 + 1 + (2 + 1 if steps > 2 else 0) + 2, 0)
+    return (x, mm), fused
 
 
 def read_module_source(path):
@@ -83,7 +174,7 @@ def read_module_source(path):
     sys.exit(f"ns_side_by_side: {MODULE} not found in {path}")
 
 
-def load_deepspeed_ns(source):
+def load_deepspeed_ns(source, device="cuda", backend="inductor"):
     """Executes DeepSpeed's module with its three imports stubbed (see the header)."""
     import torch
 
@@ -94,19 +185,21 @@ def load_deepspeed_ns(source):
         sys.modules[name] = m
         return m
 
-    class CudaAccelerator:  # what deepspeed.accelerator's CUDA accelerator answers on a GPU
+    class CudaAccelerator:  # what deepspeed.accelerator's CUDA accelerator answers on a GPU (a CPU: both)
         def is_fp16_supported(self):
             return True
 
         def is_bf16_supported(self):
-            return torch.cuda.is_bf16_supported()
+            return device != "cuda" or torch.cuda.is_bf16_supported()
 
     accelerator = CudaAccelerator()
     ds = module("deepspeed")
     ds.comm = module("deepspeed.comm")
     ds.runtime = module("deepspeed.runtime")
     # deepspeed/runtime/compiler.py: `def compile(): return torch.compile if hasattr(torch, "compile") ...`
-    ds.runtime.compiler = module("deepspeed.runtime.compiler", compile=lambda: torch.compile)
+    # (another --compile-backend, for the CPU test only, is passed to that torch.compile)
+    compile_fn = torch.compile if backend == "inductor" else functools.partial(torch.compile, backend=backend)
+    ds.runtime.compiler = module("deepspeed.runtime.compiler", compile=lambda: compile_fn)
     ds.accelerator = module("deepspeed.accelerator", get_accelerator=lambda: accelerator)
     # From a real file, so that tracebacks and torch.compile see DeepSpeed's own lines.
     path = os.path.join(tempfile.mkdtemp(prefix="ds-ns-"), MODULE)
@@ -123,40 +216,120 @@ def eager_of(fn):
     return getattr(fn, "_torchdynamo_orig_callable", None) or inspect.unwrap(fn)
 
 
-def time_ms(torch, fn, x, warmup, iters):
-    for _ in range(warmup):
-        y = fn(x, steps=STEPS)
-    torch.cuda.synchronize()
-    if not torch.isfinite(y).all():
-        raise RuntimeError("DeepSpeed's NS returned non-finite values")
-    times = []
-    for _ in range(iters):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(x, steps=STEPS)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+class Clock:
+    """Milliseconds per call on the device: CUDA events, or perf_counter on the CPU."""
+
+    def __init__(self, torch, device):
+        self.torch, self.cuda = torch, device == "cuda"
+
+    def sync(self):
+        if self.cuda:
+            self.torch.cuda.synchronize()
+
+    def median_ms(self, call, warmup, iters):
+        y = None
+        for _ in range(warmup):
+            y = call()
+        self.sync()
+        if y is not None and not self.torch.isfinite(y).all():
+            raise RuntimeError("non-finite output")
+        times = []
+        for _ in range(iters):
+            if self.cuda:
+                start, stop = self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True)
+                start.record()
+                call()
+                stop.record()
+                stop.synchronize()
+                times.append(start.elapsed_time(stop))
+            else:
+                t0 = time.perf_counter()
+                call()
+                times.append((time.perf_counter() - t0) * 1e3)
+        return statistics.median(times)
+
+
+def eager_and_compiled(clock, torch, fn, call_with, args):
+    """(eager ms, compiled ms, compile seconds) of `fn`: its eager form, then torch.compile'd
+    afresh (static shapes). A compile failure is reported and leaves compiled at NaN."""
+    eager = eager_of(fn)
+    t_eager = clock.median_ms(lambda: call_with(eager), args.warmup, args.iters)
+    compiled = fn if eager is not fn else torch.compile(fn, backend=args.compile_backend)
+    torch._dynamo.reset()
+    t0 = time.perf_counter()
+    try:
+        call_with(compiled)
+        clock.sync()
+        compile_s = time.perf_counter() - t0
+        t_compiled = clock.median_ms(lambda: call_with(compiled), args.warmup, args.iters)
+    except Exception as e:  # reported, not hidden: the row then rests on eager alone
+        print(f"ns_side_by_side: torch.compile failed: {type(e).__name__}: {e}", file=sys.stderr)
+        compile_s, t_compiled = time.perf_counter() - t0, float("nan")
+    return t_eager, t_compiled, compile_s
+
+
+def best(*ms):
+    finite = [t for t in ms if t == t]
+    return min(finite) if finite else float("nan")
+
+
+def gemm_tflops(clock, torch, device, dtype, size, args):
+    """The dense GEMM rate torch's matmul (cuBLAS on a GPU) reaches at size³ in `dtype`."""
+    gen = torch.Generator(device=device).manual_seed(4096)
+    a = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
+    b = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
+    ms = clock.median_ms(lambda: torch.matmul(a, b), args.warmup, args.iters)
+    return 2 * size ** 3 / (ms * 1e-3) / 1e12
+
+
+def copy_bandwidth(clock, torch, device, mib, args):
+    """Device-to-device copy: GB/s of bytes read plus written."""
+    x = torch.empty(mib << 20, dtype=torch.uint8, device=device)
+    y = torch.empty_like(x)
+    def copy():
+        y.copy_(x)
+
+    ms = clock.median_ms(copy, args.warmup, args.iters)
+    return 2 * x.numel() / (ms * 1e-3) / 1e9
+
+
+def torch_muon_ns(torch):
+    """torch.optim.Muon's NS function and where it came from (name differs nowhere from 2.9 on)."""
+    from torch.optim import _muon
+    return _muon._zeropower_via_newtonschulz, f"torch {torch.__version__} torch.optim._muon._zeropower_via_newtonschulz"
+
+
+def per_call(fn, x, batch, style):
+    """One NS call of `fn` on x in its own calling convention."""
+    if style == "deepspeed":
+        return fn(x, steps=STEPS)
+    if batch == 1:
+        return fn(x, TORCH_COEFFICIENTS, STEPS, TORCH_EPS)
+    for h in range(batch):   # 2-D only: one call per head
+        y = fn(x[h], TORCH_COEFFICIENTS, STEPS, TORCH_EPS)
+    return y
 
 
 def ours_from_json(path):
-    """{benchmark name: ms}: the median aggregate where repeated, else the single run."""
+    """({benchmark name: ms}, {name: its "roofline GFLOP" counter in flop}, context): the median
+    aggregate where repeated, else the single run."""
     with open(path, encoding="utf-8") as fh:
         data = json.load(fh)
     scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-    single, median = {}, {}
+    single, median, flops = {}, {}, {}
     for b in data.get("benchmarks", []):
         ms = b["real_time"] * scale[b.get("time_unit", "ns")]
         # "ns_standard_bf16/4096x4096/min_time:0.200/repeats:5/manual_time" → the registered name
         name = "/".join(part for part in b.get("run_name", b["name"]).split("/")
                         if ":" not in part and part not in ("manual_time", "real_time"))
+        if "roofline GFLOP" in b and b.get("aggregate_name", "median") == "median":
+            flops[name] = b["roofline GFLOP"] * 1e9
         if b.get("run_type") == "aggregate":
             if b.get("aggregate_name") == "median":
                 median[name] = ms
         else:
             single.setdefault(name, ms)
-    return {**single, **median}, data.get("context", {})
+    return {**single, **median}, flops, data.get("context", {})
 
 
 def run_bench(binary):
@@ -167,16 +340,67 @@ def run_bench(binary):
         return ours_from_json(out)
 
 
-def markdown(rows, meta, target):
-    lines = [f"Newton–Schulz, {STEPS} steps, ms per call (median; CUDA events) on {meta['gpu']}: "
-             f"muoncheck bench_ns_cuda vs DeepSpeed {meta['deepspeed']} (torch {meta['torch']}), "
-             f"{meta['date']}.", "",
-             "| shape | method | ours | DS eager | DS compiled | ratio (best DS / ours) | ≥ %.1f× |" % target,
-             "|---|---|---|---|---|---|---|"]
+def fmt(x, spec):
+    return "—" if x is None or x != x else format(x, spec)
+
+
+def markdown(rows, meta, targets):
+    lines = [f"Newton–Schulz, {STEPS} steps, ms per call (median) on {meta['gpu']}: muoncheck bench_ns_cuda vs "
+             f"DeepSpeed {meta['deepspeed']} and {meta['torch_ns']}, {meta['date']}. GEMM rate: torch.matmul at "
+             f"{meta['gemm_size']}³ here ({', '.join(f'{k} {v:.0f}' for k, v in meta['gemm_tflops'].items())} TFLOP/s); "
+             f"copy bandwidth {meta['copy_gbps']:.0f} GB/s.", "",
+             "| shape | method | ours | DS eager | DS compiled | torch eager | torch compiled | best DS / ours | "
+             "best torch / ours | TFLOP (symmetric) | ours TFLOP/s | % of GEMM rate | traffic floor ms (launched / fused) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['shape']} | {r['method']} | {r['ours_ms']:.3f} | {r['ds_eager_ms']:.3f} | "
-                     f"{r['ds_compiled_ms']:.3f} | {r['ratio']:.2f}× | {'yes' if r['ratio'] >= target else 'NO'} |")
+        floor = (f"{r['traffic_launched_ms']:.3f} / {r['traffic_fused_ms']:.3f}" if "traffic_launched_ms" in r else "—")
+        lines.append(f"| {r['shape']} | {r['method']} | {fmt(r['ours_ms'], '.3f')} | {fmt(r['ds_eager_ms'], '.3f')} | "
+                     f"{fmt(r['ds_compiled_ms'], '.3f')} | {fmt(r['torch_eager_ms'], '.3f')} | "
+                     f"{fmt(r['torch_compiled_ms'], '.3f')} | {fmt(r['ratio_ds'], '.2f')}× | {fmt(r['ratio_torch'], '.2f')}× | "
+                     f"{r['tflop'] :.4g} | {fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} % | {floor} |")
+    lines.append("")
+    lines.append(f"targets: best DS / ours ≥ {targets['ds']}×, best torch / ours ≥ {targets['torch']}×, "
+                 f"≥ {targets['roofline_pct']} % of the GEMM rate at 4096² and 4096×14336; met: "
+                 f"{'yes' if meta['all_met'] else 'NO'}")
     return "\n".join(lines) + "\n"
+
+
+def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rates, copy_gbps, config, shape, gen):
+    prefix, method, fn_name, dtype_name, _ = config
+    name, batch, m, n = shape
+    key = f"{prefix}/{name}"
+    dims = (batch, m, n) if batch > 1 else (m, n)
+    x = (torch.rand(dims, device=args.device, generator=gen) * 2 - 1).to(getattr(torch, dtype_name))
+    nan = float("nan")
+    ds = (nan, nan, nan)
+    if ns is not None:
+        ds = eager_and_compiled(clock, torch, getattr(ns, fn_name), lambda f: per_call(f, x, batch, "deepspeed"), args)
+    if (batch, m, n) not in torch_times:   # one NS in torch, whatever our method: timed once per shape
+        xt = x if dtype_name == "bfloat16" else x.to(torch.bfloat16)   # torch.optim.Muon computes in bf16
+        torch_times[(batch, m, n)] = eager_and_compiled(clock, torch, torch_ns,
+                                                        lambda f: per_call(f, xt, batch, "torch"), args)
+    tm = torch_times[(batch, m, n)]
+    flop = ns_flops(method, batch, m, n)
+    o = ours.get(key, nan)
+    row = {"shape": name, "method": method, "dtype": dtype_name, "batch": batch, "m": m, "n": n, "ours_ms": o,
+           "ds_eager_ms": ds[0], "ds_compiled_ms": ds[1], "ds_compile_s": ds[2],
+           "torch_eager_ms": tm[0], "torch_compiled_ms": tm[1], "torch_compile_s": tm[2],
+           "ratio_ds": best(ds[0], ds[1]) / o, "ratio_torch": best(tm[0], tm[1]) / o,
+           "tflop": flop / 1e12, "ours_tflops": flop / (o * 1e-3) / 1e12, "gemm_tflops": rates[dtype_name]}
+    row["roofline_pct"] = 100 * row["ours_tflops"] / row["gemm_tflops"]
+    if key in ours_flops and abs(ours_flops[key] - flop) > 1e-9 * flop:
+        row["flop_model_mismatch"] = ours_flops[key]
+        print(f"ns_side_by_side: {key}: bench_ns_cuda counts {ours_flops[key]:.6g} flop, this script {flop:.6g}",
+              file=sys.stderr)
+    if batch > 1:
+        eb = x.element_size()
+        (lx, lm), (fx, fm) = traffic_passes(method, m, n)
+        launched = batch * eb * (lx * m * n + lm * m * m)
+        fused = batch * eb * (fx * m * n + fm * m * m)
+        row.update({"traffic_launched_bytes": launched, "traffic_fused_bytes": fused, "copy_gbps": copy_gbps,
+                    "traffic_launched_ms": launched / (copy_gbps * 1e9) * 1e3,
+                    "traffic_fused_ms": fused / (copy_gbps * 1e9) * 1e3})
+    return row
 
 
 def main():
@@ -184,64 +408,68 @@ def main():
     src = ap.add_mutually_exclusive_group(required=True)
     src.add_argument("--bench-json", help="bench_ns_cuda --benchmark_out JSON")
     src.add_argument("--bench-bin", help="run this bench_ns_cuda for our numbers")
-    ap.add_argument("--deepspeed", required=True, help="DeepSpeed sdist (.tar.gz), wheel or unpacked tree")
+    ap.add_argument("--deepspeed", help="DeepSpeed sdist (.tar.gz), wheel or unpacked tree (absent: no DeepSpeed columns)")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--shapes", help="MxN or BATCHxMxN, comma-separated (default: bench_ns_cuda's)")
+    ap.add_argument("--gemm-size", type=int, default=4096, help="the GEMM rate's matrix edge")
+    ap.add_argument("--copy-mib", type=int, default=2048, help="the copy bandwidth's buffer size")
+    ap.add_argument("--compile-backend", default="inductor", help="torch.compile backend for torch.optim.Muon's NS")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--target", type=float, default=1.3, help="the ratio every shape must reach")
+    ap.add_argument("--target", type=float, default=1.5, help="best DeepSpeed / ours every shape must reach")
+    ap.add_argument("--torch-target", type=float, default=1.2, help="best torch.optim.Muon / ours every shape must reach")
+    ap.add_argument("--roofline-target", type=float, default=85.0, help="%% of the GEMM rate at 4096² and 4096×14336")
     ap.add_argument("--out-json")
     ap.add_argument("--out-md")
     args = ap.parse_args()
 
-    ours, context = ours_from_json(args.bench_json) if args.bench_json else run_bench(args.bench_bin)
-    source, version = read_module_source(args.deepspeed)
+    ours, ours_flops, context = ours_from_json(args.bench_json) if args.bench_json else run_bench(args.bench_bin)
     import torch
 
-    ns = load_deepspeed_ns(source)
-    meta = {"deepspeed": version, "torch": torch.__version__, "gpu": torch.cuda.get_device_name(0),
+    ns, version = None, None
+    if args.deepspeed:
+        source, version = read_module_source(args.deepspeed)
+        ns = load_deepspeed_ns(source, args.device, args.compile_backend)
+    torch_ns, torch_ns_name = torch_muon_ns(torch)
+    clock = Clock(torch, args.device)
+    shapes = parse_shapes(args.shapes) if args.shapes else SHAPES
+    rates = {d: gemm_tflops(clock, torch, args.device, getattr(torch, d), args.gemm_size, args)
+             for d in ("bfloat16", "float16")}
+    copy_gbps = copy_bandwidth(clock, torch, args.device, args.copy_mib, args)
+    gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
+    meta = {"deepspeed": version, "torch": torch.__version__, "torch_ns": torch_ns_name, "gpu": gpu,
             "cuda": torch.version.cuda, "date": datetime.date.today().isoformat(), "steps": STEPS,
-            "iters": args.iters, "warmup": args.warmup, "bench_context": context}
-    rows = []
-    gen = torch.Generator(device="cuda").manual_seed(8600)
-    for prefix, fn_name, dtype_name, square_too in CONFIGS:
-        compiled = getattr(ns, fn_name)
-        eager = eager_of(compiled)
-        dtype = getattr(torch, dtype_name)
-        for shape, batch, m, n in SHAPES:
-            if m == n and not square_too:
+            "iters": args.iters, "warmup": args.warmup, "bench_context": context, "gemm_size": args.gemm_size,
+            "gemm_tflops": rates, "copy_gbps": copy_gbps, "compile_backend": args.compile_backend}
+    rows, torch_times = [], {}
+    gen = torch.Generator(device=args.device).manual_seed(8600)
+    for config in CONFIGS:
+        for shape in shapes:
+            if shape[2] == shape[3] and not config[4]:
                 continue
-            key = f"{prefix}/{shape}"
+            key = f"{config[0]}/{shape[0]}"
             if key not in ours:
-                print(f"ns_side_by_side: {key} missing from the bench output; skipped", file=sys.stderr)
-                continue
-            dims = (batch, m, n) if batch > 1 else (m, n)
-            x = (torch.rand(dims, device="cuda", generator=gen) * 2 - 1).to(dtype)
-            t_eager = time_ms(torch, eager, x, args.warmup, args.iters)
-            torch._dynamo.reset()
-            t0 = time.perf_counter()
-            try:
-                compiled(x, steps=STEPS)
-                torch.cuda.synchronize()
-                compile_s = time.perf_counter() - t0
-                t_compiled = time_ms(torch, compiled, x, args.warmup, args.iters)
-            except Exception as e:  # reported, not hidden: the row then rests on eager alone
-                print(f"ns_side_by_side: {key}: torch.compile failed: {type(e).__name__}: {e}", file=sys.stderr)
-                compile_s, t_compiled = time.perf_counter() - t0, float("nan")
-            best = min(t for t in (t_eager, t_compiled) if t == t)
-            row = {"shape": shape, "method": prefix.replace("ns_", "").replace("_", " "), "batch": batch, "m": m,
-                   "n": n, "ours_ms": ours[key], "ds_eager_ms": t_eager, "ds_compiled_ms": t_compiled,
-                   "ds_compile_s": compile_s, "ratio": best / ours[key]}
-            rows.append(row)
-            print(f"{key:34s} ours {row['ours_ms']:8.3f}  DS eager {t_eager:8.3f}  DS compiled {t_compiled:8.3f}"
-                  f"  (compile {compile_s:5.1f} s)  ratio {row['ratio']:5.2f}", flush=True)
-            del x
-            torch.cuda.empty_cache()
-    table = markdown(rows, meta, args.target)
-    print("\n" + table)
-    ok = bool(rows) and all(r["ratio"] >= args.target for r in rows)
-    print(f"every shape >= {args.target}x: {'yes' if ok else 'NO'}")
+                print(f"ns_side_by_side: {key} missing from the bench output; its ours columns are empty", file=sys.stderr)
+            r = row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rates, copy_gbps, config,
+                        shape, gen)
+            rows.append(r)
+            print(f"{key:34s} ours {r['ours_ms']:8.3f}  DS {r['ds_eager_ms']:8.3f} / {r['ds_compiled_ms']:8.3f}  "
+                  f"torch {r['torch_eager_ms']:8.3f} / {r['torch_compiled_ms']:8.3f}  ratios {r['ratio_ds']:5.2f} "
+                  f"{r['ratio_torch']:5.2f}  {r['ours_tflops']:7.1f} TFLOP/s = {r['roofline_pct']:5.1f} %", flush=True)
+            if args.device == "cuda":
+                torch.cuda.empty_cache()
+    roofline_shapes = {shape_name(1, 4096, 4096), shape_name(1, 4096, 14336)}
+    met = {"ds": bool(ns) and all(r["ratio_ds"] >= args.target for r in rows),
+           "torch": all(r["ratio_torch"] >= args.torch_target for r in rows),
+           "roofline": all(r["roofline_pct"] >= args.roofline_target for r in rows if r["shape"] in roofline_shapes)}
+    meta["all_met"] = bool(rows) and all(met.values())
+    targets = {"ds": args.target, "torch": args.torch_target, "roofline_pct": args.roofline_target}
     if args.out_json:
         with open(args.out_json, "w", encoding="utf-8") as fh:
-            json.dump({"meta": meta, "target": args.target, "all_met": ok, "rows": rows}, fh, indent=1)
+            json.dump({"meta": meta, "targets": targets, "met": met, "all_met": meta["all_met"], "rows": rows}, fh,
+                      indent=1)
+    table = markdown(rows, meta, targets)
+    print("\n" + table)
     if args.out_md:
         with open(args.out_md, "w", encoding="utf-8") as fh:
             fh.write(table)

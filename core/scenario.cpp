@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "core/error.hpp"
 
 namespace muoncheck {
 
@@ -49,6 +52,15 @@ double weight_decay_for(const Scenario& s, const std::string& param_name) {
 double initial_loss_scale(const LossScalerConfig& c) {
   if (c.type == ScalerType::none) return 1.0;
   return std::ldexp(1.0, c.initial_scale_power);
+}
+
+const NsCoefficients& ns_coefficients_at(const OptimizerConfig& o, int iteration) {
+  const auto& list = o.ns_coefficients;
+  if (list.size() == 1) return list.front();
+  if (iteration < 0 || static_cast<size_t>(iteration) >= list.size())
+    throw Error(ErrorKind::Internal, "ns_coefficients_at: iteration " + std::to_string(iteration) + " of a list of " +
+                                         std::to_string(list.size()) + " triples");
+  return list[static_cast<size_t>(iteration)];
 }
 
 double lr_factor(const LrSchedule& sch, int t) {

@@ -47,6 +47,13 @@ struct EngineConfig {
 
 enum class MomentumForm { ema, sum };
 enum class NsMethod { standard, gram };
+
+// One Newton–Schulz iteration's polynomial: X ← aX + b(XXᵀ)X + c(XXᵀ)²X (SPEC §4).
+// The default is the quintic of Keller Jordan's Muon, which DeepSpeed and torch.optim.Muon use.
+struct NsCoefficients {
+  double a = 3.4445, b = -4.7750, c = 2.0315;
+  bool operator==(const NsCoefficients& o) const { return a == o.a && b == o.b && c == o.c; }
+};
 enum class ScaleRule { deepspeed, moonlight, spectral };
 enum class ClipMode { raw_grad, update };
 enum class ScalerType { none, static_scale, dynamic };
@@ -87,7 +94,9 @@ struct OptimizerConfig {
   MomentumForm momentum_form = MomentumForm::ema;
   NsMethod ns_method = NsMethod::gram;
   int ns_steps = 5;
-  double ns_a = 3.4445, ns_b = -4.7750, ns_c = 2.0315;
+  // One triple: every iteration uses it. More: iteration i uses triple i (exactly ns_steps of them).
+  std::vector<NsCoefficients> ns_coefficients{NsCoefficients{}};
+  std::string ns_schedule;       // the named schedule they come from (core/ns_schedules.hpp); "" for numbers
   DType ns_dtype = DType::fp16;  // default: bf16 for standard, fp16 for gram
   ScaleRule scale_rule = ScaleRule::deepspeed;
   double weight_decay = 0.0;
@@ -160,6 +169,9 @@ const ParamGroup* group_for(const Scenario& s, const std::string& param_name);
 double lr_scale_for(const Scenario& s, const std::string& param_name);      // groups applied
 double weight_decay_for(const Scenario& s, const std::string& param_name);  // groups applied
 double initial_loss_scale(const LossScalerConfig& c);
+
+// The coefficients iteration i (0-based, < ns_steps) of a Newton–Schulz call uses.
+const NsCoefficients& ns_coefficients_at(const OptimizerConfig& o, int iteration);
 
 // Learning-rate schedules: the factor of step t, the schedule a param follows (its group's
 // lr_schedule, else the optimizer's), and the step's rates: lr · lr_scale · factor(t).

@@ -1,5 +1,6 @@
 #include "core/scenario_io.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -11,6 +12,7 @@
 #include "core/input_limits.hpp"
 #include "core/json_reader.hpp"
 #include "core/llama_preset.hpp"
+#include "core/ns_schedules.hpp"
 
 namespace muoncheck {
 
@@ -150,6 +152,49 @@ void read_engine(JsonObjectReader& r, EngineConfig& e) {
   e.compile = r.boolean("compile", e.compile);
 }
 
+NsCoefficients read_triple(const nlohmann::json& v, const std::string& file, const std::string& path) {
+  if (!v.is_array() || v.size() != 3) throw bad_input(file, path, "a triple [a, b, c] of finite numbers", describe_json(v));
+  double abc[3];
+  for (size_t i = 0; i < 3; ++i) {
+    const auto& e = v[i];
+    if (!e.is_number() || !std::isfinite(e.get<double>()))
+      throw bad_input(file, path + "/" + std::to_string(i), "a finite number", describe_json(e));
+    abc[i] = e.get<double>();
+  }
+  return {abc[0], abc[1], abc[2]};
+}
+
+// ns_coefficients: one triple [a, b, c] for every iteration, a list of triples (one per
+// iteration), or a schedule's name. A list fixes the iteration count: ns_steps, when given,
+// must equal its length; absent, it is the length.
+void read_ns_coefficients(JsonObjectReader& r, OptimizerConfig& o, bool steps_given) {
+  const std::string key = "ns_coefficients";
+  const auto* v = r.raw(key);
+  if (!v) return;
+  const std::string expected = "a triple [a, b, c], a list of ns_steps triples or a schedule name (one of " +
+                               ns_schedule_names() + ")";
+  if (v->is_string()) {
+    const auto* sch = find_ns_schedule(v->get<std::string>());
+    if (!sch) r.fail(key, expected, describe_json(*v));
+    o.ns_schedule = sch->name;
+    o.ns_coefficients = sch->coefficients;
+  } else if (v->is_array() && !v->empty() && v->front().is_array()) {
+    if (v->size() > 32) r.fail(key, "at most 32 triples (ns_steps is at most 32)", std::to_string(v->size()) + " triples");
+    o.ns_coefficients.clear();
+    for (size_t i = 0; i < v->size(); ++i) o.ns_coefficients.push_back(read_triple((*v)[i], r.file(), r.path_of(key) + "/" + std::to_string(i)));
+  } else if (v->is_array() && v->size() == 3) {
+    o.ns_coefficients = {read_triple(*v, r.file(), r.path_of(key))};
+    return;
+  } else {
+    r.fail(key, expected, describe_json(*v));
+  }
+  const int n = static_cast<int>(o.ns_coefficients.size());
+  if (!steps_given) o.ns_steps = n;
+  if (o.ns_steps != n)
+    r.fail(key, "one triple per iteration: " + std::to_string(o.ns_steps) + " (ns_steps)",
+           std::to_string(n) + " triples" + (o.ns_schedule.empty() ? "" : " (schedule \"" + o.ns_schedule + "\")"));
+}
+
 void read_optimizer(JsonObjectReader& r, OptimizerConfig& o) {
   o.lr = r.number("lr", o.lr, 0.0, 1e3);
   o.momentum = r.number("momentum", o.momentum, 0.0, 0.999999);
@@ -157,8 +202,7 @@ void read_optimizer(JsonObjectReader& r, OptimizerConfig& o) {
   o.momentum_form = r.one_of("momentum_form", "ema", {"ema", "sum"}) == "ema" ? MomentumForm::ema : MomentumForm::sum;
   o.ns_method = r.one_of("ns_method", "gram", {"standard", "gram"}) == "gram" ? NsMethod::gram : NsMethod::standard;
   o.ns_steps = static_cast<int>(r.integer("ns_steps", o.ns_steps, 1, 32));
-  const auto coeff = r.numbers("ns_coefficients", {o.ns_a, o.ns_b, o.ns_c}, 3);
-  o.ns_a = coeff[0], o.ns_b = coeff[1], o.ns_c = coeff[2];
+  read_ns_coefficients(r, o, r.has("ns_steps"));
   o.ns_dtype = read_dtype(r, "ns_dtype", o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16);
   const auto rule = r.one_of("scale_rule", "deepspeed", {"deepspeed", "moonlight", "spectral"});
   o.scale_rule = rule == "deepspeed" ? ScaleRule::deepspeed : rule == "moonlight" ? ScaleRule::moonlight : ScaleRule::spectral;
@@ -304,7 +348,23 @@ nlohmann::json lr_schedule_to_json(const LrSchedule& sch) {
   if (sch.shape == LrShape::cosine) j["total_steps"] = sch.total_steps, j["min_ratio"] = sch.min_ratio;
   return j;
 }
+
+// As read: a schedule by its name, a single triple as [a, b, c] (every earlier scenario keeps its
+// canonical JSON and hash), a per-iteration list as its triples.
+nlohmann::json ns_coefficients_to_json(const OptimizerConfig& o) {
+  if (!o.ns_schedule.empty()) return o.ns_schedule;
+  if (o.ns_coefficients.size() == 1) return ns_triple_json(o.ns_coefficients.front());
+  return ns_iterations_json(o);
+}
 }  // namespace
+
+nlohmann::json ns_triple_json(const NsCoefficients& k) { return nlohmann::json::array({k.a, k.b, k.c}); }
+
+nlohmann::json ns_iterations_json(const OptimizerConfig& o) {
+  nlohmann::json list = nlohmann::json::array();
+  for (int i = 0; i < o.ns_steps; ++i) list.push_back(ns_triple_json(ns_coefficients_at(o, i)));
+  return list;
+}
 
 nlohmann::json scenario_to_json(const Scenario& s) {
   using nlohmann::json;
@@ -342,7 +402,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
   }
   j["optimizer"] = {{"lr", o.lr}, {"momentum", o.momentum}, {"nesterov", o.nesterov},
                     {"momentum_form", to_string(o.momentum_form)}, {"ns_method", to_string(o.ns_method)},
-                    {"ns_steps", o.ns_steps}, {"ns_coefficients", {o.ns_a, o.ns_b, o.ns_c}},
+                    {"ns_steps", o.ns_steps}, {"ns_coefficients", ns_coefficients_to_json(o)},
                     {"ns_dtype", dtype_name(o.ns_dtype)}, {"scale_rule", to_string(o.scale_rule)},
                     {"weight_decay", o.weight_decay}, {"per_head", o.per_head},
                     {"adam", {{"lr", o.adam.lr}, {"betas", {o.adam.beta1, o.adam.beta2}}, {"eps", o.adam.eps}}},

@@ -20,6 +20,9 @@ Scenario parse_scenario_text(std::string_view text, const std::string& source, c
 Scenario parse_scenario(const nlohmann::json& j, const std::string& source, const std::string& expect_stem = "");
 
 nlohmann::json scenario_to_json(const Scenario& s);
+// One NS triple as [a, b, c]; every iteration's triple, ns_steps of them (what `resolve` prints).
+nlohmann::json ns_triple_json(const NsCoefficients& k);
+nlohmann::json ns_iterations_json(const OptimizerConfig& o);
 void save_scenario(const Scenario& s, const std::string& path);   // atomic write
 
 // 16 hex digits identifying the scenario's semantics (its canonical JSON, name included).

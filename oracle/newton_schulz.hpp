@@ -3,16 +3,22 @@
 // rounding. Generic over the arithmetic policy: every elementwise result passes
 // through ar.ns() and every product through ar.mm/mm_sym/xxt (identity for the oracle).
 #pragma once
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
 #include "core/scenario.hpp"
 #include "oracle/arith.hpp"
 
 namespace muoncheck::oracle {
 
+// coefficients: one triple for every iteration, or one per iteration (steps of them).
 struct NsParams {
   NsMethod method = NsMethod::gram;
   int steps = 5;
-  double a = 3.4445, b = -4.7750, c = 2.0315;
-  static NsParams from(const OptimizerConfig& o) { return {o.ns_method, o.ns_steps, o.ns_a, o.ns_b, o.ns_c}; }
+  std::vector<NsCoefficients> coefficients{NsCoefficients{}};
+  static NsParams from(const OptimizerConfig& o) { return {o.ns_method, o.ns_steps, o.ns_coefficients}; }
+  const NsCoefficients& at(int i) const { return coefficients.size() == 1 ? coefficients.front() : coefficients.at(i); }
 };
 
 namespace detail {
@@ -40,9 +46,10 @@ Mat<T> lin(const Ar& ar, double alpha, const Mat<T>& P, double beta, const Mat<T
 template <class Ar, class T = typename Ar::T>
 Mat<T> standard_loop(const Ar& ar, Mat<T> X, const NsParams& p) {
   for (int i = 0; i < p.steps; ++i) {
+    const NsCoefficients& k = p.at(i);
     const Mat<T> A = ar.xxt(X);
-    const Mat<T> B = lin(ar, p.b, A, p.c, ar.mm_sym(A, A));
-    X = lin(ar, p.a, X, 1.0, ar.mm(B, X));
+    const Mat<T> B = lin(ar, k.b, A, k.c, ar.mm_sym(A, A));
+    X = lin(ar, k.a, X, 1.0, ar.mm(B, X));
   }
   return X;
 }
@@ -54,22 +61,23 @@ Mat<T> gram_loop(const Ar& ar, Mat<T> X, const NsParams& p) {
   Mat<T> R = ar.xxt(X), Q;
   bool have_q = false;
   for (int i = 0; i < p.steps; ++i) {
+    const NsCoefficients& k = p.at(i);
     if (i == 2) {
       X = ar.mm(Q, X);
       R = ar.xxt(X);
       have_q = false;
     }
-    const Mat<T> Z = lin(ar, p.b, R, p.c, ar.mm_sym(R, R));
+    const Mat<T> Z = lin(ar, k.b, R, k.c, ar.mm_sym(R, R));
     if (!have_q) {
       Q = Z;
-      for (int64_t d = 0; d < Q.rows; ++d) Q(d, d) = ar.ns(Q(d, d) + T(p.a));
+      for (int64_t d = 0; d < Q.rows; ++d) Q(d, d) = ar.ns(Q(d, d) + T(k.a));
       have_q = true;
     } else {
-      Q = lin(ar, p.a, Q, 1.0, ar.mm_sym(Z, Q));
+      Q = lin(ar, k.a, Q, 1.0, ar.mm_sym(Z, Q));
     }
     if (i < p.steps - 1 && i + 1 != 2) {
-      const Mat<T> Tm = lin(ar, p.a, R, 1.0, ar.mm_sym(Z, R));
-      R = lin(ar, p.a, Tm, 1.0, ar.mm_sym(Z, Tm));
+      const Mat<T> Tm = lin(ar, k.a, R, 1.0, ar.mm_sym(Z, R));
+      R = lin(ar, k.a, Tm, 1.0, ar.mm_sym(Z, Tm));
     }
   }
   return have_q ? ar.mm(Q, X) : X;
@@ -82,8 +90,11 @@ Mat<T> newton_schulz(const Ar& ar, const Mat<T>& U, const NsParams& given) {
   // The coefficients as the arithmetic sees them (the control: fp32 scalars). a+b+c
   // ≈ 0.70 cancels, so a coefficient rounded to fp32 moves NS(U) by ~1e-6 relative —
   // more than fp32 NS arithmetic itself (found by `muoncheck sweep`, ns_dtype fp32).
+  if (given.coefficients.empty() || (given.coefficients.size() > 1 && given.coefficients.size() != size_t(given.steps)))
+    throw Error(ErrorKind::Internal, "oracle newton_schulz: " + std::to_string(given.coefficients.size()) +
+                                         " coefficient triples for " + std::to_string(given.steps) + " iterations");
   NsParams p = given;
-  p.a = ar.scalar(given.a), p.b = ar.scalar(given.b), p.c = ar.scalar(given.c);
+  for (auto& k : p.coefficients) k = {ar.scalar(k.a), ar.scalar(k.b), ar.scalar(k.c)};
   Mat<T> X(U.rows, U.cols);
   for (size_t i = 0; i < X.a.size(); ++i) X.a[i] = ar.ns(U.a[i]);
   // The norm of an NS-dtype tensor is an NS-dtype value (fp32 accumulation inside),

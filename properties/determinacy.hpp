@@ -53,7 +53,7 @@ struct Undetermined {
 Verdict settle(Verdict determined, const Undetermined& u, const Scenario& s);
 
 // The configuration that makes the scenario's updates undetermined, as the NOTE a user reads
-// ("Gram Newton–Schulz in bf16 with 7 iterations (past its designed 5) ..."); a general text
+// ("Gram Newton–Schulz in bf16 with 7 iterations, past the 5 its one restart is placed for ..."); a general text
 // when no known cause applies.
 std::string inconclusive_cause(const Scenario& s);
 

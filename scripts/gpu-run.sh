@@ -13,17 +13,18 @@
 #       the number of GPUs (every scenario re-split to one rank per GPU) and `--comm gloo` at
 #       dp 2 and 4 (rank threads share the GPUs); logs and JSON reports land in OUTDIR.
 #
-#   on the GPU machine, with build-cuda/bundle and .whl/ds carried:  scripts/gpu-run.sh ns [OUTDIR]
-#       the Newton–Schulz benchmark route (issue 16): the NS gpu tests, bench_ns_cuda, then
-#       bench/ns_side_by_side.py (DeepSpeed's NS functions, eager and torch.compile'd, on the
-#       same shapes: the ratio per shape), then `muoncheck check --backend cuda`.
+#   on the GPU machine, with build-cuda/bundle and .whl/ds-0.19.8 carried:  scripts/gpu-run.sh ns [OUTDIR]
+#       the Newton–Schulz benchmark route (issues 16, 29): the NS gpu tests, bench_ns_cuda, then
+#       bench/ns_side_by_side.py (DeepSpeed's and torch.optim.Muon's NS functions, eager and
+#       torch.compile'd, on the same shapes: the ratios, the roofline share and the per-head
+#       traffic floor per shape), then `muoncheck check --backend cuda`.
 #       NS_BENCH_ARGS (e.g. --variants) goes to bench_ns_cuda; NS_CHECK=0 skips the check.
 #       An inductor cache from an earlier run (.whl/inductor-cache.tgz) saves compile time;
 #       the run leaves its own in OUTDIR.
 #
 #   here, when the device tool sends another checkout than this one (a helper's worktree):
 #       scripts/gpu-run.sh pack DEST     copies what `ns` needs (the bundle, this script,
-#       bench/ns_side_by_side.py, scenarios/ and golden/, the DeepSpeed sdist and any inductor
+#       bench/ns_side_by_side.py, scenarios/ and golden/, the DeepSpeed wheel or sdist and any inductor
 #       cache) into DEST, a
 #       git-ignored folder of the checkout that travels; there: (cd DEST && bash scripts/gpu-run.sh ns)
 #
@@ -205,7 +206,7 @@ ns() {
   [ -f .whl/inductor-cache.tgz ] && tar xzf .whl/inductor-cache.tgz -C "$cache"
   TORCHINDUCTOR_CACHE_DIR="$cache/inductor" TRITON_CACHE_DIR="$cache/triton" PYTHONUNBUFFERED=1 \
       timeout "${SIDE_TIMEOUT:-330}" python3 bench/ns_side_by_side.py --bench-json "$out/bench-ns.json" \
-      --deepspeed .whl/ds/deepspeed-0.19.8.tar.gz --out-json "$out/side-by-side.json" \
+      --deepspeed "$(ds_package)" --out-json "$out/side-by-side.json" \
       --out-md "$out/side-by-side.md" 2>&1 | tee -a "$log"
   echo "side by side: $((SECONDS - t)) s" | tee -a "$log"
   tar czf "$out/inductor-cache.tgz" -C "$cache" . 2>/dev/null
@@ -221,16 +222,27 @@ ns() {
   echo "total $((SECONDS - t0)) s" | tee -a "$log"
 }
 
+# DeepSpeed 0.19.8 as the side-by-side reads it: the wheel scripts/deepspeed-site.sh uses, else an sdist.
+ds_package() {
+  local f
+  for f in .whl/ds-0.19.8/deepspeed-0.19.8-py3-none-any.whl .whl/ds/deepspeed-0.19.8.tar.gz; do
+    [ -f "$f" ] && { echo "$f"; return; }
+  done
+  echo ".whl/ds-0.19.8/deepspeed-0.19.8-py3-none-any.whl"   # absent: the script says so and stops
+}
+
 # A self-contained copy of what `ns` needs, rooted at DEST.
 pack() {
   local dest=${1:?usage: scripts/gpu-run.sh pack DEST}
   set -e
-  rm -rf "$dest" && mkdir -p "$dest/build-cuda" "$dest/scripts" "$dest/bench" "$dest/.whl/ds"
+  rm -rf "$dest" && mkdir -p "$dest/build-cuda" "$dest/scripts" "$dest/bench"
   cp -r build-cuda/bundle "$dest/build-cuda/"
   cp scripts/gpu-run.sh "$dest/scripts/"
   cp bench/ns_side_by_side.py "$dest/bench/"
   cp -r scenarios golden "$dest/"            # what `muoncheck check` reads from its working directory
-  cp .whl/ds/deepspeed-0.19.8.tar.gz "$dest/.whl/ds/"
+  local ds
+  ds=$(ds_package)
+  mkdir -p "$dest/$(dirname "$ds")" && cp "$ds" "$dest/$ds"
   [ ! -f .whl/inductor-cache.tgz ] || cp .whl/inductor-cache.tgz "$dest/.whl/"
   du -sh "$dest"
 }

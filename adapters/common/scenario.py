@@ -51,7 +51,10 @@ class Scenario:
         self.optimizer = o
         self.lr, self.momentum, self.nesterov = float(o["lr"]), float(o["momentum"]), bool(o["nesterov"])
         self.momentum_form, self.ns_method, self.ns_steps = o["momentum_form"], o["ns_method"], int(o["ns_steps"])
-        self.ns_coefficients = [float(c) for c in o["ns_coefficients"]]
+        # every iteration's (a, b, c), as muoncheck resolved them (a schedule name or one triple expanded);
+        # ns_coefficients: the one triple all iterations share, None for a per-iteration schedule
+        self.ns_iterations = [tuple(float(c) for c in k) for k in resolved["ns_coefficients"]]
+        self.ns_coefficients = list(self.ns_iterations[0]) if len(set(self.ns_iterations)) == 1 else None
         self.ns_dtype, self.scale_rule = o["ns_dtype"], o["scale_rule"]
         self.weight_decay, self.per_head = float(o["weight_decay"]), bool(o["per_head"])
         self.adam = dict(o["adam"])

@@ -40,7 +40,7 @@ def check_runnable(s, deepspeed):
                           f"scripts/deepspeed-run.sh starts dp-{s.dp} scenarios under torchrun --nproc-per-node {s.dp}")
     if s.momentum_form != "ema" or not s.nesterov:
         raise Unsupported("DeepSpeed's Muon is EMA momentum with Nesterov only")
-    if s.ns_steps != 5 or [round(c, 4) for c in s.ns_coefficients] != [3.4445, -4.775, 2.0315]:
+    if s.ns_steps != 5 or s.ns_coefficients is None or [round(c, 4) for c in s.ns_coefficients] != [3.4445, -4.775, 2.0315]:
         raise Unsupported("DeepSpeed's Muon has fixed NS steps (5) and coefficients")
     if s.scale_rule != "deepspeed":
         raise Unsupported(f"scale_rule {s.scale_rule}: DeepSpeed scales by sqrt(max(1, rows/cols))")

@@ -54,6 +54,9 @@ def check_runnable(s, world_size):
         raise Unsupported("optimizer.momentum_form sum: torch.optim.Muon's momentum is an EMA (buf.lerp_(g, 1-beta))")
     if s.ns_method != "standard":
         raise Unsupported(f"optimizer.ns_method {s.ns_method}: torch.optim.Muon runs the standard quintic NS loop")
+    if s.ns_coefficients is None:
+        raise Unsupported("optimizer.ns_coefficients: a per-iteration schedule; torch.optim.Muon takes one "
+                          "(a, b, c) for every iteration")
     if s.ns_dtype != "bf16":
         raise Unsupported(f"optimizer.ns_dtype {s.ns_dtype}: torch.optim.Muon's NS computes in bf16")
     if s.scale_rule == "spectral" and "spectral_unclamped" not in inspect.getsource(torch.optim._muon):

@@ -1,9 +1,11 @@
 // Newton–Schulz on one GPU: ms per call (5 steps) for 1024², 4096², 4096×14336 and per-head
-// 64×(128×4096), standard bf16 and (non-square) gram fp16, median of 5 repetitions; the
+// 64×(128×4096), standard bf16 and (non-square) gram fp16, median of 5 repetitions (each named
+// per-iteration schedule too, `ns_standard_bf16_NAME/…`, as many steps as it has, median of 3); the
 // rate counted as the algorithm's GEMMs in full (2·M·N·K each, "TFLOP/s") and as the GEMM
 // work actually issued once symmetric products compute one triangle ("issued TFLOP/s");
 // beside it the plain cuBLAS GEMMs of the standard algorithm's shapes in full, in the same
-// process. Times are CUDA events around one NS call (UseManualTime); inputs are seeded
+// process; the counter "roofline GFLOP" is one call's flops with symmetric products as exact
+// triangles (bench/ns_side_by_side.py checks its own count against it). Times are CUDA events around one NS call (UseManualTime); inputs are seeded
 // uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
 // 64…512, halves of 1…4 levels) and the default without graphs, one repetition each.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
@@ -18,6 +20,7 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include "core/ns_schedules.hpp"
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/device_buffer.hpp"
 #include "impl/math/cuda/device_info.hpp"
@@ -75,6 +78,15 @@ NsConfig config(NsMethod method, DType t) {
   return c;
 }
 
+NsConfig scheduled(NsMethod method, DType t, const NsSchedule& sch) {
+  OptimizerConfig o;
+  o.ns_method = method;
+  o.ns_dtype = t;
+  o.ns_coefficients = sch.coefficients;
+  o.ns_steps = static_cast<int>(sch.coefficients.size());
+  return NsConfig::from(o);
+}
+
 // Seeded uniform values in [-1, 1), converted on the device to the NS dtype.
 void fill(void* x, int64_t n, DType t, uint32_t seed) {
   std::vector<float> host(static_cast<size_t>(n));
@@ -88,8 +100,8 @@ void fill(void* x, int64_t n, DType t, uint32_t seed) {
   check(cudaStreamSynchronize(gpu().stream), "cudaStreamSynchronize");
 }
 
-void ns(benchmark::State& state, Shape sh, NsMethod method, DType t, cuda::NsOptions options) {
-  const NsConfig cfg = config(method, t);
+void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options) {
+  const DType t = cfg.dtype;
   cuda::DeviceBuffer x;
   x.reserve(static_cast<size_t>(dtype_bytes(t)) * sh.batch * sh.m * sh.n);
   fill(x.get(), sh.batch * sh.m * sh.n, t, 8600);
@@ -99,6 +111,7 @@ void ns(benchmark::State& state, Shape sh, NsMethod method, DType t, cuda::NsOpt
   const cuda::NsFlops f = cuda::NsDevice::flops(sh.batch, sh.m, sh.n, cfg, options);
   state.counters["TFLOP/s"] = benchmark::Counter(f.nominal / 1e12, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["issued TFLOP/s"] = benchmark::Counter(f.issued / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["roofline GFLOP"] = f.symmetric / 1e9;   // per call, symmetric products as triangles
 }
 
 // The standard NS's GEMMs, issued plainly: per step XXᵀ (m×m, K=n), A·A (m³), B·X (m×n, K=m).
@@ -175,8 +188,8 @@ bool take_flag(int* argc, char** argv, const std::string& flag) {
   return false;
 }
 
-void register_ns(const std::string& name, const Shape& sh, NsMethod method, DType t, cuda::NsOptions o, int reps) {
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), ns, sh, method, t, o);
+void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, cuda::NsOptions o, int reps) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), ns, sh, cfg, o);
   b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(reps > 1 ? 0.2 : 0.1);
   if (reps > 1) b->Repetitions(reps);
 }
@@ -190,13 +203,21 @@ int main(int argc, char** argv) {
   const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
   for (const Shape& sh : kShapes) {
     const std::string s = sh.name;
-    register_ns("ns_standard_bf16/" + s, sh, NsMethod::standard, DType::bf16, {}, 5);
+    register_ns("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16), {}, 5);
     benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
-    if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s, sh, NsMethod::gram, DType::fp16, {}, 5);
+    if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16), {}, 5);
     for (const Variant& v : vs) {
-      register_ns("ns_standard_bf16/" + s + "/" + v.name, sh, NsMethod::standard, DType::bf16, v.options, 1);
-      if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s + "/" + v.name, sh, NsMethod::gram, DType::fp16, v.options, 1);
+      register_ns("ns_standard_bf16/" + s + "/" + v.name, sh, config(NsMethod::standard, DType::bf16), v.options, 1);
+      if (sh.m != sh.n)
+        register_ns("ns_gram_fp16/" + s + "/" + v.name, sh, config(NsMethod::gram, DType::fp16), v.options, 1);
+    }
+    // The named per-iteration schedules (core/ns_schedules.hpp): the same kernels with each
+    // iteration's scalars, as many iterations as the schedule has.
+    for (const auto& sch : ns_schedules()) {
+      register_ns("ns_standard_bf16_" + sch.name + "/" + s, sh, scheduled(NsMethod::standard, DType::bf16, sch), {}, 3);
+      if (sh.m != sh.n)
+        register_ns("ns_gram_fp16_" + sch.name + "/" + s, sh, scheduled(NsMethod::gram, DType::fp16, sch), {}, 3);
     }
   }
   TableReporter table;

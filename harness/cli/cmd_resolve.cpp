@@ -39,7 +39,8 @@ Command resolve_command() {
        "llama preset expanded, each parameter's matrix view, SPEC tagging (use_muon, tag_heads) and the\n"
        "lr_scale / weight_decay / lr_schedule its group gives it, the global batch, and always (the\n"
        "canonical scenario omits them at their defaults) engine_path {offload_optimizer, compile},\n"
-       "lr_schedule and checkpoint (null, or save_after_step and the resume engine dp/stage/gas).\n"
+       "lr_schedule, checkpoint (null, or save_after_step and the resume engine dp/stage/gas) and\n"
+       "ns_coefficients: one [a, b, c] per NS iteration (a named schedule or a single triple expanded).\n"
        "Format muoncheck-resolved-scenario/1; the adapters read it (adapters/common/scenario.py).",
        options({"out/resolved", "scenarios"})},
       run);

@@ -10,7 +10,8 @@ Scenario into_deepspeed_region(Scenario s, int dp) {
   o.momentum_form = MomentumForm::ema;
   o.nesterov = true;
   o.ns_steps = 5;
-  o.ns_a = 3.4445, o.ns_b = -4.7750, o.ns_c = 2.0315;
+  o.ns_coefficients = {NsCoefficients{}};   // DeepSpeed's fixed quintic
+  o.ns_schedule.clear();
   o.ns_dtype = o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16;   // what DeepSpeed's NS computes in
   o.scale_rule = ScaleRule::deepspeed;
   o.groups.clear();

@@ -45,6 +45,7 @@ nlohmann::json resolved_scenario_json(const Scenario& s) {
           {"global_batch", static_cast<int64_t>(e.dp) * e.gas * e.micro_batch},
           {"engine_path", {{"offload_optimizer", to_string(e.offload_optimizer)}, {"compile", e.compile}}},
           {"lr_schedule", full_schedule(s.optimizer.lr_schedule)},
+          {"ns_coefficients", ns_iterations_json(s.optimizer)},
           {"checkpoint", checkpoint_json(s)}};
 }
 

@@ -136,6 +136,12 @@ const std::vector<FaultInfo>& fault_catalogue() {
        {"checkpoint-resume-z1"}, "two Adam steps before the save",
        {"checkpoint-resume-exact"},
        "checkpoint", true},
+      {Fault::ns_schedule_stale_last, "ns-schedule-stale-last", "per-iteration NS schedules",
+       "the last Newton-Schulz iteration reuses the previous iteration's coefficients (an off-by-one in the schedule)",
+       {"impl/zero/engine_setup.cpp"},
+       {"ns-schedule-quintic-z1", "ns-schedule-polar-express-per-head"}, "both run a named per-iteration schedule",
+       {"trajectory-conforms", "step-conforms"},
+       "ns-schedule", true},
   };
   return catalogue;
 }

@@ -40,6 +40,7 @@ enum class Fault {
   resume_momentum_lost,
   resume_wrong_partition,
   resume_adam_step_reset,
+  ns_schedule_stale_last,
 };
 
 struct FaultInfo {

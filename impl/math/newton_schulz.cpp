@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <string>
 
+#include "core/error.hpp"
 #include "impl/math/lowp.hpp"
 
 namespace muoncheck::impl {
@@ -12,11 +14,19 @@ NsConfig NsConfig::from(const OptimizerConfig& o) {
   NsConfig c;
   c.method = o.ns_method;
   c.steps = o.ns_steps;
-  c.a = static_cast<float>(o.ns_a);
-  c.b = static_cast<float>(o.ns_b);
-  c.c = static_cast<float>(o.ns_c);
+  c.coefficients.clear();
+  for (const auto& k : o.ns_coefficients)
+    c.coefficients.push_back({static_cast<float>(k.a), static_cast<float>(k.b), static_cast<float>(k.c)});
   c.dtype = o.ns_dtype;
   return c;
+}
+
+const NsTriple& NsConfig::at(int iteration) const {
+  if (coefficients.size() == 1) return coefficients.front();
+  if (coefficients.size() != static_cast<size_t>(steps) || iteration < 0 || iteration >= steps)
+    throw Error(ErrorKind::Internal, "NsConfig: iteration " + std::to_string(iteration) + " of " + std::to_string(steps) +
+                                         " with " + std::to_string(coefficients.size()) + " coefficient triples");
+  return coefficients[static_cast<size_t>(iteration)];
 }
 
 namespace {
@@ -36,9 +46,10 @@ Mat normalized(const Mat& u, DType t) {
 Mat standard_loop(Mat x, const NsConfig& cfg) {
   const DType t = cfg.dtype;
   for (int i = 0; i < cfg.steps; ++i) {
+    const NsTriple& k = cfg.at(i);
     const Mat a = gram(x, t);
-    const Mat b = axpby(cfg.b, a, cfg.c, matmul(a, a, t), t);
-    x = axpby(cfg.a, x, 1.0f, matmul(b, x, t), t);
+    const Mat b = axpby(k.b, a, k.c, matmul(a, a, t), t);
+    x = axpby(k.a, x, 1.0f, matmul(b, x, t), t);
   }
   return x;
 }
@@ -55,16 +66,17 @@ Mat gram_loop(Mat x, const NsConfig& cfg) {
   Mat r = gram(x, t);
   std::optional<Mat> q;
   for (int i = 0; i < cfg.steps; ++i) {
+    const NsTriple& k = cfg.at(i);
     if (i == 2) {                                     // restart: fold Q into X
       if (q) x = matmul(*q, x, t);
       r = gram(x, t);
       q.reset();
     }
-    const Mat z = axpby(cfg.b, r, cfg.c, matmul(r, r, t), t);
-    q = q ? axpby(cfg.a, *q, 1.0f, matmul(z, *q, t), t) : identity_plus(z, cfg.a, t);
+    const Mat z = axpby(k.b, r, k.c, matmul(r, r, t), t);
+    q = q ? axpby(k.a, *q, 1.0f, matmul(z, *q, t), t) : identity_plus(z, k.a, t);
     if (i < cfg.steps - 1 && i + 1 != 2) {
-      const Mat tt = axpby(cfg.a, r, 1.0f, matmul(z, r, t), t);
-      r = axpby(cfg.a, tt, 1.0f, matmul(z, tt, t), t);
+      const Mat tt = axpby(k.a, r, 1.0f, matmul(z, r, t), t);
+      r = axpby(k.a, tt, 1.0f, matmul(z, tt, t), t);
     }
   }
   return q ? matmul(*q, x, t) : x;

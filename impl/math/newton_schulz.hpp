@@ -12,12 +12,19 @@
 
 namespace muoncheck::impl {
 
+// One iteration's coefficients as the kernels take them (fp32 scalars).
+struct NsTriple {
+  float a = 3.4445f, b = -4.7750f, c = 2.0315f;
+};
+
+// coefficients: one triple for every iteration, or one per iteration (steps of them).
 struct NsConfig {
   NsMethod method = NsMethod::gram;
   int steps = 5;
-  float a = 3.4445f, b = -4.7750f, c = 2.0315f;
+  std::vector<NsTriple> coefficients{NsTriple{}};
   DType dtype = DType::fp16;
   static NsConfig from(const OptimizerConfig& o);
+  const NsTriple& at(int iteration) const;   // throws Internal outside the list
 };
 
 // NS(U) for an m×n matrix; the result holds values of ns_dtype.

@@ -24,6 +24,15 @@ float initial_value(const Scenario& s, const ParamHandle& p, int64_t f) {
                                                  static_cast<int>(p.ds_shape.size()), mv.cols));
 }
 
+// The engine's NS configuration. Fault ns-schedule-stale-last: the last iteration of a
+// per-iteration schedule takes the triple before it.
+NsConfig ns_config_for(const Scenario& s, const FaultSet& faults) {
+  NsConfig c = NsConfig::from(s.optimizer);
+  if (faults.has(Fault::ns_schedule_stale_last) && c.coefficients.size() > 1)  // CHECK_EXCL_BR_LINE: fault path
+    c.coefficients.back() = c.coefficients[c.coefficients.size() - 2];
+  return c;
+}
+
 }  // namespace
 
 RankEngine::RankEngine(const Scenario& s, const FaultSet& faults, Communicator& comm, Compute& math)
@@ -35,7 +44,7 @@ RankEngine::RankEngine(const Scenario& s, const FaultSet& faults, Communicator& 
       dp_(comm.size()),
       stage_(s.engine.stage),
       layout_(numels_of(s), comm.size()),
-      ns_(NsConfig::from(s.optimizer)),
+      ns_(ns_config_for(s, faults)),
       placement_({}, 1),
       scaler_(s.loss_scaler, faults) {
   if (dp_ != s.engine.dp)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/ns_schedules.hpp"
 #include "properties/generators/choice.hpp"
 #include "properties/generators/model_gen.hpp"
 
@@ -113,7 +114,7 @@ rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f) {
     o.ns_steps = o.ns_method == NsMethod::standard ? *weighted<int>({{70, 5}, {10, 1}, {10, 3}, {10, 8}})
                  : o.ns_dtype == DType::fp16        ? *weighted<int>({{75, 5}, {12, 1}, {13, 3}})
                                                     : *weighted<int>({{55, 5}, {10, 1}, {10, 3}, {8, 6}, {7, 7}, {10, 8}});
-    if (*chance(15)) o.ns_a = 1.5, o.ns_b = -0.5, o.ns_c = 0.0;   // the cubic iteration
+    if (*chance(15)) o.ns_coefficients = {{1.5, -0.5, 0.0}};   // the cubic iteration
     o.scale_rule = *weighted<ScaleRule>({{50, ScaleRule::deepspeed}, {25, ScaleRule::moonlight}, {25, ScaleRule::spectral}});
     o.weight_decay = *weighted<double>({{60, 0.0}, {20, 0.01}, {20, 0.1}});
     o.per_head = f.per_head || *chance(25);
@@ -136,6 +137,19 @@ rc::Gen<OptimizerConfig> optimizer(const ModelSpec& m, const Focus& f) {
       if (mode > 0)
         o.clip = {*weighted<double>({{30, 1e-2}, {20, 1e-3}, {20, 0.1}, {20, 1.0}, {10, 10.0}}),
                   mode == 1 ? ClipMode::raw_grad : ClipMode::update};
+    }
+    // A named per-iteration schedule (drawn last, so the draws above keep their values): its
+    // length is the iteration count. Gram NS in 16 bits takes only 5-iteration ones: past 5 its
+    // one restart no longer holds the rounding error (Polar Express's 8 in bf16 are undetermined,
+    // docs/invariants.md), and in fp16 R overflows (see above).
+    if (f.ns_schedule || *chance(10)) {
+      std::vector<std::pair<int, const NsSchedule*>> fit;
+      for (const auto& sch : ns_schedules())
+        if (o.ns_method != NsMethod::gram || o.ns_dtype == DType::fp32 || sch.coefficients.size() <= 5) fit.push_back({1, &sch});
+      const NsSchedule* sch = *weighted<const NsSchedule*>(fit);
+      o.ns_schedule = sch->name;
+      o.ns_coefficients = sch->coefficients;
+      o.ns_steps = static_cast<int>(sch->coefficients.size());
     }
     return o;
   });

@@ -43,6 +43,7 @@ bool apply_flag(Focus& f, std::string_view flag) {
   else if (flag == "scaler-growth") field = &Focus::scaler_growth;
   else if (flag == "schedule") field = &Focus::schedule;
   else if (flag == "checkpoint") field = &Focus::checkpoint;
+  else if (flag == "ns-schedule") field = &Focus::ns_schedule;
   else return false;
   f.*field = true;
   return true;

@@ -25,12 +25,13 @@ struct Focus {
                                     // an overflow can spend the counter before a growth
   bool schedule = false;            // a group lr_schedule that differs from the optimizer's at step 0
   bool checkpoint = false;          // a checkpoint-resume, mostly at another dp or stage
+  bool ns_schedule = false;         // per-iteration NS coefficients (a named schedule)
 };
 
 // A focus from space-separated clauses, each narrowing the general generator: a bound
 // `stage>=N`, `stage<=N`, `dp>=N`, `gas>=N`, or a flag named like the field it sets
 // (`zero-init`, `per-head`, `mixed-shapes`, `groups`, `low-precision-comm`, `injection`,
-// `loss-scaler`, `clip`, `small-buckets`, `scaler-growth`, `schedule`, `checkpoint`). Throws Error{Internal} on any
+// `loss-scaler`, `clip`, `small-buckets`, `scaler-growth`, `schedule`, `checkpoint`, `ns-schedule`). Throws Error{Internal} on any
 // other clause: clauses come from the fault catalogue, not from the user.
 Focus focus_from_clauses(std::string_view label, std::string_view clauses);
 

@@ -3,7 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "core/error.hpp"
+#include "core/ns_schedules.hpp"
 #include "core/scenario_io.hpp"
 
 using muoncheck::Error;
@@ -295,6 +298,79 @@ TEST(ScenarioAdditions, EngineKnobsAreChecked) {
   EXPECT_THAT(::error_of(j), AllOf(HasSubstr("/engine/offload_optimizer"), HasSubstr("cpu")));
   j["engine"] = {{"compile", "yes"}};
   EXPECT_THAT(::error_of(j), HasSubstr("/engine/compile"));
+}
+
+
+// NS coefficient schedules (docs/scenario-format.md): a triple, a list of ns_steps triples, or a
+// schedule's name; errors name the file, the field (with the element's index) and what was expected.
+json with_coefficients(const json& coefficients) {
+  auto j = two_params();
+  j["optimizer"] = {{"ns_coefficients", coefficients}};
+  return j;
+}
+
+TEST(NsCoefficients, ATripleIsEveryIterationsAndWritesAsBefore) {
+  const auto s = parse_scenario(with_coefficients({1.5, -0.5, 0.0}), "t.json");
+  ASSERT_EQ(s.optimizer.ns_coefficients.size(), 1u);
+  EXPECT_EQ(s.optimizer.ns_steps, 5);
+  EXPECT_DOUBLE_EQ(ns_coefficients_at(s.optimizer, 4).a, 1.5);
+  EXPECT_EQ(scenario_to_json(s)["optimizer"]["ns_coefficients"], json({1.5, -0.5, 0.0}));
+  // The default triple said out loud is the same scenario.
+  EXPECT_EQ(scenario_hash(parse_scenario(with_coefficients({3.4445, -4.775, 2.0315}), "t.json")),
+            scenario_hash(parse_scenario(two_params(), "t.json")));
+}
+
+TEST(NsCoefficients, AListGivesEachIterationItsTripleAndTheCount) {
+  const json list = {{1, 2, 3}, {4, 5, 6}, {7, 8, 9}};
+  const auto s = parse_scenario(with_coefficients(list), "t.json");
+  EXPECT_EQ(s.optimizer.ns_steps, 3);   // absent ns_steps: the list's length
+  EXPECT_DOUBLE_EQ(ns_coefficients_at(s.optimizer, 1).b, 5.0);
+  EXPECT_DOUBLE_EQ(ns_coefficients_at(s.optimizer, 2).c, 9.0);
+  EXPECT_THROW(ns_coefficients_at(s.optimizer, 3), Error);
+  const auto again = parse_scenario(scenario_to_json(s), "t.json");
+  EXPECT_EQ(scenario_to_json(again), scenario_to_json(s));
+  EXPECT_EQ(ns_iterations_json(s.optimizer), list);
+  EXPECT_NE(scenario_hash(s), scenario_hash(parse_scenario(two_params(), "t.json")));
+}
+
+TEST(NsCoefficients, ANamedScheduleIsItsPublishedListAndStaysANameInTheCanonicalJson) {
+  const auto s = parse_scenario(with_coefficients("polar_express"), "t.json");
+  EXPECT_EQ(s.optimizer.ns_steps, 8);
+  EXPECT_EQ(s.optimizer.ns_schedule, "polar_express");
+  EXPECT_DOUBLE_EQ(ns_coefficients_at(s.optimizer, 0).a, 8.2051);
+  EXPECT_DOUBLE_EQ(ns_coefficients_at(s.optimizer, 7).c, 0.375);
+  EXPECT_EQ(scenario_to_json(s)["optimizer"]["ns_coefficients"], "polar_express");
+  EXPECT_EQ(scenario_hash(parse_scenario(scenario_to_json(s), "t.json")), scenario_hash(s));
+  for (const auto& sch : ns_schedules()) {   // every name loads, to its own list
+    const auto t = parse_scenario(with_coefficients(sch.name), "t.json");
+    EXPECT_EQ(t.optimizer.ns_coefficients, sch.coefficients) << sch.name;
+    EXPECT_EQ(t.optimizer.ns_steps, static_cast<int>(sch.coefficients.size())) << sch.name;
+  }
+}
+
+TEST(NsCoefficients, ErrorsNameTheFileTheFieldAndWhatWasExpected) {
+  auto steps = with_coefficients("quintic");
+  steps["optimizer"]["ns_steps"] = 6;
+  EXPECT_THAT(::error_of(steps), AllOf(HasSubstr("bad.json: at /optimizer/ns_coefficients"),
+                                       HasSubstr("one triple per iteration: 6 (ns_steps)"),
+                                       HasSubstr("got 5 triples (schedule \"quintic\")")));
+  auto list = with_coefficients({{1, 2, 3}, {4, 5, 6}});
+  list["optimizer"]["ns_steps"] = 5;
+  EXPECT_THAT(::error_of(list), AllOf(HasSubstr("/optimizer/ns_coefficients"), HasSubstr("got 2 triples")));
+  EXPECT_THAT(::error_of(with_coefficients({{1, 2, 3}, {4, 5}})),
+              AllOf(HasSubstr("/optimizer/ns_coefficients/1"), HasSubstr("a triple [a, b, c]")));
+  EXPECT_THAT(::error_of(with_coefficients({{1, 2, 3}, {4, "5", 6}})),
+              AllOf(HasSubstr("/optimizer/ns_coefficients/1/1"), HasSubstr("a finite number")));
+  EXPECT_THAT(::error_of(with_coefficients({1.0, std::nan(""), 0.0})),
+              AllOf(HasSubstr("/optimizer/ns_coefficients/1"), HasSubstr("a finite number")));
+  EXPECT_THAT(::error_of(with_coefficients({{1, 2, 3}, {4, 5, INFINITY}})),
+              AllOf(HasSubstr("/optimizer/ns_coefficients/1/2"), HasSubstr("a finite number")));
+  EXPECT_THAT(::error_of(with_coefficients("polar-express")),
+              AllOf(HasSubstr("/optimizer/ns_coefficients"), HasSubstr("\"quintic\", \"polar_express\""),
+                    HasSubstr("string \"polar-express\"")));
+  EXPECT_THAT(::error_of(with_coefficients({1, 2})), HasSubstr("/optimizer/ns_coefficients"));
+  EXPECT_THAT(::error_of(with_coefficients(json::array())), HasSubstr("/optimizer/ns_coefficients"));
+  EXPECT_THAT(::error_of(with_coefficients(json(std::vector<json>(33, json({1, 2, 3}))))), HasSubstr("at most 32 triples"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The CUDA Compute against the CPU reference: the elementwise kernels bit-identical,
-// Newton–Schulz (standard, gram, per-head batched, tall, fp32/bf16/fp16) within the
+// Newton–Schulz (standard, gram, per-head batched, tall, fp32/bf16/fp16, the named per-iteration
+// schedules) within the
 // band the CPU's own low-precision rounding sets against an fp32 reference, and
 // deterministic run to run. Label gpu: skipped without a device.
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 
 #include "gpu_skip.hpp"
 #include "relative_error.hpp"
+#include "core/ns_schedules.hpp"
 #include "impl/math/compute.hpp"
 
 namespace muoncheck::impl {
@@ -94,7 +96,19 @@ struct NsCase {
   int heads;
   NsMethod method;
   DType dtype;
+  const char* schedule = nullptr;   // a named per-iteration schedule (core/ns_schedules.hpp), else the one triple
 };
+
+NsConfig config_of(const NsCase& c) {
+  OptimizerConfig o;
+  o.ns_method = c.method;
+  o.ns_dtype = c.dtype;
+  if (c.schedule) {
+    o.ns_coefficients = find_ns_schedule(c.schedule)->coefficients;
+    o.ns_steps = static_cast<int>(o.ns_coefficients.size());
+  }
+  return NsConfig::from(o);
+}
 
 class CudaNs : public CudaCompute, public ::testing::WithParamInterface<NsCase> {};
 
@@ -103,9 +117,7 @@ TEST_P(CudaNs, StaysWithinTheCpuRoundingBandOfAnFp32Reference) {
   const NsCase c = GetParam();
   Mat u(c.rows, c.cols);
   u.v = values(c.rows * c.cols, static_cast<uint32_t>(c.rows * 131 + c.cols));
-  NsConfig cfg;
-  cfg.method = c.method;
-  cfg.dtype = c.dtype;
+  const NsConfig cfg = config_of(c);
   NsConfig ref_cfg = cfg;
   ref_cfg.dtype = DType::fp32;
   const Mat ref = cpu->orthogonalize_scaled(u, c.heads, ref_cfg, ScaleRule::deepspeed);
@@ -132,8 +144,33 @@ INSTANTIATE_TEST_SUITE_P(
                       NsCase{"per_head_4_bf16", 64, 64, 4, NsMethod::standard, DType::bf16},
                       NsCase{"per_head_8_gram_fp16", 128, 64, 8, NsMethod::gram, DType::fp16},
                       NsCase{"per_head_2_tall_fp16", 256, 64, 2, NsMethod::gram, DType::fp16},
-                      NsCase{"row_vector_bf16", 1, 64, 0, NsMethod::standard, DType::bf16}),
+                      NsCase{"row_vector_bf16", 1, 64, 0, NsMethod::standard, DType::bf16},
+                      NsCase{"wide_standard_quintic_bf16", 48, 160, 0, NsMethod::standard, DType::bf16, "quintic"},
+                      NsCase{"tall_standard_polar_express_bf16", 160, 48, 0, NsMethod::standard, DType::bf16,
+                             "polar_express"},
+                      NsCase{"wide_gram_polar_express_5_fp16", 40, 176, 0, NsMethod::gram, DType::fp16,
+                             "polar_express_5"},
+                      NsCase{"per_head_4_quintic_bf16", 64, 64, 4, NsMethod::standard, DType::bf16, "quintic"},
+                      NsCase{"per_head_8_gram_polar_express_5_fp32", 128, 64, 8, NsMethod::gram, DType::fp32,
+                             "polar_express_5"}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// A recurring run is replayed from a CUDA graph that holds each iteration's scalars: a schedule
+// that differs from the captured one in its last triple only must not replay that graph.
+TEST_F(CudaCompute, AnotherScheduleOnTheSameBuffersIsNotReplayedFromTheCapturedGraph) {
+  Mat u(48, 160);
+  u.v = values(48 * 160, 29);
+  NsCase c{"wide_gram_quintic_fp32", 48, 160, 0, NsMethod::gram, DType::fp32, "quintic"};
+  const NsConfig captured = config_of(c);
+  NsConfig last_changed = captured;
+  last_changed.coefficients.back() = last_changed.coefficients[3];
+  Mat first;
+  for (int r = 0; r < 3; ++r) first = gpu->orthogonalize_scaled(u, 0, captured, ScaleRule::deepspeed);   // eager, capture, replay
+  const Mat other = gpu->orthogonalize_scaled(u, 0, last_changed, ScaleRule::deepspeed);
+  const Mat want = cpu->orthogonalize_scaled(u, 0, last_changed, ScaleRule::deepspeed);
+  EXPECT_GT(relative_error(other.v, first.v), 1e-3) << "the second schedule ran the first one's graph";
+  EXPECT_LE(relative_error(other.v, want.v), 1e-4);
+}
 
 }  // namespace
 }  // namespace muoncheck::impl

@@ -1,12 +1,15 @@
 // Newton–Schulz properties: Gram ≡ standard in exact arithmetic (to ≥ 25 digits
 // in float128), transpose equivariance, zero in → zero out, singular values in
-// the quintic's band, per-head = NS per row block, and the three scale rules.
+// the quintic's band, per-head = NS per row block, and the three scale rules; with a
+// per-iteration schedule: Gram ≡ standard still, iteration i on triple i (a list of equal triples
+// is the single triple; a wrong last triple shows), and the iteration count the list gives.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/datagen.hpp"
+#include "core/ns_schedules.hpp"
 #include "oracle/muon.hpp"
 #include "oracle/newton_schulz.hpp"
 
@@ -76,6 +79,68 @@ TEST(OracleNs, gramEqualsStandardTo25DigitsInFloat128) {
       const double digits = -std::log10(to_double(rel_diff(g, st)));
       EXPECT_GE(digits, 25.0) << r << "x" << c << " steps " << steps;
     }
+}
+
+NsParams scheduled(NsMethod m, const std::string& name) {
+  NsParams p;
+  p.method = m;
+  p.coefficients = find_ns_schedule(name)->coefficients;
+  p.steps = static_cast<int>(p.coefficients.size());
+  return p;
+}
+
+// Gram's per-iteration form (Q ← Q(aᵢI + Zᵢ), R ← (aᵢI + Zᵢ)R(aᵢI + Zᵢ), the restart at 2) is
+// the standard loop's polynomial composition for every named schedule.
+TEST(OracleNs, gramEqualsStandardWithEverySchedule) {
+  const ExactArith<f128> ar;
+  for (const auto& sch : ns_schedules())
+    for (auto [r, c] : {std::pair<int64_t, int64_t>{12, 40}, {40, 12}}) {
+      const Mat<f128> U = sample<f128>(r, c, 11);
+      const Mat<f128> g = newton_schulz(ar, U, scheduled(NsMethod::gram, sch.name));
+      const Mat<f128> st = newton_schulz(ar, U, scheduled(NsMethod::standard, sch.name));
+      EXPECT_GE(-std::log10(to_double(rel_diff(g, st))), 25.0) << sch.name << " " << r << "x" << c;
+    }
+}
+
+TEST(OracleNs, iterationIUsesTripleI) {
+  const ExactArith<double> ar;
+  const Mat<double> U = sample<double>(10, 30, 12);
+  for (NsMethod m : {NsMethod::standard, NsMethod::gram}) {
+    NsParams same = params(m);
+    same.coefficients.assign(5, NsCoefficients{});   // five copies of the default triple
+    EXPECT_TRUE(newton_schulz(ar, U, same).a == newton_schulz(ar, U, params(m)).a) << int(m);
+    NsParams q = scheduled(m, "quintic"), stale = q;
+    stale.coefficients[4] = stale.coefficients[3];
+    EXPECT_GT(rel_diff(newton_schulz(ar, U, stale), newton_schulz(ar, U, q)), 1e-3) << int(m);
+    // The schedule's own first iteration is not the default triple's.
+    NsParams first = q;
+    first.steps = 1;
+    first.coefficients.resize(1);
+    NsParams dflt = params(m, 1);
+    EXPECT_GT(rel_diff(newton_schulz(ar, U, first), newton_schulz(ar, U, dflt)), 1e-3) << int(m);
+  }
+}
+
+// Polar Express ends on (15/8, −10/8, 3/8), the contraction towards σ = 1: after its eight
+// iterations the singular values are within 1e-2 of 1, where the default quintic leaves them in
+// its [0.6, 1.25] band.
+TEST(OracleNs, polarExpressConvergesWhereTheQuinticOscillates) {
+  const ExactArith<double> ar;
+  const Mat<double> O = newton_schulz(ar, sample<double>(16, 48, 4), scheduled(NsMethod::standard, "polar_express"));
+  const std::vector<double> ev = sym_eigenvalues(matmul(O, transpose(O)));
+  EXPECT_NEAR(std::sqrt(ev.front()), 1.0, 1e-2);
+  EXPECT_NEAR(std::sqrt(ev.back()), 1.0, 1e-2);
+}
+
+TEST(OracleNs, aListOfTheWrongLengthIsAnInternalError) {
+  NsParams p = scheduled(NsMethod::standard, "quintic");
+  p.steps = 4;
+  try {
+    newton_schulz(ExactArith<double>{}, sample<double>(4, 8, 1), p);
+    FAIL() << "5 triples for 4 iterations accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Internal);
+  }
 }
 
 TEST(OracleNs, gramAndStandardDifferOnlyByRoundingInTheControl) {

@@ -23,7 +23,7 @@ bool narrows(const Focus& f) {
   return f.min_stage != general.min_stage || f.max_stage != general.max_stage || f.min_dp != general.min_dp ||
          f.min_gas != general.min_gas || f.zero_init || f.per_head || f.mixed_shapes || f.groups ||
          f.low_precision_comm || f.injection || f.loss_scaler || f.clip || f.small_buckets || f.scaler_growth ||
-         f.schedule || f.checkpoint;
+         f.schedule || f.checkpoint || f.ns_schedule;
 }
 
 TEST(FaultCatalogue, SymptomsAreInvariantIds) {
@@ -64,7 +64,7 @@ TEST(FaultCatalogue, FocusClausesSetTheirFields) {
   EXPECT_TRUE(f.per_head);
   EXPECT_TRUE(f.scaler_growth);
   EXPECT_FALSE(f.zero_init || f.mixed_shapes || f.groups || f.low_precision_comm || f.injection || f.loss_scaler ||
-               f.clip || f.small_buckets);
+               f.clip || f.small_buckets || f.ns_schedule);
 }
 
 TEST(FaultCatalogue, AnUnknownFocusClauseIsAnInternalError) {

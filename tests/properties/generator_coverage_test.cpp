@@ -57,6 +57,7 @@ std::set<std::string> features(const Scenario& s) {
   f.insert("scale " + std::to_string(static_cast<int>(o.scale_rule)));
   f.insert(o.momentum_form == MomentumForm::ema ? "ema" : "sum");
   if (!o.nesterov) f.insert("no nesterov");
+  if (!o.ns_schedule.empty()) f.insert("ns schedule " + o.ns_schedule);
   if (o.clip.max_norm > 0) f.insert(o.clip.mode == ClipMode::raw_grad ? "clip raw_grad" : "clip update");
   if (!o.groups.empty()) f.insert("groups");
   if (o.weight_decay > 0) f.insert("weight decay");
@@ -81,7 +82,8 @@ TEST(Generators, reachEveryEdgeCaseTheSweepHuntsFor) {
       "llama preset", "per_head", "gram", "standard", "scale 0", "scale 1", "scale 2", "ema", "sum", "no nesterov",
       "clip raw_grad", "clip update", "groups", "weight decay", "scaler 0", "scaler 1", "scaler 2",
       "overflow none", "overflow one-rank-one-micro-step", "overflow every-micro-step-of-a-step",
-      "overflow consecutive-steps", "overflow natural-fp16"};
+      "overflow consecutive-steps", "overflow natural-fp16", "ns schedule quintic", "ns schedule polar_express",
+      "ns schedule polar_express_5"};
   for (const auto& w : wanted) EXPECT_GT(seen[w], 0) << "the generator never produced: " << w;
 }
 

@@ -57,6 +57,10 @@ RC_GTEST_PROP(Generators, honourEveryFaultsFocus, ()) {
   if (f.injection) RC_ASSERT(!s.overflow.empty());
   if (f.loss_scaler) RC_ASSERT(has_scale(s));
   if (f.clip) RC_ASSERT(s.optimizer.clip.max_norm > 0 && s.optimizer.clip.mode == ClipMode::raw_grad);
+  if (f.ns_schedule) {
+    RC_ASSERT(s.optimizer.ns_coefficients.size() > 1u);
+    RC_ASSERT(s.optimizer.ns_coefficients.size() == static_cast<size_t>(s.optimizer.ns_steps));
+  }
   if (f.groups) {
     RC_ASSERT(!s.optimizer.groups.empty());
     RC_ASSERT(s.optimizer.groups.front().lr_scale != 1.0);

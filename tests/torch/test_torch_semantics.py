@@ -21,6 +21,7 @@ def test_conforming_scenario_runs(thin):
 @pytest.mark.parametrize("field,value,says", [
     ("momentum_form", "sum", "momentum_form"), ("ns_method", "gram", "ns_method"), ("ns_dtype", "fp32", "ns_dtype"),
     ("per_head", True, "per_head"), ("stage", 1, "stage 1"), ("zero_init", True, "zero_init"),
+    ("ns_coefficients", None, "per-iteration schedule"),
     ("overflow", [{"step": 0}], "overflow"), ("param_dtype", "fp16", "fp16"), ("dp", 2, "engine.dp 2")])
 def test_declines_name_the_field(thin, field, value, says):
     s = copy.copy(thin)

@@ -8,7 +8,7 @@ the same hash and parameter list (every default is explicit, nothing is lost); `
 what stdout prints; the reader gives the same Scenario from the scenario file (resolving it through
 MUONCHECK) and from the resolved file; and a resolved document missing a field the reader needs
 is an error, never a default filled in by Python (the fields written beside the canonical
-scenario, engine_path / lr_schedule / checkpoint, included).
+scenario, engine_path / lr_schedule / checkpoint / ns_coefficients, included).
 """
 import json
 import os
@@ -55,7 +55,7 @@ def check(tool, path, tmp):
         bad.append("reader accepted a resolved document without optimizer.momentum")
     except KeyError:
         pass
-    for field in ("engine_path", "lr_schedule", "checkpoint"):   # written always, beside the scenario
+    for field in ("engine_path", "lr_schedule", "checkpoint", "ns_coefficients"):   # written always, beside the scenario
         broken = json.loads(json.dumps(doc))
         del broken[field]
         try:
@@ -71,6 +71,8 @@ def check(tool, path, tmp):
         bad.append("reader: the resumed engine changes the global batch")
     if bool(s.checkpoint) != ("checkpoint" in raw):
         bad.append("reader: checkpoint present in one of the scenario and the resolved document only")
+    if len(s.ns_iterations) != s.ns_steps:
+        bad.append("reader: ns_coefficients is not one triple per NS iteration")
     muon = sum(p["use_muon"] for p in doc["params"])
     print(f"{doc['scenario']['name']}: {len(doc['params'])} params ({muon} Muon), hash {doc['hash']}:",
           "match" if not bad else "MISMATCH " + "; ".join(bad))

@@ -92,9 +92,10 @@ void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfi
   void* cur = x;
   void* nxt = x2_.get();
   for (int i = 0; i < cfg.steps; ++i) {
+    const NsTriple& k = cfg.at(i);
     symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, a);   // A = XXᵀ
-    symmetric(splits_.square, batch, m, m, cfg.c, a, m, mm, a, false, m, mm, cfg.b, a, b);         // B = cA² + bA
-    apply(batch, m, n, 1.0f, b, cur, cfg.a, cur, nxt);                                              // X' = BX + aX
+    symmetric(splits_.square, batch, m, m, k.c, a, m, mm, a, false, m, mm, k.b, a, b);             // B = cA² + bA
+    apply(batch, m, n, 1.0f, b, cur, k.a, cur, nxt);                                                // X' = BX + aX
     std::swap(cur, nxt);
   }
   return cur;
@@ -117,6 +118,7 @@ void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& c
   bool have_q = false;
   symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);   // R = XXᵀ
   for (int i = 0; i < cfg.steps; ++i) {
+    const NsTriple& k = cfg.at(i);
     if (i == 2) {                                                                                // restart
       if (have_q) {
         apply(batch, m, n, 1.0f, q, cur, 0.0f, nullptr, nxt);                                    // X = QX
@@ -125,17 +127,17 @@ void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& c
       symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);
       have_q = false;
     }
-    square(cfg.c, r, r, cfg.b, r, z);                                                            // Z = cR² + bR
+    square(k.c, r, r, k.b, r, z);                                                                // Z = cR² + bR
     if (!have_q) {
-      plus_identity(dtype_, z, q, batch, m, cfg.a, stream_);                                     // Q = Z + aI
+      plus_identity(dtype_, z, q, batch, m, k.a, stream_);                                       // Q = Z + aI
       have_q = true;
     } else {
-      square(1.0f, z, q, cfg.a, q, q2);                                                          // Q = ZQ + aQ
+      square(1.0f, z, q, k.a, q, q2);                                                            // Q = ZQ + aQ
       std::swap(q, q2);
     }
     if (i < cfg.steps - 1 && i + 1 != 2) {
-      square(1.0f, z, r, cfg.a, r, t);                                                           // T = ZR + aR
-      square(1.0f, z, t, cfg.a, t, r);                                                           // R = ZT + aT
+      square(1.0f, z, r, k.a, r, t);                                                             // T = ZR + aR
+      square(1.0f, z, t, k.a, t, r);                                                             // R = ZT + aT
     }
   }
   if (!have_q) return cur;
@@ -171,27 +173,26 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
     graphs_.clear();
     sym_.clear_arrays();
   }
-  const GraphCache::Key key{address(x),
-                            static_cast<uint64_t>(batch),
-                            static_cast<uint64_t>(m),
-                            static_cast<uint64_t>(n),
-                            static_cast<uint64_t>(cfg.method),
-                            static_cast<uint64_t>(cfg.steps),
-                            bits(cfg.a),
-                            bits(cfg.b),
-                            bits(cfg.c),
-                            static_cast<uint64_t>(cfg.dtype),
-                            static_cast<uint64_t>(splits_.gram.split),
-                            static_cast<uint64_t>(splits_.gram.param),
-                            static_cast<uint64_t>(splits_.square.split),
-                            static_cast<uint64_t>(splits_.square.param),
-                            address(x2_.get()),
-                            address(a_.get()),
-                            address(b_.get()),
-                            address(q_.get()),
-                            address(q2_.get()),
-                            address(t_.get()),
-                            address(scratch_.get())};
+  GraphCache::Key key{address(x),
+                      static_cast<uint64_t>(batch),
+                      static_cast<uint64_t>(m),
+                      static_cast<uint64_t>(n),
+                      static_cast<uint64_t>(cfg.method),
+                      static_cast<uint64_t>(cfg.steps),
+                      static_cast<uint64_t>(cfg.dtype),
+                      static_cast<uint64_t>(splits_.gram.split),
+                      static_cast<uint64_t>(splits_.gram.param),
+                      static_cast<uint64_t>(splits_.square.split),
+                      static_cast<uint64_t>(splits_.square.param),
+                      address(x2_.get()),
+                      address(a_.get()),
+                      address(b_.get()),
+                      address(q_.get()),
+                      address(q2_.get()),
+                      address(t_.get()),
+                      address(scratch_.get())};
+  for (int i = 0; i < cfg.steps; ++i)   // every iteration's coefficients are baked into the graph's launches
+    for (float f : {cfg.at(i).a, cfg.at(i).b, cfg.at(i).c}) key.push_back(bits(f));
   return graphs_.run(key, stream_, [&] { return iterate(x, batch, m, n, cfg); });
 }
 
@@ -201,28 +202,32 @@ NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, co
   const double xxt = 2 * M * M * N, mmm = 2 * M * M * M, qx = 2 * M * M * N;
   const double fx = issued_fraction(s.gram, m), fm = issued_fraction(s.square, m);
   NsFlops f;
-  auto add = [&](double nominal, double fraction) {
+  auto add = [&](double nominal, double fraction, bool symmetric) {
     f.nominal += nominal * batch;
     f.issued += nominal * fraction * batch;
+    f.symmetric += nominal * (symmetric ? (M + 1) / (2 * M) : 1.0) * batch;
   };
+  auto gram = [&] { add(xxt, fx, true); };     // X·Xᵀ
+  auto square = [&] { add(mmm, fm, true); };   // an m×m polynomial in one symmetric matrix
+  auto apply = [&] { add(qx, 1.0, false); };   // B·X or Q·X
   if (cfg.method != NsMethod::gram || m == n) {
-    for (int i = 0; i < cfg.steps; ++i) add(xxt, fx), add(mmm, fm), add(qx, 1.0);
+    for (int i = 0; i < cfg.steps; ++i) gram(), square(), apply();
     return f;
   }
-  add(xxt, fx);
+  gram();
   bool have_q = false;
   for (int i = 0; i < cfg.steps; ++i) {
     if (i == 2) {
-      if (have_q) add(qx, 1.0);
-      add(xxt, fx);
+      if (have_q) apply();
+      gram();
       have_q = false;
     }
-    add(mmm, fm);                                   // Z
-    if (have_q) add(mmm, fm);                       // ZQ
+    square();                                   // Z
+    if (have_q) square();                       // ZQ
     have_q = true;
-    if (i < cfg.steps - 1 && i + 1 != 2) add(mmm, fm), add(mmm, fm);
+    if (i < cfg.steps - 1 && i + 1 != 2) square(), square();
   }
-  if (have_q) add(qx, 1.0);
+  if (have_q) apply();
   return f;
 }
 

@@ -15,7 +15,8 @@
 // each computed element is still one fp32-accumulated dot over the full K, rounded once. The
 // batch is the per-head split (one call over all heads). A run that recurs (same addresses,
 // shape and configuration) is replayed as a CUDA graph from its second occurrence
-// (graph_cache.hpp). Runs are bit-identical run to run.
+// (graph_cache.hpp). Runs are bit-identical run to run. Iteration i takes cfg.at(i): a
+// per-iteration schedule changes only the scalars of its launches (they are part of the graph key).
 #pragma once
 #include <cstdint>
 
@@ -44,9 +45,11 @@ struct NsOptions {
 SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k);
 
 // The GEMM work of one run: nominal counts every product in full (2·M·N·K each, the
-// algorithm's flops); issued counts what the symmetric splits actually launch.
+// algorithm's flops); issued counts what the symmetric splits actually launch; symmetric counts
+// each symmetric product as its exact lower triangle with the diagonal, m(m+1)·K (the roofline's
+// numerator; bench/ns_side_by_side.py's ns_flops is the same count).
 struct NsFlops {
-  double nominal = 0, issued = 0;
+  double nominal = 0, issued = 0, symmetric = 0;
 };
 
 class NsDevice {

@@ -1,0 +1,96 @@
+"""bench/ns_side_by_side.py on the CPU with tiny shapes: the GPU run's code (DeepSpeed's and
+torch.optim.Muon's NS eager and torch.compile'd, the GEMM rate, the copy bandwidth, the roofline
+and traffic columns, the JSON report and its table) runs end to end here, so a device run cannot
+fail on a typo. DeepSpeed's columns need its wheel (.whl/ds-0.19.8/, scripts/deepspeed-site.sh);
+without it they stay empty and the rest still runs."""
+import glob
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "bench", "ns_side_by_side.py")
+SHAPES = "8x8,8x24,2x4x16"
+
+
+def side_by_side():
+    spec = importlib.util.spec_from_file_location("ns_side_by_side", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def bench_json(path, mod, shapes, wrong_flops_for):
+    """bench_ns_cuda's --benchmark_out format: a median aggregate per benchmark with its counter."""
+    benchmarks = []
+    for prefix, method, _, _, square_too in mod.CONFIGS:
+        for name, batch, m, n in shapes:
+            if m == n and not square_too:
+                continue
+            run = f"{prefix}/{name}"
+            flop = mod.ns_flops(method, batch, m, n) * (2 if run == wrong_flops_for else 1)
+            for agg, ms in (("mean", 0.5), ("median", 0.25), ("stddev", 0.0)):
+                benchmarks.append({"name": f"{run}/repeats:5/manual_time_{agg}", "run_name": f"{run}/repeats:5/manual_time",
+                                   "run_type": "aggregate", "aggregate_name": agg, "real_time": ms, "time_unit": "ms",
+                                   "roofline GFLOP": 0.0 if agg == "stddev" else flop / 1e9})
+    with open(path, "w") as f:
+        json.dump({"context": {"host_name": "test"}, "benchmarks": benchmarks}, f)
+
+
+def test_flop_model_counts_symmetric_products_as_triangles():
+    mod = side_by_side()
+    m = 4096
+    per_iteration = m * (m + 1) * m * 2 + 2 * m ** 3   # XXᵀ and A² as triangles, BX in full
+    assert mod.ns_flops("standard", 1, m, m) == 5 * per_iteration
+    assert abs(mod.ns_flops("standard", 1, m, m) / 1e12 - 1.3746) < 1e-3   # the issue's ≈ 1.37 TFLOP
+    # gram on a square matrix is the standard loop; on a wide one fewer X-sized products
+    assert mod.ns_flops("gram", 1, 64, 64) == mod.ns_flops("standard", 1, 64, 64)
+    assert mod.ns_flops("gram", 3, 128, 4096) == 3 * mod.ns_flops("gram", 1, 128, 4096)
+    assert mod.ns_flops("gram", 1, 128, 4096) < mod.ns_flops("standard", 1, 128, 4096)
+    launched, fused = mod.traffic_passes("standard", 128, 4096)
+    assert launched == (23, 30) and fused == (16, 0)
+    (gx, _), (fx, _) = mod.traffic_passes("gram", 128, 4096)
+    assert fx < gx < launched[0]
+
+
+def test_help_renders():
+    r = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0 and "--roofline-target" in r.stdout, r.stderr[-2000:]
+
+
+def test_runs_on_cpu_and_writes_the_report(tmp_path):
+    mod = side_by_side()
+    shapes = mod.parse_shapes(SHAPES)
+    bench = tmp_path / "bench.json"
+    bench_json(bench, mod, shapes, wrong_flops_for="ns_gram_fp16/8x24")
+    out_json, out_md = tmp_path / "side.json", tmp_path / "side.md"
+    cmd = [sys.executable, SCRIPT, "--bench-json", str(bench), "--device", "cpu", "--shapes", SHAPES,
+           "--gemm-size", "32", "--copy-mib", "1", "--iters", "2", "--warmup", "1", "--compile-backend", "eager",
+           "--out-json", str(out_json), "--out-md", str(out_md)]
+    wheels = glob.glob(os.path.join(ROOT, ".whl", "ds-0.19.8", "deepspeed-*.whl"))
+    if wheels:
+        cmd += ["--deepspeed", wheels[0]]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    report = json.loads(out_json.read_text())
+    rows = report["rows"]
+    assert [(x["shape"], x["method"]) for x in rows] == [
+        ("8x8", "standard"), ("8x24", "standard"), ("per_head_2x4x16", "standard"),
+        ("8x24", "gram"), ("per_head_2x4x16", "gram")]
+    for x in rows:
+        assert x["ours_ms"] == 0.25
+        assert x["torch_eager_ms"] > 0 and x["torch_compiled_ms"] > 0, x
+        assert x["tflop"] * 1e12 == mod.ns_flops(x["method"], x["batch"], x["m"], x["n"])
+        assert x["roofline_pct"] == pytest.approx(100 * x["ours_tflops"] / x["gemm_tflops"])
+        assert (x["ds_eager_ms"] > 0) == bool(wheels)
+        assert ("traffic_fused_ms" in x) == (x["batch"] > 1)
+    mismatched = [x["shape"] + " " + x["method"] for x in rows if "flop_model_mismatch" in x]
+    assert mismatched == ["8x24 gram"], "the bench's own flop count must be compared, and only the wrong one flagged"
+    assert report["meta"]["gemm_tflops"]["bfloat16"] > 0 and report["meta"]["copy_gbps"] > 0
+    assert set(report["met"]) == {"ds", "torch", "roofline"}
+    table = out_md.read_text()
+    assert "| per_head_2x4x16 | gram |" in table and "torch compiled" in table
