@@ -69,6 +69,10 @@ def check_engine_path(s):
         raise Unsupported("engine.offload_optimizer: DeepSpeed offloads the optimizer only under ZeRO")
     if s.checkpoint and s.overflow:
         raise Unsupported("checkpoint with overflow injections: not mapped by this adapter")
+    if s.overflow and s.param_dtype == "fp32":
+        raise Unsupported("overflow injection at fp32: DeepSpeed checks gradients for overflow only under fp16 or bf16 "
+                          "(engine._configure_zero_optimizer sets check_grad_overflow False for fp32; stage 0 steps "
+                          "the optimizer unchecked), so a non-finite gradient is applied by design, not skipped")
     if s.lr_schedule["shape"] != "constant" or any("lr_schedule" in g for g in s.groups):
         if s.loss_scaler["type"] == "dynamic":
             raise Unsupported("lr_schedule with a dynamic loss scaler: DeepSpeed steps the scheduler only after an "
