@@ -21,7 +21,9 @@ std::string param_role(const Scenario& s, const std::string& name) {
 }
 
 // "worst at step 3 param NAME momentum (not exported by the implementation): error ..." ->
-// "momentum (not exported by the implementation) of a Muon matrix", plus what the trace lacked.
+// "momentum (not exported by the implementation) of a Muon matrix". What the trace lacks as a whole
+// ("the trace shows no momentum") is left out: it follows from the case (no AdamW param, no state
+// the adapter can read there), not from the defect.
 std::string trajectory_symptom(const Scenario& s, const std::string& message) {
   if (message.rfind("the implementation failed", 0) == 0) return "the implementation failed";
   const size_t at = message.find(" param ");
@@ -29,12 +31,8 @@ std::string trajectory_symptom(const Scenario& s, const std::string& message) {
   const size_t name_start = at + 7, name_end = message.find(' ', name_start);
   if (name_end == std::string::npos) return "unparsed worst tensor";
   const size_t kind_end = message.find(':', name_end);
-  std::string out = message.substr(name_end + 1, kind_end - name_end - 1) + " of " +
-                    param_role(s, message.substr(name_start, name_end - name_start));
-  for (const char* lacks : {"momentum", "adam_moments"})
-    if (message.find(std::string("the trace shows no ") + lacks) != std::string::npos)
-      out += std::string("; no ") + lacks + " traced";
-  return out;
+  return message.substr(name_end + 1, kind_end - name_end - 1) + " of " +
+         param_role(s, message.substr(name_start, name_end - name_start));
 }
 
 // "step 0 NAME: 1 NS calls, expected 0 (skipped step); ..." -> "NS on a skipped step".

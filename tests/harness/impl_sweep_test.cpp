@@ -147,7 +147,7 @@ TEST(FailureSymptom, namesTheTensorAndItsRoleTheMiscountAndTheStages) {
             "trajectory-conforms: momentum of a Muon matrix");
   EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
                             "worst at step 2 param l0.norm.weight weight: error 1 vs control 1; the trace shows no momentum"),
-            "trajectory-conforms: weight of an AdamW param; no momentum traced");
+            "trajectory-conforms: weight of an AdamW param");
   EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
                             "worst at step 1 param l2.conv.weight momentum (not exported by the implementation): error inf"),
             "trajectory-conforms: momentum (not exported by the implementation) of a Muon weight of rank 4");
