@@ -13,7 +13,11 @@ at all) shows the same; under Muon it is the AdamW half (embeddings, norms, bias
 
 Standalone: torch + deepspeed only; one process (GPU, or CPU with DS_ACCELERATOR=cpu).
     TORCH_COMPILE_DISABLE=1 torchrun --nproc-per-node 1 stage0_unfused_init_step_repro.py [--optimizer Muon|AdamW]
-Exit status 1 while the defect shows (the first update is not lr per element), 0 once it is.
+        [--weight-decay WD]
+With --weight-decay the same construction step also applies the decoupled weight decay once
+(AdamW decays a weight whose gradient is zero), before any data is seen.
+Exit status 1 while the defect shows (weights moved at construction, or the first update is not
+lr per element), 0 once neither is.
 """
 import argparse
 import os
@@ -42,16 +46,19 @@ class Model(torch.nn.Module):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--optimizer", default="Muon", choices=["Muon", "AdamW"])
-    name = ap.parse_args().optimizer
+    ap.add_argument("--weight-decay", type=float, default=0.0)
+    args = ap.parse_args()
+    name, wd = args.optimizer, args.weight_decay
     cuda = torch.cuda.is_available()
     deepspeed.init_distributed(dist_backend="nccl" if cuda else "gloo")
-    params = {"lr": LR, "betas": list(BETAS), "eps": EPS, "weight_decay": 0.0, "torch_adam": True}
+    params = {"lr": LR, "betas": list(BETAS), "eps": EPS, "weight_decay": wd, "torch_adam": True}
     if name == "Muon":
         params.update(lr=0.02, adam_lr=LR, momentum=0.95)
     cfg = {"train_micro_batch_size_per_gpu": 1, "steps_per_print": 1 << 30, "gradient_clipping": 0.0,
            "bf16": {"enabled": True}, "zero_optimization": {"stage": 0},
            "optimizer": {"type": name, "params": params}}
     model = Model()
+    initial = model.bias.detach().clone()
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
     opt = engine.optimizer
     master = opt.fp32_groups[0][0]
@@ -61,17 +68,20 @@ def main():
           f"wrapper {type(opt).__name__}")
     print(f"Adam step counter before any training step: {None if step_before is None else float(step_before)} "
           f"(expected: no state, or 0)")
+    moved = (master.detach().cpu() - initial).abs().max().item()
+    print(f"weights moved by the wrapper's construction: max |change| {moved:.3e} "
+          f"(expected 0; weight decay {wd} applied once would be {LR * wd * initial.abs().max().item():.3e})")
     before = master.detach().clone()
     x = torch.tensor([1.0, 2.0, -1.0, 0.5], dtype=torch.bfloat16, device=engine.device)
     loss = engine(x)
     engine.backward(loss)
     engine.step()
-    ratio = ((before - master.detach()).abs() / LR).cpu()
+    ratio = ((before - master.detach()).abs() / LR).cpu()   # with weight decay: + lr*wd*|w|, 1e-3 at most here
     b1, b2 = BETAS
     off_by_one = (1 - b2 ** 2) ** 0.5 / (1 - b1 ** 2) * (1 - b1) / (1 - b2) ** 0.5
     print(f"first update per element / lr: {[round(float(r), 4) for r in ratio]}")
     print(f"expected 1.0 (Adam's first step moves each element by lr); a step counter one ahead gives {off_by_one:.4f}")
-    if (ratio - 1).abs().max() > 1e-3:
+    if (ratio - 1).abs().max() > 1e-3 or moved > 0:
         print("DEFECT PRESENT")
         return 1
     print("no defect")
