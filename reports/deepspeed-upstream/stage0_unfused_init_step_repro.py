@@ -76,7 +76,7 @@ def main():
     loss = engine(x)
     engine.backward(loss)
     engine.step()
-    ratio = ((before - master.detach()).abs() / LR).cpu()   # with weight decay: + lr*wd*|w|, 1e-3 at most here
+    ratio = ((before - master.detach()).abs() / LR).cpu()   # with weight decay also +-wd*|w|: that step's own decay
     b1, b2 = BETAS
     off_by_one = (1 - b2 ** 2) ** 0.5 / (1 - b1 ** 2) * (1 - b1) / (1 - b2) ** 0.5
     print(f"first update per element / lr: {[round(float(r), 4) for r in ratio]}")
