@@ -72,6 +72,9 @@ def check_engine_path(s):
     ls = s.loss_scaler
     if s.param_dtype == "fp16" and ls["type"] == "dynamic" and float(ls["min_scale"]) != int(ls["min_scale"]):
         raise Unsupported(f"loss_scaler.min_scale {ls['min_scale']}: DeepSpeed's fp16.min_loss_scale is an integer")
+    if s.stage == 0 and s.clip["max_norm"] > 0 and s.clip["mode"] == "update":
+        raise Unsupported("optimizer.clip.mode update at stage 0: the mode is DeepSpeed's ZeRO clipping (norm over the "
+                          "Muon updates); stage 0 clips the raw gradients before the optimizer runs (raw_grad)")
     if s.overflow and s.param_dtype == "fp32":
         raise Unsupported("overflow injection at fp32: DeepSpeed checks gradients for overflow only under fp16 or bf16 "
                           "(engine._configure_zero_optimizer sets check_grad_overflow False for fp32; stage 0 steps "
