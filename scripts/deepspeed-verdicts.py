@@ -2,6 +2,7 @@
 """Builds the DeepSpeed verdict table (version x dp x scenario x invariant) from `muoncheck verify` reports.
 
     scripts/deepspeed-verdicts.py [--sweep SWEEP_DEFECTS.json] [--keep OLD.json] OUT.json CAUSES.json TRACE_ROOT REPORT.json...
+    scripts/deepspeed-verdicts.py --by-defect VERDICTS.json [SWEEP_DEFECTS.json]   (the grouped sections only)
 
 Each REPORT is the --report of one `muoncheck verify` over one DeepSpeed version's traces
 (scripts/deepspeed-run.sh); a later report's row replaces an earlier one for the same version and
@@ -180,9 +181,13 @@ def device_of(trace):
 
 
 def main():
-    if sys.argv[1] == "--by-defect":   # re-render the grouped section from a verdicts JSON
+    if sys.argv[1] == "--by-defect":   # re-render the grouped sections from a verdicts JSON
         doc = json.load(open(sys.argv[2]))
+        if len(sys.argv) > 3:   # --by-defect VERDICTS.json SWEEP_DEFECTS.json: store the sweep's there too
+            doc["sweep_defects"] = json.load(open(sys.argv[3]))["defects"]
+            json.dump(doc, open(sys.argv[2], "w"), indent=1)
         print_by_defect(doc["rows"], doc.get("sweep_defects", []))
+        print_sweep(doc.get("sweep_defects", []))
         return
     args = sys.argv[1:]
     rows, columns, sweep = {}, [], []
