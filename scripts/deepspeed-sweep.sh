@@ -9,7 +9,8 @@
 #   case after that many seconds, so a run fits a time limit and still writes its JSON)
 #
 # Output per version: OUT_DIR/sweep-VERSION.{json,log}, OUT_DIR/cases-VERSION/ (minimal cases,
-# their traces, NAME_repro.py, NAME.md) and OUT_DIR/cases-VERSION/NAME.repro.log (the script's run).
+# their traces, NAME_repro.py, NAME.md; the unattributed failing cases with their traces) and
+# OUT_DIR/cases-VERSION/NAME.repro.log (each minimal case's script, run once).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-sweep.sh OUT_DIR [VERSION...]}
@@ -31,8 +32,8 @@ sweep_version() {
     > "$out/sweep-$v.log" 2>&1
   echo "ds-$v: sweep exit $?; $(grep -E '^sweep --impl' "$out/sweep-$v.log")"
   local case
-  for case in "$cases_dir"/*.json; do
-    case $case in *.trace.json) continue ;; esac
+  # each defect's minimal case (the unattributed failing cases saved beside them are not run here)
+  for case in $(python3 -c 'import json, sys; print(" ".join(d["scenario_file"] for d in json.load(open(sys.argv[1]))["defects"]))' "$out/sweep-$v.json"); do
     "$muoncheck" repro "$case" --for deepspeed --out "$cases_dir" > /dev/null || continue
     local name script
     name=$(basename "$case" .json)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the DeepSpeed verdict table (version x dp x scenario x invariant) from `muoncheck verify` reports.
 
-    scripts/deepspeed-verdicts.py [--keep OLD.json] OUT.json CAUSES.json TRACE_ROOT REPORT.json...
+    scripts/deepspeed-verdicts.py [--sweep SWEEP_DEFECTS.json] [--keep OLD.json] OUT.json CAUSES.json TRACE_ROOT REPORT.json...
+    scripts/deepspeed-verdicts.py --by-defect VERDICTS.json [SWEEP_DEFECTS.json]   (the grouped sections only)
 
 Each REPORT is the --report of one `muoncheck verify` over one DeepSpeed version's traces
 (scripts/deepspeed-run.sh); a later report's row replaces an earlier one for the same version and
@@ -18,6 +19,11 @@ Each row carries the device its trace ran on (`H200`, or `cpu` for DeepSpeed's C
 scripts/deepspeed-run-cpu.sh), read from the trace; rows are keyed by version, scenario and device.
 With --keep, the rows of OLD.json stay unless a report replaces them (e.g. the H200 rows while
 CPU rows of new scenarios are added).
+
+With --sweep, the analysed counterexamples of `muoncheck sweep --impl deepspeed`
+(reports/deepspeed-sweep-defects.json: per defect its cause, upstream report and every sweep that
+found it, with the minimal case, repro script and that script's exit and figures per version) join
+the FAILs by defect and get a section of their own.
 
 Writes OUT.json (schema "muoncheck-deepspeed-verdicts/2") and prints the Markdown that
 reports/deepspeed-verdicts.md carries: the table (one column per invariant the reports hold, in
@@ -116,9 +122,20 @@ def executed(invariants):
     return sum(1 for e in invariants.values() if e["status"] in ("PASS", "FAIL", "NOTE")), len(invariants)
 
 
-def print_by_defect(ordered):
+def linked(report):
+    return re.sub(r"([\w-]+\.md)", r"[\1](deepspeed-upstream/\1)", report) if report else "–"
+
+
+def sweep_cell(x):
+    """One sweep counterexample: where it came from, how often its defect fired, its minimal case."""
+    return (f"sweep {x['device']} #{x['defect']} ({x['occurrences']} of {x['failing_cases']} failing cases): "
+            f"[{os.path.basename(x['case'])}]({os.path.relpath(x['case'], 'reports')})")
+
+
+def print_by_defect(ordered, sweep=()):
     """The FAILs grouped by defect (their analysed cause): which versions and scenarios show it,
-    through which invariants, and its upstream report."""
+    through which invariants, and its upstream report; beside them the sweep counterexamples of the
+    same defect (`--sweep`, reports/deepspeed-sweep-defects.json), each with its minimal case."""
     groups = {}
     for r in ordered:
         for inv_id, e in r["invariants"].items():
@@ -126,17 +143,36 @@ def print_by_defect(ordered):
                 continue
             g = groups.setdefault(e.get("cause", "not analysed"), {"report": e.get("upstream_report"), "rows": {}})
             g["rows"].setdefault((r["version"], r["dp"], r["device"], r["scenario"]), []).append(inv_id)
+    for d in sweep:
+        g = groups.setdefault(d["cause"], {"report": d.get("report"), "rows": {}})
+        g.setdefault("sweep", []).extend(d["counterexamples"])
     print("\n### FAILs by defect\n")
+    print("Scenario rows, and the counterexamples of `muoncheck sweep --impl deepspeed` (a minimal case each; its "
+          "repro script and numbers under \"Sweep counterexamples\" below).\n")
     print("| defect | report | 0.19.6 | 0.19.8 |")
     print("|---|---|---|---|")
-    for cause, g in sorted(groups.items(), key=lambda kv: -len(kv[1]["rows"])):
+    for cause, g in sorted(groups.items(), key=lambda kv: -len(kv[1]["rows"]) - len(kv[1].get("sweep", []))):
         cells = []
         for version in ("0.19.6", "0.19.8"):
             hits = [f"{name} (dp {dp} {device}: {', '.join(invs)})"
                     for (v, dp, device, name), invs in sorted(g["rows"].items()) if v == version]
+            hits += [sweep_cell(x) for x in g.get("sweep", []) if x["version"] == version]
             cells.append("; ".join(hits) if hits else "–")
-        report = re.sub(r"([\w-]+\.md)", r"[\1](deepspeed-upstream/\1)", g["report"]) if g["report"] else "–"
-        print(f"| {cause} | {report} | {cells[0]} | {cells[1]} |")
+        print(f"| {cause} | {linked(g['report'])} | {cells[0]} | {cells[1]} |")
+
+
+def print_sweep(sweep):
+    """Every sweep counterexample: its minimal case, its repro script and what that printed per version."""
+    if not sweep:
+        return
+    print("\n### Sweep counterexamples\n")
+    for d in sweep:
+        print(f"- **{d['cause']}** ({d['verdict']}; {linked(d.get('report'))})")
+        for x in d["counterexamples"]:
+            runs = "; ".join(f"{v}: exit {r['exit']}, {r['prints']}" for v, r in sorted(x.get("repro_runs", {}).items()))
+            print(f"  - {x['version']} sweep on {x['device']} (`{x['sweep']}`, defect {x['defect']}, "
+                  f"{x['occurrences']} of {x['failing_cases']} failing cases), lead symptom `{x['symptom']}`, needs "
+                  f"{', '.join(x['needs'])}: `{x['case']}`; repro `{x['repro']}`" + (f" ({runs})" if runs else ""))
 
 
 def device_of(trace):
@@ -145,11 +181,19 @@ def device_of(trace):
 
 
 def main():
-    if sys.argv[1] == "--by-defect":   # re-render the grouped section from a verdicts JSON
-        print_by_defect(json.load(open(sys.argv[2]))["rows"])
+    if sys.argv[1] == "--by-defect":   # re-render the grouped sections from a verdicts JSON
+        doc = json.load(open(sys.argv[2]))
+        if len(sys.argv) > 3:   # --by-defect VERDICTS.json SWEEP_DEFECTS.json: store the sweep's there too
+            doc["sweep_defects"] = json.load(open(sys.argv[3]))["defects"]
+            json.dump(doc, open(sys.argv[2], "w"), indent=1)
+        print_by_defect(doc["rows"], doc.get("sweep_defects", []))
+        print_sweep(doc.get("sweep_defects", []))
         return
     args = sys.argv[1:]
-    rows, columns = {}, []
+    rows, columns, sweep = {}, [], []
+    if args[0] == "--sweep":
+        sweep = json.load(open(args[1]))["defects"]
+        args = args[2:]
     if args[0] == "--keep":
         for r in json.load(open(args[1]))["rows"]:
             r.setdefault("device", "H200")
@@ -186,7 +230,8 @@ def main():
                                              "repro": s["repro"],
                                              "executed": dict(zip(("executed", "of"), executed(invariants)))}
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[2] == "cpu", k[1]))]
-    json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered}, open(out_path, "w"), indent=1)
+    json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered, "sweep_defects": sweep},
+              open(out_path, "w"), indent=1)
 
     print("| version | dp | device | scenario | executed | " + " | ".join(f"`{c}`" for c in columns) + " |")
     print("|---|---|---|---|---|" + "---|" * len(columns))
@@ -199,7 +244,8 @@ def main():
         n = sum(executed(r["invariants"])[0] for r in ordered if r["version"] == version)
         m = sum(executed(r["invariants"])[1] for r in ordered if r["version"] == version)
         print(f"\n{version}: executed {n} of {m} verdicts ({100.0 * n / max(m, 1):.1f}%)")
-    print_by_defect(ordered)
+    print_by_defect(ordered, sweep)
+    print_sweep(sweep)
     print("\n### Every FAIL: cause, tensor, repro\n")
     for r in ordered:
         for inv_id, e in r["invariants"].items():

@@ -69,6 +69,16 @@ def check_engine_path(s):
         raise Unsupported("engine.offload_optimizer: DeepSpeed offloads the optimizer only under ZeRO")
     if s.checkpoint and s.overflow:
         raise Unsupported("checkpoint with overflow injections: not mapped by this adapter")
+    ls = s.loss_scaler
+    if s.param_dtype == "fp16" and ls["type"] == "dynamic" and float(ls["min_scale"]) != int(ls["min_scale"]):
+        raise Unsupported(f"loss_scaler.min_scale {ls['min_scale']}: DeepSpeed's fp16.min_loss_scale is an integer")
+    if s.stage == 0 and s.clip["max_norm"] > 0 and s.clip["mode"] == "update":
+        raise Unsupported("optimizer.clip.mode update at stage 0: the mode is DeepSpeed's ZeRO clipping (norm over the "
+                          "Muon updates); stage 0 clips the raw gradients before the optimizer runs (raw_grad)")
+    if s.overflow and s.param_dtype == "fp32":
+        raise Unsupported("overflow injection at fp32: DeepSpeed checks gradients for overflow only under fp16 or bf16 "
+                          "(engine._configure_zero_optimizer sets check_grad_overflow False for fp32; stage 0 steps "
+                          "the optimizer unchecked), so a non-finite gradient is applied by design, not skipped")
     if s.lr_schedule["shape"] != "constant" or any("lr_schedule" in g for g in s.groups):
         if s.loss_scaler["type"] == "dynamic":
             raise Unsupported("lr_schedule with a dynamic loss scaler: DeepSpeed steps the scheduler only after an "
@@ -158,7 +168,8 @@ def ds_config(s):
     if s.param_dtype == "fp16":
         cfg["fp16"] = {"enabled": True, "initial_scale_power": ls["initial_scale_power"],
                        "loss_scale_window": ls["scale_window"], "hysteresis": ls["hysteresis"],
-                       "min_loss_scale": ls["min_scale"],
+                       # an int in DeepSpeed's config (pydantic); only a dynamic scaler reads it
+                       "min_loss_scale": int(ls["min_scale"]) if ls["type"] == "dynamic" else 1,
                        "loss_scale": 0 if ls["type"] == "dynamic" else float(2 ** ls["initial_scale_power"])}
     elif s.param_dtype == "bf16":
         cfg["bf16"] = {"enabled": True}

@@ -145,9 +145,12 @@ class Run:
         elsewhere): heads and dtypes NS saw, Muon gathers, the /2 per-rank blocks. Collective; once."""
         if self.engine is None:
             return self.summary
-        self.counter.uninstall()
-        self.gathers.uninstall()
+        # in the reverse order of install: the recorder wraps the gather timer's wrappers of the same
+        # deepspeed.comm functions, so undoing the timer first would leave one more timer per run
+        # (a resident worker's ZeRO-3 gathers then nest a thousand deep: RecursionError)
         self.recorder.uninstall()
+        self.gathers.uninstall()
+        self.counter.uninstall()
         for h in self.hooks:
             h.remove()
         summary = {"heads": ranks.gather_to_rank0(dict(self.counter.heads)),

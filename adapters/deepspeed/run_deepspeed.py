@@ -44,7 +44,7 @@ import ds_coverage  # noqa: E402
 from engine_config import (Unsupported, check_runnable, ds_config, extra_config_for,  # noqa: E402,F401
                            head_config, merged)   # the resident worker calls these through this module
 from engine_run import Run  # noqa: E402
-from state_readback import exported_alike  # noqa: E402
+from state_readback import exported_alike, zero_before_created  # noqa: E402
 
 TRACE_FORMAT = "muoncheck-trace/2"
 _DTYPE_NAME = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
@@ -84,6 +84,8 @@ def trace_body(s, run, summary, initial, steps, checkpoint_details, extra_config
     tags = run.tags
     if checkpoint_details:
         exported_alike(initial, steps)
+    else:
+        zero_before_created(initial, steps)
     ns_dtype = sorted({d for ds in summary["dtypes"] for d in ds})
     dtypes = {"param": s.param_dtype, "grad_accum": s.grad_accum_dtype, "comm": s.comm_dtype, "master": "fp32",
               "ns": _DTYPE_NAME.get(ns_dtype[0], ns_dtype[0]) if len(ns_dtype) == 1 else

@@ -54,6 +54,18 @@ def _muon_momenta_12(engine, named):
     return {i: m for i, (_, m) in merged.items()}
 
 
+def _stage0_masters(engine):
+    """Stage 0 with fp16 or bf16 params: FP16_UnfusedOptimizer (the wrapper DeepSpeed puts around
+    any optimizer but FusedAdam) steps fp32 copies of the params, `fp32_groups` beside
+    `fp16_groups`; its inner optimizer's state is keyed by those copies. {id(param): fp32 copy}."""
+    opt = engine.optimizer
+    low, high = getattr(opt, "fp16_groups", None), getattr(opt, "fp32_groups", None)
+    if not low or not high:
+        return {}
+    return {id(lp): hp for lg, hg in zip(low, high) for lp, hp in zip(lg, hg)
+            if torch.is_tensor(hp) and hp.shape == lp.shape}
+
+
 def read_state(engine, named, tags):
     """The state after a step, on rank 0 (None elsewhere). Collective: every rank calls it."""
     from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
@@ -62,17 +74,20 @@ def read_state(engine, named, tags):
     # per param like the Adam moments: the collective getter reads it
     flat_12 = stage in (1, 2) and type(engine.optimizer).__name__ != "BF16_Optimizer"
     momenta_12 = _muon_momenta_12(engine, named) if flat_12 else None
+    masters = _stage0_masters(engine) if stage == 0 else {}
+    inner = getattr(engine.optimizer, "optimizer", engine.optimizer) if masters else engine.optimizer
     keep = ranks.rank() == 0
     values = tensor_values if keep else (lambda t: None)
     out = []
     for i, ((name, p), tag) in enumerate(zip(named, tags)):
-        weight = safe_get_full_fp32_param(p) if stage > 0 else None
-        entry = {"weight": values(weight if weight is not None else p)}   # stage 0: the param itself
+        # stage 0: the param itself, or its fp32 copy where a 16-bit wrapper steps one
+        weight = safe_get_full_fp32_param(p) if stage > 0 else masters.get(id(p), p)
+        entry = {"weight": values(weight if weight is not None else p)}
         keys = [("momentum_buffer", "momentum")] if tag["use_muon"] else [("exp_avg", "adam_m"), ("exp_avg_sq", "adam_v")]
         for key, field in keys:
             value = None
             if stage == 0:
-                value = engine.optimizer.state.get(p, {}).get(key) if hasattr(engine.optimizer, "state") else None
+                value = inner.state.get(masters.get(id(p), p), {}).get(key) if hasattr(inner, "state") else None
             elif key == "momentum_buffer" and flat_12:
                 value = (momenta_12 or {}).get(i)
             else:   # collective; a state not created yet (before step 0) or not mapped (DeepSpeed
@@ -88,17 +103,31 @@ def read_state(engine, named, tags):
     return out if keep else None
 
 
+def zero_before_created(initial, steps):
+    """A state DeepSpeed creates lazily, at the first applied step (ZeRO-3's Adam moments), is absent
+    from the initial state and from the skipped steps before it; those change nothing, so there the
+    state is a fresh optimizer's zeros, as the semantics has it. Fills them in; leaves any other gap."""
+    records = [initial] + [st["params"] for st in steps]
+    for i in range(len(initial)):
+        for field in ("momentum", "adam_m", "adam_v"):
+            have = [field in rec[i] for rec in records[1:]]
+            first = have.index(True) if any(have) else len(have)
+            if 0 < first < len(have) and all(have[first:]) and all(st["skipped"] for st in steps[:first]):
+                zeros = [0.0] * len(records[first + 1][i][field])
+                for rec in records[:first + 1]:
+                    rec[i].setdefault(field, zeros)
+
+
 def exported_alike(initial, steps):
     """Keeps a state field of a param only where every step (and the initial state) has it.
 
     DeepSpeed's getters can start answering mid-run: after load_checkpoint, ZeRO-1/2 link the
     Adam moments they did not expose before. A field the trace shows at some steps only would
     read as "not exported" at the others, a failure of the adapter, not of DeepSpeed."""
+    zero_before_created(initial, steps)
     records = [initial] + [st["params"] for st in steps]
     for i in range(len(initial)):
         for field in ("momentum", "adam_m", "adam_v"):
             if not all(field in rec[i] for rec in records[1:]):
                 for rec in records:
                     rec[i].pop(field, None)
-
-

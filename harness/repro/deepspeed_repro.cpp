@@ -116,6 +116,10 @@ def main():
             model.config = types.SimpleNamespace(**HEAD_CONFIG)   # where DeepSpeed reads head counts
         engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=CONFIG)
         named = dict(engine.module.named_parameters())
+        # stage 0 with 16-bit params: the wrapper (FP16_UnfusedOptimizer) steps fp32 copies of them
+        opt = engine.optimizer
+        masters = {id(lp): hp for lg, hg in zip(getattr(opt, "fp16_groups", None) or [], getattr(opt, "fp32_groups", None) or [])
+                   for lp, hp in zip(lg, hg) if torch.is_tensor(hp) and hp.shape == lp.shape}
         for inj in INJECTIONS:
             if inj["rank"] != rank:
                 continue
@@ -137,7 +141,7 @@ def main():
                 engine.step()
             for p in PARAMS:
                 w = named[p.name]
-                full = safe_get_full_fp32_param(w) if STAGE > 0 else w
+                full = safe_get_full_fp32_param(w) if STAGE > 0 else masters.get(id(w), w)
                 observed = full.detach().float().cpu().reshape(-1).numpy()
                 err = relative_error(observed, EXPECTED[p.name][t])
                 band = BAND[p.name][t]

@@ -1,5 +1,7 @@
 #include "harness/sweep/case_features.hpp"
 
+#include <algorithm>
+
 namespace muoncheck {
 
 std::vector<std::string> case_features(const Scenario& s) {
@@ -21,6 +23,10 @@ std::vector<std::string> case_features(const Scenario& s) {
   if (o.per_head) f.push_back("per-head");
   if (e.zero_init) f.push_back("zero-init");
   if (!s.overflow.empty()) f.push_back("injected overflow");
+  for (const size_t rank : {3, 4})   // a conv or batched weight, which Muon flattens
+    if (std::any_of(s.model.params.begin(), s.model.params.end(),
+                    [&](const ParamSpec& p) { return p.shape.size() == rank; }))
+      f.push_back("weight of rank " + std::to_string(rank));
   return f;
 }
 

@@ -8,6 +8,7 @@
 #include "core/scenario_io.hpp"
 #include "harness/judge/verify_traces.hpp"
 #include "harness/sweep/case_features.hpp"
+#include "harness/sweep/failure_symptom.hpp"
 #include "harness/sweep/shrink_failure.hpp"
 #include "properties/variants.hpp"
 
@@ -22,23 +23,12 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 struct TraceJudgement {
   std::vector<std::string> failed;
+  std::vector<std::string> symptoms;   // one per failed invariant, in order (failure_symptom.hpp)
   std::string message;
   bool unsupported = false;
   std::string error;        // the implementation's error, or why its trace could not be judged
   ScenarioResult result;
 };
-
-// What identifies an error across cases: its first 80 characters with every number as N
-// ("RuntimeError: The size of tensor a (N) must match the size of tensor b (N) at ...").
-std::string error_kind(const std::string& error) {
-  std::string k;
-  for (char ch : error.substr(0, 80)) {
-    const bool digit = std::isdigit(static_cast<unsigned char>(ch)) != 0;
-    if (!digit) k += ch;
-    else if (k.empty() || k.back() != 'N') k += 'N';
-  }
-  return k;
-}
 
 // One case as the implementation ran it: the case itself and, for the relational invariants,
 // re-splits of it that follow the same exact trajectory (a gas variant, a stage variant).
@@ -89,6 +79,7 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
     if (e.kind() != ErrorKind::BadInput) throw;
     j.error = std::string("its trace cannot be judged: ") + e.what();   // the implementation's fault
     j.failed = {"trajectory-conforms"};
+    j.symptoms = {error_symptom(j.error)};
     j.message = "trajectory-conforms: " + j.error;
     return j;
   }
@@ -96,6 +87,7 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
     if (v.status != Status::fail) continue;
     if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
     j.failed.push_back(v.invariant);
+    j.symptoms.push_back(j.error.empty() ? failure_symptom(c.scenario, v.invariant, v.message) : error_symptom(j.error));
   }
   return j;
 }
@@ -120,24 +112,22 @@ bool includes_all(const std::vector<std::string>& have, const std::vector<std::s
   return std::all_of(need.begin(), need.end(), [&](const auto& x) { return std::count(have.begin(), have.end(), x) > 0; });
 }
 
-// The defect a confirmed failure belongs to: same error or failing invariants, and every
-// feature of the defect's minimal case present. -1 for none.
-int defect_of(const std::vector<ImplDefect>& defects, const std::vector<std::string>& failed, const std::string& error,
-              const std::vector<std::string>& features) {
-  for (size_t d = 0; d < defects.size(); ++d) {
-    const auto& x = defects[d];
-    const bool same = x.error ? !error.empty() && error_kind(error) == error_kind(x.error_text)
-                              : error.empty() && x.invariants == failed;
-    if (same && includes_all(features, x.features)) return static_cast<int>(d);
-  }
+// The defect a confirmed failure belongs to: the same lead symptom (the same error, or the same
+// first failing invariant with the same kind of tensor or miscount), and every feature of the
+// defect's minimal case present. -1 for none.
+int defect_of(const std::vector<ImplDefect>& defects, const std::string& lead, const std::vector<std::string>& features) {
+  for (size_t d = 0; d < defects.size(); ++d)
+    if (defects[d].symptom == lead && includes_all(features, defects[d].features)) return static_cast<int>(d);
   return -1;
 }
+
+std::string lead_of(const std::vector<std::string>& symptoms) { return symptoms.empty() ? "" : symptoms.front(); }
 
 // Shrinks one confirmed failure with the implementation in the loop and confirms the minimal
 // case in float128 (walking back along the path when a smaller case failed only in double).
 ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun& run_of_case, int index,
-                         const std::set<std::string>& confirmed, const std::string& error, const ImplSweepOptions& o,
-                         const CaseRunner& run, double& impl_seconds) {
+                         const std::set<std::string>& confirmed, const std::string& error, const std::string& lead,
+                         const ImplSweepOptions& o, const CaseRunner& run, double& impl_seconds) {
   const std::string name = case_name(o, index);
   const bool partners = o.relational && std::any_of(confirmed.begin(), confirmed.end(), is_relational);
   std::map<std::string, CaseRun> runs{{scenario_hash(named(failing.value(), name)), run_of_case}};
@@ -147,7 +137,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
     if (!error.empty()) fails = !c.trace.error.empty() && error_kind(c.trace.error) == error_kind(error);
     else {
       if (!c.trace.error.empty() || !c.trace.unsupported.empty()) return false;
-      fails = !judge_trace(c, oracle::Precision::float64, confirmed, o).failed.empty();
+      fails = lead_of(judge_trace(c, oracle::Precision::float64, confirmed, o).symptoms) == lead;
     }
     if (fails) runs[scenario_hash(c.scenario)] = std::move(c);
     return fails;
@@ -156,6 +146,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
   ImplDefect d;
   d.found_after = index + 1;
   d.error = !error.empty();
+  d.symptom = lead;
   d.original = named(failing.value(), name);
   d.original_size = generators::size_of(d.original);
   d.shrink_judgements = path.judgements;
@@ -167,7 +158,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
     minimal = c.trace;
     const TraceJudgement j = judge_trace(c, oracle::Precision::float128,
                                          d.error ? std::set<std::string>{} : confirmed, o);
-    if (j.failed.empty() && k > 0) continue;
+    if (lead_of(j.symptoms) != lead && k > 0) continue;
     d.shrunk = s;
     d.invariants = j.failed;
     d.error_text = j.error;
@@ -187,6 +178,15 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
   save_trace(minimal, d.path.substr(0, d.path.size() - 5) + ".trace.json");
   d.repro = "muoncheck repro " + d.path + " --for deepspeed";
   return d;
+}
+
+// An unshrunk failing case and its trace, saved where `muoncheck repro` finds them.
+std::string save_case(const Scenario& s, Trace trace, const ImplSweepOptions& o) {
+  std::filesystem::create_directories(o.cases_dir);
+  const std::string path = (std::filesystem::path(o.cases_dir) / (s.name + ".json")).string();
+  save_scenario(s, path);
+  save_trace(trace, path.substr(0, path.size() - 5) + ".trace.json");
+  return "muoncheck repro " + path + " --for deepspeed";
 }
 
 }  // namespace
@@ -225,11 +225,11 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
     }
     if (!quick.error.empty()) ++r.errors;
     if (!quick.failed.empty()) {
-      std::vector<std::string> failed = quick.failed;
+      std::vector<std::string> failed = quick.failed, symptoms = quick.symptoms;
       std::string message = quick.message;
       if (quick.error.empty()) {   // confirm in float128 (the same trace, the exact oracle)
         const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {failed.begin(), failed.end()}, o);
-        failed = sure.failed;
+        failed = sure.failed, symptoms = sure.symptoms;
         if (!failed.empty()) message = sure.message;
       } else {
         message = "ERROR: " + quick.error;
@@ -237,18 +237,20 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
       if (failed.empty()) {
         r.unconfirmed.push_back({i + 1, quick.failed, quick.message});
       } else {
-        ImplFailure f{i + 1, failed, message, case_features(s)};
-        f.defect = defect_of(r.defects, failed, quick.error, f.features);
+        ImplFailure f{i + 1, failed, symptoms, message, case_features(s), -1, {}};
+        const std::string lead = lead_of(symptoms);
+        f.defect = defect_of(r.defects, lead, f.features);
         if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
-          ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, o, run,
+          ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, lead, o, run,
                                        r.implementation_seconds);
-          f.defect = defect_of(r.defects, d.invariants, d.error_text, d.features);
+          f.defect = defect_of(r.defects, d.symptom, d.features);
           if (f.defect < 0) {
             r.defects.push_back(std::move(d));
             f.defect = static_cast<int>(r.defects.size()) - 1;
           }
         }
         if (f.defect >= 0) ++r.defects[f.defect].occurrences;
+        else f.repro = save_case(s, c.trace, o);   // matches no defect: kept, with its repro line
         r.failures.push_back(std::move(f));
       }
     }

@@ -5,8 +5,10 @@
 // confirms a failure in float128 and shrinks it with the implementation in the loop, over sizes
 // and over features (case_features.hpp), so a minimal case keeps only what the defect needs.
 // Unlike the sweep of our own engine it does not stop at the first failure: failures are grouped
-// into defects (the same failing invariants, and the features of a defect's minimal case all
-// present), each defect shrunk once. Declines are counted per feature, never silently skipped.
+// into defects (the same lead symptom, failure_symptom.hpp, and the features of a defect's minimal
+// case all present), each defect shrunk once, to cases that keep that lead symptom. Past
+// max_defects a failure that matches no defect is counted unattributed and saved with its repro
+// line, never dropped. Declines are counted per feature, never silently skipped.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -35,7 +37,7 @@ struct ImplSweepOptions {
   std::string cases_dir = "reports/cases";
   bool relational = true;                 // also run a gas and a stage re-split of each case (same
                                           // trajectory) so gas-/stage-invariant are judged
-  int max_defects = 6;                    // defects shrunk; later distinct failures are counted only
+  int max_defects = 6;                    // defects shrunk; later failures matching none are unattributed
   int max_shrink_judgements = 150;        // each runs the implementation once
   double max_shrink_seconds = 240;
   int control_members = oracle::kDefaultControlMembers;
@@ -46,15 +48,20 @@ struct ImplSweepOptions {
 struct ImplFailure {
   int index = 0;                          // 1-based case
   std::vector<std::string> invariants;    // confirmed in float128
+  std::vector<std::string> symptoms;      // one per invariant (failure_symptom.hpp); the first leads
   std::string message;
   std::vector<std::string> features;
-  int defect = -1;                        // index into ImplSweepResult::defects (-1: beyond max_defects)
+  int defect = -1;                        // index into ImplSweepResult::defects; -1: unattributed (its
+                                          // lead symptom or features match no defect and the cap was reached)
+  std::string repro;                      // unattributed only: the saved case's `muoncheck repro` line
 };
 
 struct ImplDefect {
   int found_after = 0;
   int occurrences = 0;                    // failing cases grouped here
   bool error = false;                     // the implementation raised, crashed or hung
+  std::string symptom;                    // the lead symptom of the failure it was found from; kept
+                                          // by every shrink step
   std::string error_text;                 // its error on the minimal case
   std::vector<std::string> invariants;    // failing on the minimal case (float128)
   std::string message;                    // on the minimal case

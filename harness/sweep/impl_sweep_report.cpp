@@ -28,17 +28,21 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
                r.defects.size(), r.defects.size() == 1 ? "" : "s");
   for (size_t k = 0; k < r.defects.size(); ++k) {
     const auto& d = r.defects[k];
-    std::fprintf(out, "DEFECT %zu (%d case%s, first case %d): %s\n  needs: %s\n  shrunk in %d steps (%d runs%s) from %s\n"
+    std::fprintf(out, "DEFECT %zu (%d case%s, first case %d): %s\n  symptom: %s\n  needs: %s\n  shrunk in %d steps (%d runs%s) from %s\n"
                  "  to %s\n  minimal case: %s\n  %s\n",
                  k + 1, d.occurrences, d.occurrences == 1 ? "" : "s", d.found_after, d.message.c_str(),
-                 joined(d.features, ", ").c_str(), d.shrink_steps, d.shrink_judgements,
+                 d.symptom.c_str(), joined(d.features, ", ").c_str(), d.shrink_steps, d.shrink_judgements,
                  d.shrink_exhausted ? ", stopped by a bound" : "", describe(d.original_size).c_str(),
                  describe(d.shrunk_size).c_str(), d.path.c_str(), d.repro.c_str());
   }
-  int ungrouped = 0;
-  for (const auto& f : r.failures) ungrouped += f.defect < 0;
-  if (ungrouped) std::fprintf(out, "%d failing case%s not shrunk (--max-defects %d reached): see the JSON record\n",
-                              ungrouped, ungrouped == 1 ? "" : "s", o.max_defects);
+  int unattributed = 0;
+  for (const auto& f : r.failures) unattributed += f.defect < 0;
+  if (unattributed)
+    std::fprintf(out, "%d failing case%s unattributed (no defect's symptom and features match; --max-defects %d reached):\n",
+                 unattributed, unattributed == 1 ? "" : "s", o.max_defects);
+  for (const auto& f : r.failures)
+    if (f.defect < 0)
+      std::fprintf(out, "  case %d: %s\n    %s\n", f.index, f.symptoms.empty() ? "?" : f.symptoms.front().c_str(), f.repro.c_str());
   std::fprintf(out, "%s%s over the cases' first judgements\n", r.failures.empty() ? "PASS: " : "",
                executed_text(r.coverage).c_str());
   for (const auto& p : coverage_problems(r.coverage, o.min_executed, this_command_line()))
@@ -57,11 +61,17 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
             {"executed_share", r.coverage.share()},
             {"coverage_problems", coverage_problems(r.coverage, o.min_executed, this_command_line())}};
   json failures = json::array(), defects = json::array(), unconfirmed = json::array();
-  for (const auto& f : r.failures)
-    failures.push_back({{"case", f.index}, {"invariants", f.invariants}, {"message", f.message},
-                        {"features", f.features}, {"defect", f.defect < 0 ? json(nullptr) : json(f.defect + 1)}});
+  int unattributed = 0;
+  for (const auto& f : r.failures) {
+    json x = {{"case", f.index}, {"invariants", f.invariants}, {"symptoms", f.symptoms}, {"message", f.message},
+              {"features", f.features}, {"defect", f.defect < 0 ? json(nullptr) : json(f.defect + 1)}};
+    if (f.defect < 0) x["repro"] = f.repro, ++unattributed;
+    failures.push_back(std::move(x));
+  }
+  j["unattributed"] = unattributed;
   for (const auto& d : r.defects)
     defects.push_back({{"found_after", d.found_after}, {"occurrences", d.occurrences}, {"error", d.error},
+                       {"symptom", d.symptom},
                        {"invariants", d.invariants}, {"message", d.message}, {"features", d.features},
                        {"original", size_json(d.original_size)}, {"shrunk", size_json(d.shrunk_size)},
                        {"shrink_steps", d.shrink_steps}, {"shrink_judgements", d.shrink_judgements},

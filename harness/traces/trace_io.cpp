@@ -18,13 +18,24 @@ namespace muoncheck {
 namespace {
 
 // JSON has no inf/nan: non-finite elements travel as the strings "inf", "-inf", "nan".
+nlohmann::json value_to_json(double x) {
+  if (std::isfinite(x)) return x;
+  return std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf");
+}
+
 nlohmann::json values_to_json(const std::vector<double>& v) {
   nlohmann::json a = nlohmann::json::array();
-  for (double x : v) {
-    if (std::isfinite(x)) a.push_back(x);
-    else a.push_back(std::isnan(x) ? "nan" : (x > 0 ? "inf" : "-inf"));
-  }
+  for (double x : v) a.push_back(value_to_json(x));
   return a;
+}
+
+// One element of that encoding: a number, or "inf", "-inf", "nan".
+std::optional<double> value_from_json(const nlohmann::json& x) {
+  if (x.is_number()) return x.get<double>();
+  if (x == "inf") return std::numeric_limits<double>::infinity();
+  if (x == "-inf") return -std::numeric_limits<double>::infinity();
+  if (x == "nan") return std::numeric_limits<double>::quiet_NaN();
+  return std::nullopt;
 }
 
 std::vector<double> values_from_json(const nlohmann::json& a, const std::string& file, const std::string& path) {
@@ -32,12 +43,9 @@ std::vector<double> values_from_json(const nlohmann::json& a, const std::string&
   std::vector<double> out;
   out.reserve(a.size());
   for (size_t i = 0; i < a.size(); ++i) {
-    const auto& x = a[i];
-    if (x.is_number()) out.push_back(x.get<double>());
-    else if (x == "inf") out.push_back(std::numeric_limits<double>::infinity());
-    else if (x == "-inf") out.push_back(-std::numeric_limits<double>::infinity());
-    else if (x == "nan") out.push_back(std::numeric_limits<double>::quiet_NaN());
-    else throw bad_input(file, path + "/" + std::to_string(i), "a number or \"inf\", \"-inf\", \"nan\"", describe_json(x));
+    const auto x = value_from_json(a[i]);
+    if (!x) throw bad_input(file, path + "/" + std::to_string(i), "a number or \"inf\", \"-inf\", \"nan\"", describe_json(a[i]));
+    out.push_back(*x);
   }
   return out;
 }
@@ -240,7 +248,7 @@ nlohmann::json trace_to_json(const Trace& t) {
     for (const auto& p : s.params) ps.push_back(state_to_json(p));
     json sj = {{"step", s.step}, {"skipped", s.skipped}, {"loss_scale", s.loss_scale},
                {"loss_scale_after", s.loss_scale_after}, {"ns_calls", s.ns_calls}, {"params", ps}};
-    if (s.loss && std::isfinite(*s.loss)) sj["loss"] = *s.loss;
+    if (s.loss) sj["loss"] = value_to_json(*s.loss);
     if (s.ns_unattributed) sj["ns_unattributed"] = s.ns_unattributed;
     if (s.scaler)
       sj["scaler"] = {{"hysteresis", s.scaler->hysteresis}, {"good_streak", s.scaler->good_streak}, {"good_steps", s.scaler->good_steps}};
@@ -315,7 +323,10 @@ Trace trace_from_json(const nlohmann::json& j, const std::string& file) {
     s.step = static_cast<int>(sr.integer("step", static_cast<int64_t>(t.steps.size()), 0, 1 << 30));
     if (s.step != static_cast<int>(t.steps.size())) sr.fail("step", std::to_string(t.steps.size()), std::to_string(s.step));
     s.skipped = sr.boolean("skipped", false);
-    if (sr.has("loss")) s.loss = sr.number("loss", 0.0, -INFINITY, INFINITY);
+    if (const auto* loss = sr.raw("loss")) {   // an overflowed step's may be non-finite: the elements' encoding
+      s.loss = value_from_json(*loss);
+      if (!s.loss) sr.fail("loss", "a number or \"inf\", \"-inf\", \"nan\"", describe_json(*loss));
+    }
     s.loss_scale = sr.number("loss_scale", 1.0, 0.0, INFINITY, true);
     if (!sr.has("loss_scale_after")) sr.fail("loss_scale_after", "a positive number (required)", "nothing");
     s.loss_scale_after = sr.number("loss_scale_after", 1.0, 0.0, INFINITY, true);

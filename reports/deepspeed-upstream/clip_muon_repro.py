@@ -2,7 +2,7 @@
 gradient, and the clip factor is computed over the Muon updates (the flat partition already holds
 NS outputs when `unscale_and_clip_grads` runs), not over the gradients.
 
-Standalone: torch + deepspeed only, one GPU.
+Standalone: torch + deepspeed only; one GPU, or the CPU accelerator (DS_ACCELERATOR=cpu).
     TORCH_COMPILE_DISABLE=1 torchrun --nproc-per-node 1 clip_muon_repro.py [--stage 1|2|3]
 Exit status 1 when the defect shows, 0 when it does not.
 """
@@ -50,7 +50,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--stage", type=int, default=2)
     stage = ap.parse_args().stage
-    deepspeed.init_distributed()
+    deepspeed.init_distributed(dist_backend="nccl" if torch.cuda.is_available() else "gloo")
     print(f"deepspeed {deepspeed.__version__}, torch {torch.__version__}, ZeRO-{stage}, fp32, gradient_clipping {MAX_NORM}")
     ref = Model()
     x, y = batch()
@@ -64,7 +64,7 @@ def main():
                                                    "torch_adam": True}}}   # the AdamW group without a JIT-built kernel
     model = Model()
     engine, *_ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
-    loss = engine(x.cuda(), y.cuda())
+    loss = engine(x.to(engine.device), y.to(engine.device))
     engine.backward(loss)
     engine.step()
     observed = momentum_of(engine, engine.module.w).detach().float().cpu()

@@ -1,10 +1,10 @@
-"""DeepSpeed Muon on a 4-D (conv) weight: muon_update raises under ZeRO-1/2/3 in 0.19.8.
+"""DeepSpeed Muon on a 4-D (conv) weight: muon_update raises at stage 0 and under ZeRO-1/2/3 in 0.19.8.
 
 `muon_update` views a 4-D update as a matrix (`update.view(len(update), -1)`) for Newton-Schulz and
 then returns `torch.where(grad_is_finite, update, grad)`: the 2-D update against the 4-D gradient,
 which cannot broadcast. Standalone: torch + deepspeed only; one process (GPU, or CPU with
 DS_ACCELERATOR=cpu).
-    TORCH_COMPILE_DISABLE=1 torchrun --nproc-per-node 1 conv_weight_muon_repro.py [--stage 1|2|3]
+    TORCH_COMPILE_DISABLE=1 torchrun --nproc-per-node 1 conv_weight_muon_repro.py [--stage 0|1|2|3]
 Exit status 1 while the defect shows (DeepSpeed raises), 0 once one step runs.
 """
 import argparse
@@ -30,7 +30,7 @@ class Model(torch.nn.Module):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--stage", type=int, default=2, choices=[1, 2, 3])
+    ap.add_argument("--stage", type=int, default=2, choices=[0, 1, 2, 3])
     stage = ap.parse_args().stage
     cuda = torch.cuda.is_available()
     deepspeed.init_distributed(dist_backend="nccl" if cuda else "gloo")

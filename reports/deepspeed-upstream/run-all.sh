@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every repro script here against each DeepSpeed version carried as a wheel (.whl/ds-X.Y.Z,
-# see adapters/deepspeed/README.md), one GPU each, and prints what each printed.
+# see adapters/deepspeed/README.md), one GPU each, and prints what each printed: the reports'
+# scripts and the sweep counterexamples' scripts (cases/*_repro.py, written by `muoncheck repro`).
+# Without a GPU the scripts run on DeepSpeed's CPU accelerator (DS_ACCELERATOR=cpu; no fp16 there).
 #   reports/deepspeed-upstream/run-all.sh [VERSION...]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -12,9 +14,13 @@ for v in "${versions[@]}"; do
   [ -d "$site/deepspeed" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
       --target "$site" .whl/common/*.whl .whl/ds-"$v"/*.whl
   for run in "fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --stage 3" \
-             "per_head_alignment_repro.py" "conv_weight_muon_repro.py --stage 2" "clip_muon_repro.py --stage 2" "clip_muon_repro.py --stage 3" \
+             "per_head_alignment_repro.py" "conv_weight_muon_repro.py --stage 0" "conv_weight_muon_repro.py --stage 2" "clip_muon_repro.py --stage 2" "clip_muon_repro.py --stage 3" \
              "scale_growth_unscale_repro.py --stage 0" "scale_growth_unscale_repro.py --stage 2" \
-             "scale_growth_unscale_repro.py --stage 2 --clip 0.1" "scale_growth_unscale_repro.py --stage 3"; do
+             "scale_growth_unscale_repro.py --stage 2 --clip 0.1" "scale_growth_unscale_repro.py --stage 3" \
+             "clip_muon_repro.py --stage 1" "stage0_unfused_init_step_repro.py --optimizer Muon" \
+             "stage0_unfused_init_step_repro.py --optimizer AdamW" \
+             "stage0_unfused_init_step_repro.py --optimizer AdamW --weight-decay 0.1" \
+             $(cd reports/deepspeed-upstream && ls cases/*_repro.py); do
     echo "=== deepspeed $v: $run"
     PYTHONPATH="$site" python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
         reports/deepspeed-upstream/$run 2>&1 | grep -vE "Warning|warnings.warn|^\[rank[0-9]+\]:\[W|^W[0-9]{4}|^I[0-9]{4}|^ +return func"

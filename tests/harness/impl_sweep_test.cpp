@@ -10,6 +10,7 @@
 
 #include "core/scenario_io.hpp"
 #include "harness/external/deepspeed_region.hpp"
+#include "harness/sweep/failure_symptom.hpp"
 #include "harness/sweep/impl_sweep.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "properties/generators/focus.hpp"
@@ -98,6 +99,69 @@ TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
   EXPECT_TRUE(d.error);
   EXPECT_EQ(d.shrunk.engine.stage, 2) << "shrunk to the smallest stage that raises";
   EXPECT_EQ(d.occurrences, r.errors);
+}
+
+// Past --max-defects no failure is lost: one with the defect's lead symptom and every feature of
+// its minimal case (stage and dtype included) is attributed to it; any other is unattributed and
+// saved with a repro line whose case file exists.
+TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
+  const CaseRunner raising = [](const Scenario& s) {
+    Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
+    if (s.engine.stage == 2) t.error = "RuntimeError: size of tensor a (" + std::to_string(s.steps) + ") must match b";
+    else if (s.engine.stage == 3) t.error = "ValueError: another defect";
+    else return t;
+    t.steps.clear();
+    return t;
+  };
+  ImplSweepOptions o = options("impl-sweep-cap", 30);
+  o.max_defects = 1;
+  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), raising);
+  ASSERT_EQ(r.defects.size(), 1u);
+  int attributed = 0, unattributed = 0;
+  for (const auto& f : r.failures) {
+    ASSERT_FALSE(f.symptoms.empty());
+    const bool same_kind = f.symptoms.front() == r.defects.front().symptom &&
+                           std::all_of(r.defects.front().features.begin(), r.defects.front().features.end(),
+                                       [&](const auto& x) { return has(f.features, x); });
+    if (f.defect == 0) {
+      ++attributed;
+      EXPECT_TRUE(same_kind) << f.symptoms.front();
+    } else {
+      ++unattributed;
+      EXPECT_FALSE(same_kind) << "a failure of the defect's kind was left unattributed: " << f.symptoms.front();
+      EXPECT_EQ(f.repro.rfind("muoncheck repro ", 0), 0u) << f.repro;
+      const std::string path = f.repro.substr(16, f.repro.find(" --for") - 16);
+      EXPECT_TRUE(std::filesystem::exists(path)) << path;
+    }
+  }
+  EXPECT_EQ(attributed, r.defects.front().occurrences);
+  EXPECT_GT(attributed, 1) << "seed 1 draws more than one case of the first error's stage";
+  EXPECT_GT(unattributed, 0) << "seed 1 draws no case of the other error's stage";
+}
+
+TEST(FailureSymptom, namesTheTensorAndItsRoleTheMiscountAndTheStages) {
+  Scenario s;
+  s.model.params = {{"l0.mlp.up_proj.weight", {4, 3}, {}}, {"l0.norm.weight", {4}, {}}, {"l2.conv.weight", {2, 3, 3, 3}, {}}};
+  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
+                            "worst at step 0 param l0.mlp.up_proj.weight momentum: error 9.84 vs control ensemble 4e-08"),
+            "trajectory-conforms: momentum of a Muon matrix");
+  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
+                            "worst at step 2 param l0.norm.weight weight: error 1 vs control 1; the trace shows no momentum"),
+            "trajectory-conforms: weight of an AdamW param");
+  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
+                            "worst at step 1 param l2.conv.weight momentum (not exported by the implementation): error inf"),
+            "trajectory-conforms: momentum (not exported by the implementation) of a Muon weight of rank 4");
+  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 1 NS calls, expected 0 (skipped step); 7 NS calls in all"),
+            "ns-once-per-matrix-per-step: NS on a skipped step");
+  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 0 NS calls, expected 1; 0 NS calls in all"),
+            "ns-once-per-matrix-per-step: NS call missing");
+  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 2 NS calls, expected 1; 2 NS calls in all"),
+            "ns-once-per-matrix-per-step: NS call extra");
+  EXPECT_EQ(failure_symptom(s, "stage-invariant", "stage 0, dp 1 × gas 1 × mb 1, buckets 5/5 vs stage 1, dp 1 × gas 1: worst"),
+            "stage-invariant: stage 0 vs stage 1");
+  EXPECT_EQ(failure_symptom(s, "gas-invariant", "anything"), "gas-invariant");
+  EXPECT_EQ(error_symptom("RuntimeError: The size of tensor a (36) must match the size of tensor b (3)"),
+            "ERROR: RuntimeError: The size of tensor a (N) must match the size of tensor b (N)");
 }
 
 }  // namespace

@@ -78,6 +78,22 @@ TEST(TraceFormat, roundTripsThroughJsonIncludingNonFiniteValues) {
   EXPECT_EQ(j.at("format"), kTraceFormat);
 }
 
+// An overflowed step's loss is non-finite; the adapters write it as the elements are written (the
+// 0.19.6 DeepSpeed sweep lost a case to a bare `Infinity`, then to a reader that wanted a number).
+TEST(TraceFormat, aNonFiniteLossTravelsAsTheElementsDo) {
+  Trace t = traces().t_gas4;
+  t.steps[0].loss = INFINITY;
+  t.steps[1].loss = NAN;
+  const auto j = trace_to_json(t);
+  EXPECT_EQ(j["steps"][0]["loss"], "inf");
+  const auto back = trace_from_json(j, "x.trace.json");
+  EXPECT_EQ(back.steps[0].loss, INFINITY);
+  EXPECT_TRUE(back.steps[1].loss && std::isnan(*back.steps[1].loss));
+  auto wrong = j;
+  wrong["steps"][0]["loss"] = "Infinity";
+  EXPECT_THROW(trace_from_json(wrong, "x.trace.json"), Error);
+}
+
 TEST(TraceFormat, rejectsAnotherFormatVersionAndUnknownKeys) {
   auto j = trace_to_json(traces().t_gas4);
   auto wrong = j;

@@ -2,7 +2,8 @@
 
 Synthetic traces: NS calls on a skipped step whose state is bit-identical, and a straddling matrix
 orthogonalised once on each rank, are notes; the same counts with the state moved, two calls on one
-rank (Muon per micro-batch), an unattributed call or a missing call stay FAILs.
+rank (Muon per micro-batch), an unattributed call or a missing call stay FAILs. A sweep
+counterexample (--sweep) is listed beside the scenario rows of the same defect.
 """
 import copy
 import importlib.util
@@ -68,7 +69,24 @@ expect("a PASS is never a note", verdicts.note_for("ns-once-per-matrix-per-step"
 expect("trajectory never a note", verdicts.note_for("trajectory-conforms", NS_FAIL, replicated), False)
 expect("no trace, no note", verdicts.note_for("ns-once-per-matrix-per-step", NS_FAIL, None), False)
 
+# A sweep counterexample joins the scenario rows of its defect (the same cause), in its version's column.
+import contextlib
+import io
+rows = [{"version": "0.19.8", "dp": 1, "device": "H200", "scenario": "clip-z2-dp1",
+         "invariants": {"trajectory-conforms": {"status": "FAIL", "cause": "clipping", "upstream_report": "x.md"}}}]
+sweep = [{"cause": "clipping", "report": "x.md", "verdict": "DeepSpeed defect", "counterexamples": [
+    {"version": "0.19.6", "device": "cpu", "sweep": "s.json", "defect": 2, "occurrences": 10, "failing_cases": 94,
+     "symptom": "trajectory-conforms: momentum of a Muon matrix", "needs": ["stage 1"],
+     "case": "reports/deepspeed-upstream/cases/c2.json", "repro": "c2_repro.py"}]}]
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    verdicts.print_by_defect(rows, sweep)
+line = next((x for x in out.getvalue().splitlines() if x.startswith("| clipping")), "")
+cells = line.split(" | ")
+if len(cells) != 4 or "sweep cpu #2 (10 of 94" not in cells[2] or "clip-z2-dp1" not in cells[3]:
+    failures.append(f"sweep counterexample not beside its defect's rows: {line!r}")
+
 for f in failures:
     print("FAIL", f)
-print(f"{15 - len(failures)} of 15 cases as expected" if not failures else f"{len(failures)} case(s) wrong")
+print(f"{16 - len(failures)} of 16 cases as expected" if not failures else f"{len(failures)} case(s) wrong")
 sys.exit(1 if failures else 0)
