@@ -63,9 +63,10 @@ def check_engine_path(s):
                           "compile scenarios run in their own launch with TORCH_COMPILE_DISABLE=0 "
                           "(scripts/deepspeed-run-cpu.sh groups them)")
     mixed = s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype
-    if mixed and not bf16_optimizer_path(s):
-        raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype: DeepSpeed's only such path is "
-                          "BF16_Optimizer (bf16 params, fp32 grad_accum_dtype and comm_dtype, ZeRO-1, no offload)")
+    if mixed and not (bf16_optimizer_path(s) or zero2_fp32_accumulation_path(s)):
+        raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype: DeepSpeed's such paths are "
+                          "BF16_Optimizer (bf16 params, fp32 grad_accum_dtype and comm_dtype, ZeRO-1, no offload) "
+                          "and ZeRO-2's fp32 gradient accumulation (bf16 params, fp32 grad_accum_dtype and comm_dtype)")
     if s.offload_optimizer != "none" and s.stage not in (1, 2, 3):
         raise Unsupported("engine.offload_optimizer: DeepSpeed offloads the optimizer only under ZeRO")
     if s.offload_optimizer == "nvme" and s.stage != 3:
@@ -84,6 +85,12 @@ def bf16_optimizer_path(s):
     without offload (engine._do_optimizer_sanity_check); its gradient all-reduce is then fp32."""
     return (s.param_dtype == "bf16" and s.grad_accum_dtype == "fp32" and s.comm_dtype == "fp32" and s.stage == 1
             and s.offload_optimizer == "none")
+
+
+def zero2_fp32_accumulation_path(s):
+    """ZeRO-2 with bf16 params accumulates the gradients in fp32 (data_types.grad_accum_dtype) and
+    reduces them in communication_data_type fp32."""
+    return s.param_dtype == "bf16" and s.grad_accum_dtype == "fp32" and s.comm_dtype == "fp32" and s.stage == 2
 
 
 def engine_path_config(s):
