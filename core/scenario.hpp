@@ -27,9 +27,10 @@ struct ModelSpec {
   std::vector<ParamSpec> params;       // always the full, ordered parameter list
 };
 
-// Where the optimizer state (fp32 master, momentum, Adam moments) lives and its step runs.
-// Either way the semantics are the same; the field is for implementations with two paths.
-enum class OffloadDevice { none, cpu };
+// Where the optimizer state (fp32 master, momentum, Adam moments) lives and its step runs:
+// the accelerator, host memory, or swapped to a file (nvme). The semantics are the same; the
+// field is for implementations with several paths.
+enum class OffloadDevice { none, cpu, nvme };
 
 struct EngineConfig {
   int stage = 0, dp = 1, gas = 1, micro_batch = 1;

@@ -148,7 +148,8 @@ void read_engine(JsonObjectReader& r, EngineConfig& e) {
   e.param_dtype = read_dtype(r, "param_dtype", DType::fp32);
   e.grad_accum_dtype = read_dtype(r, "grad_accum_dtype", e.param_dtype);
   e.comm_dtype = read_dtype(r, "comm_dtype", e.param_dtype);
-  e.offload_optimizer = r.one_of("offload_optimizer", "none", {"none", "cpu"}) == "none" ? OffloadDevice::none : OffloadDevice::cpu;
+  const std::string offload = r.one_of("offload_optimizer", "none", {"none", "cpu", "nvme"});
+  e.offload_optimizer = offload == "none" ? OffloadDevice::none : offload == "cpu" ? OffloadDevice::cpu : OffloadDevice::nvme;
   e.compile = r.boolean("compile", e.compile);
 }
 
@@ -338,7 +339,9 @@ std::string to_string(OverflowValue v) { return v == OverflowValue::inf ? "inf" 
 std::string to_string(LrShape v) {
   return v == LrShape::constant ? "constant" : v == LrShape::linear_warmup ? "linear_warmup" : "cosine";
 }
-std::string to_string(OffloadDevice v) { return v == OffloadDevice::none ? "none" : "cpu"; }
+std::string to_string(OffloadDevice v) {
+  return v == OffloadDevice::none ? "none" : v == OffloadDevice::cpu ? "cpu" : "nvme";
+}
 
 namespace {
 // A schedule with exactly the parameters its shape has (what the loader accepts).

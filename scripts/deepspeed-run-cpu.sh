@@ -12,7 +12,9 @@
 # OUT_DIR/coverage-X.Y.Z/ (scripts/deepspeed-coverage.py reports it), and with
 # MUONCHECK=path/to/muoncheck the verdicts OUT_DIR/deepspeed-X.Y.Z.verify.json. DeepSpeed JIT-builds
 # its shared-memory op into OUT_DIR/torch-extensions (TORCH_EXTENSIONS_DIR), not the user-wide
-# cache, so a build another user holds the lock of cannot stall the run.
+# cache, so a build another user holds the lock of cannot stall the run; the nvme-offload scenarios
+# swap into OUT_DIR/nvme-X.Y.Z through DeepSpeed's async_io op (libaio-dev; its first build takes
+# minutes: pass TORCH_EXTENSIONS_DIR=a kept folder to build it once).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run-cpu.sh OUT_DIR SITE...}
@@ -26,7 +28,7 @@ for site in "$@"; do
   v=$(python3 -c 'import importlib.metadata as m, sys; sys.path.insert(0, sys.argv[1]); print(m.version("deepspeed"))' "$site") \
     || { echo "$site: no deepspeed there" >&2; status=3; continue; }
   work=$out/ds-$v log=$out/ds-$v.log
-  rm -rf "$work" "$out/coverage-$v"
+  rm -rf "$work" "$out/coverage-$v" "$out/nvme-$v"
   : > "$log"
   start=$(date +%s)
   # one launch per (dp, compile): lines "DP COMPILE PHASE FILE..."; a checkpoint scenario that
@@ -38,6 +40,7 @@ for site in "$@"; do
     [ "$phase" != - ] && phase_arg=(--checkpoint-phase "$phase")
     env "${compile_env[@]}" PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_DEVICE=cpu \
       DS_ACCELERATOR=cpu MUONCHECK_COVERAGE="$out/coverage-$v" MUONCHECK_CHECKPOINTS="$out/checkpoints-$v" \
+      MUONCHECK_NVME="$out/nvme-$v" \
       TORCH_EXTENSIONS_DIR="${TORCH_EXTENSIONS_DIR:-$out/torch-extensions}" \
       python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$(( 20000 + RANDOM % 20000 ))" \
       adapters/deepspeed/run_deepspeed.py --out "$work" "${phase_arg[@]}" $files >> "$log" 2>&1 || status=1

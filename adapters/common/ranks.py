@@ -31,6 +31,15 @@ def gather_to_rank0(obj):
     return out
 
 
+def all_ranks_true(flags):
+    """flags[i] and-ed over the ranks, on every rank (a list of bools; one collective)."""
+    if world_size() == 1:
+        return list(flags)
+    out = [None] * world_size()
+    dist.all_gather_object(out, list(flags))
+    return [all(r[i] for r in out) for i in range(len(flags))]
+
+
 def mean_over_ranks(value, device):
     """The mean of a float over the ranks (the global batch's loss from each rank's micro-batch)."""
     if world_size() == 1:

@@ -5,6 +5,7 @@ settings a scenario carries beside it (scenarios/deepspeed/ds-config/NAME.json).
 """
 import json
 import os
+import tempfile
 import types
 
 import torch
@@ -62,11 +63,15 @@ def check_engine_path(s):
                           "compile scenarios run in their own launch with TORCH_COMPILE_DISABLE=0 "
                           "(scripts/deepspeed-run-cpu.sh groups them)")
     mixed = s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype
-    if mixed and not bf16_optimizer_path(s):
-        raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype: DeepSpeed's only such path is "
-                          "BF16_Optimizer (bf16 params, fp32 grad_accum_dtype and comm_dtype, ZeRO-1, no offload)")
+    if mixed and not (bf16_optimizer_path(s) or zero2_fp32_accumulation_path(s)):
+        raise Unsupported("grad_accum_dtype / comm_dtype other than param_dtype: DeepSpeed's such paths are "
+                          "BF16_Optimizer (bf16 params, fp32 grad_accum_dtype and comm_dtype, ZeRO-1, no offload) "
+                          "and ZeRO-2's fp32 gradient accumulation (bf16 params, fp32 grad_accum_dtype and comm_dtype)")
     if s.offload_optimizer != "none" and s.stage not in (1, 2, 3):
         raise Unsupported("engine.offload_optimizer: DeepSpeed offloads the optimizer only under ZeRO")
+    if s.offload_optimizer == "nvme" and s.stage != 3:
+        raise Unsupported("engine.offload_optimizer nvme: DeepSpeed swaps the optimizer state to a file only at "
+                          "ZeRO-3 (ZeRO-1/2 keep an nvme-offloaded optimizer in host memory, as for cpu)")
     if s.checkpoint and s.overflow:
         raise Unsupported("checkpoint with overflow injections: not mapped by this adapter")
     ls = s.loss_scaler
@@ -92,6 +97,12 @@ def bf16_optimizer_path(s):
             and s.offload_optimizer == "none")
 
 
+def zero2_fp32_accumulation_path(s):
+    """ZeRO-2 with bf16 params accumulates the gradients in fp32 (data_types.grad_accum_dtype) and
+    reduces them in communication_data_type fp32."""
+    return s.param_dtype == "bf16" and s.grad_accum_dtype == "fp32" and s.comm_dtype == "fp32" and s.stage == 2
+
+
 def engine_path_config(s):
     """The DeepSpeed settings of the path: optimizer offload, BF16_Optimizer's dtypes."""
     cfg = {}
@@ -102,6 +113,28 @@ def engine_path_config(s):
     if s.comm_dtype != s.param_dtype:
         cfg["communication_data_type"] = s.comm_dtype
     return cfg
+
+
+def with_swap_folders(cfg, s):
+    """cfg with a swap folder for every offload (optimizer or param) to device nvme that names none:
+    MUONCHECK_NVME/<scenario> (scripts/deepspeed-run-cpu.sh sets it), else a fresh temporary folder.
+    DeepSpeed's swapper files go there (one folder per rank inside it), through its async_io op;
+    where that op cannot be built (libaio-dev missing) the scenario is declined."""
+    zero = cfg.get("zero_optimization", {})
+    offloads = [k for k in ("offload_optimizer", "offload_param") if zero.get(k, {}).get("device") == "nvme"]
+    if not offloads:
+        return cfg
+    from deepspeed.accelerator import get_accelerator
+    if not get_accelerator().create_op_builder("AsyncIOBuilder").is_compatible(verbose=False):
+        raise Unsupported(f"{' and '.join(offloads)} to nvme: DeepSpeed's async_io op cannot be built on this "
+                          "machine (it needs libaio-dev)")
+    base = os.environ.get("MUONCHECK_NVME")
+    folder = os.path.join(base, s.name) if base else tempfile.mkdtemp(prefix=f"muoncheck-nvme-{s.name}-")
+    os.makedirs(folder, exist_ok=True)
+    zero = dict(zero)
+    for key in offloads:
+        zero[key] = {"nvme_path": folder, **zero[key]}
+    return {**cfg, "zero_optimization": zero}
 
 
 def param_groups_for(s, model):

@@ -10,7 +10,8 @@ import torch
 from adapters.common import ranks
 from adapters.common.model import ScenarioModel, make_batch
 from adapters.common.ns_counter import NsCounter
-from engine_config import Unsupported, ds_config, head_config, lr_scheduler_for, merged, param_groups_for
+from engine_config import (Unsupported, ds_config, head_config, lr_scheduler_for, merged, param_groups_for,
+                           with_swap_folders)
 from gather_timer import GatherTimer
 from state_readback import loss_scale, read_state
 import trace_v2
@@ -46,7 +47,7 @@ class Run:
 
     def __init__(self, s, deepspeed, extra_config, device, load_from=None):
         self.s, self.device = s, device
-        cfg = merged(ds_config(s), extra_config)
+        cfg = with_swap_folders(merged(ds_config(s), extra_config), s)
         with deepspeed.zero.Init(config_dict_or_path=cfg, enabled=s.stage == 3 and s.zero_init):
             model = ScenarioModel(s)
         if s.per_head:

@@ -66,6 +66,33 @@ def _stage0_masters(engine):
             if torch.is_tensor(hp) and hp.shape == lp.shape}
 
 
+def _state_keys(tag):
+    return [("momentum_buffer", "momentum")] if tag["use_muon"] else [("exp_avg", "adam_m"), ("exp_avg_sq", "adam_v")]
+
+
+def _lookup_fails_here(p, key):
+    """Whether DeepSpeed's ZeRO-1/2 / BF16_Optimizer getter would raise on this rank before its
+    collective: this rank holds a fragment of p but no `key` state for it (yet). A rank holding no
+    fragment goes straight to the all-reduce, so the ranks would fall out of step (a param wholly in
+    another rank's partition, e.g. before the first step creates the state)."""
+    mapping = getattr(p, "_hp_mapping", None)
+    if hasattr(p, "ds_id") or mapping is None:
+        return False
+    try:
+        mapping.get_optim_state_fragment(key)
+        return False
+    except Exception:
+        return True
+
+
+def _readable_everywhere(named, tags, skip_momentum):
+    """{(param index, state key): no rank's getter raises before the collective}; one collective."""
+    pairs = [(i, key) for i, tag in enumerate(tags) for key, _ in _state_keys(tag)
+             if not (skip_momentum and key == "momentum_buffer")]
+    ok = ranks.all_ranks_true([not _lookup_fails_here(named[i][1], key) for i, key in pairs])
+    return dict(zip(pairs, ok))
+
+
 def read_state(engine, named, tags):
     """The state after a step, on rank 0 (None elsewhere). Collective: every rank calls it."""
     from deepspeed.utils import safe_get_full_fp32_param, safe_get_full_optimizer_state
@@ -78,21 +105,21 @@ def read_state(engine, named, tags):
     inner = getattr(engine.optimizer, "optimizer", engine.optimizer) if masters else engine.optimizer
     keep = ranks.rank() == 0
     values = tensor_values if keep else (lambda t: None)
+    readable = _readable_everywhere(named, tags, skip_momentum=flat_12)
     out = []
     for i, ((name, p), tag) in enumerate(zip(named, tags)):
         # stage 0: the param itself, or its fp32 copy where a 16-bit wrapper steps one
         weight = safe_get_full_fp32_param(p) if stage > 0 else masters.get(id(p), p)
         entry = {"weight": values(weight if weight is not None else p)}
-        keys = [("momentum_buffer", "momentum")] if tag["use_muon"] else [("exp_avg", "adam_m"), ("exp_avg_sq", "adam_v")]
-        for key, field in keys:
+        for key, field in _state_keys(tag):
             value = None
             if stage == 0:
                 value = inner.state.get(masters.get(id(p), p), {}).get(key) if hasattr(inner, "state") else None
             elif key == "momentum_buffer" and flat_12:
                 value = (momenta_12 or {}).get(i)
-            else:   # collective; a state not created yet (before step 0) or not mapped (DeepSpeed
-                #   raises "not found in optimizer state fragment") fails the local lookup that
-                #   precedes the collective, alike on every rank
+            elif readable[(i, key)]:   # collective; a state not created yet (before step 0) or
+                #   not mapped (DeepSpeed raises "not found in optimizer state fragment") fails the
+                #   local lookup that precedes the collective; at ZeRO-3 alike on every rank
                 try:
                     value = safe_get_full_optimizer_state(p, key)
                 except Exception:

@@ -295,7 +295,11 @@ TEST(ScenarioAdditions, CheckpointErrorsNameTheFieldAndWhatWasExpected) {
 TEST(ScenarioAdditions, EngineKnobsAreChecked) {
   auto j = two_params();
   j["engine"] = {{"offload_optimizer", "nvme"}};
-  EXPECT_THAT(::error_of(j), AllOf(HasSubstr("/engine/offload_optimizer"), HasSubstr("cpu")));
+  const auto nvme = parse_scenario(j, "t.json");
+  EXPECT_EQ(nvme.engine.offload_optimizer, OffloadDevice::nvme);
+  EXPECT_EQ(scenario_to_json(nvme)["engine"]["offload_optimizer"], "nvme");
+  j["engine"] = {{"offload_optimizer", "disk"}};
+  EXPECT_THAT(::error_of(j), AllOf(HasSubstr("/engine/offload_optimizer"), HasSubstr("nvme")));
   j["engine"] = {{"compile", "yes"}};
   EXPECT_THAT(::error_of(j), HasSubstr("/engine/compile"));
 }
