@@ -23,7 +23,14 @@ muoncheck=${MUONCHECK:-build/harness/muoncheck}
 device=${MUONCHECK_DEVICE:-cpu}
 export MUONCHECK="$muoncheck" MUONCHECK_DEVICE="$device" PYTHONUNBUFFERED=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1   # never NVLink multicast
-if [ -n "${TORCH_PATH:-}" ]; then export PYTHONPATH="$TORCH_PATH${PYTHONPATH:+:$PYTHONPATH}"; fi
+if [ -n "${TORCH_PATH:-}" ]; then
+  export PYTHONPATH="$TORCH_PATH${PYTHONPATH:+:$PYTHONPATH}"
+  # a --target torch installed without its nvidia-* wheels loads the environment's (CUDA builds need them even on CPU)
+  if ! python3 -c 'import torch' 2> /dev/null; then
+    nvidia=$(python3 -c 'import site; print(site.getsitepackages()[0])')/nvidia
+    export LD_LIBRARY_PATH="$(ls -d "$nvidia"/*/lib 2> /dev/null | paste -sd:)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  fi
+fi
 version=$(python3 -c 'import torch; print(torch.__version__.split("+")[0])') || { echo "torch does not import"; exit 3; }
 work="$out/torch-$version-$device"
 mkdir -p "$work"
