@@ -62,8 +62,10 @@ def as_values(state):
     return [{k: trace_doc.tensor_values(v) for k, v in e.items()} for e in state]
 
 
-def run_scenario(s, factory):
-    """(body, details) of the trace on rank 0, None elsewhere. Raises semantics.Unsupported."""
+def run_scenario(s, factory, details):
+    """The trace's body on rank 0, None elsewhere; fills `details` as it goes (what the optimizers
+    and the parallelism are is there even when torch raises later: `muoncheck repro` rebuilds the
+    case from it). Raises semantics.Unsupported."""
     mode = semantics.check_runnable(s, ranks.world_size())
     device = torch.device("cuda", ranks.local_rank()) if DEVICE == "cuda" else torch.device("cpu")
     model = ScenarioModel(s).to(device)
@@ -75,6 +77,9 @@ def run_scenario(s, factory):
         (muon_groups if ps.use_muon else adam_groups).append({"params": [p], "lr": _lr(s, ps, 0),
                                                              "weight_decay": ps.weight_decay})
     opts = factory(muon_groups, adam_groups, s)
+    details["optimizers"] = optimizers.described(opts, {id(p): ps.name for ps, p in zip(s.params, par.params)})
+    details["lr_by_step"] = [[_lr(s, ps, t) for ps in s.params] for t in range(s.steps)]
+    details.update(par.settings)
     group_of = {id(g["params"][0]): (g, ps) for opt in opts for g in opt.param_groups
                 for ps, p in zip(s.params, par.params) if g["params"][0] is p}
     named = [(ps.name, p) for ps, p in zip(s.params, par.params)]
@@ -89,13 +94,12 @@ def run_scenario(s, factory):
     initial = read_state(s, par, opts)
     keep = ranks.rank() == 0
     steps, digests = [], []
-    details = {"ns_calls_by_rank": [], "collectives_by_rank": [], "clip_norms": [], "step_seconds": [], "lr_by_step": []}
+    details.update({"ns_calls_by_rank": [], "collectives_by_rank": [], "clip_norms": [], "step_seconds": []})
     try:
         for t in range(s.steps):
             counter.reset_step()
             for g, ps in group_of.values():   # the schedule's rate of this step (lr_scale · f(t))
                 g["lr"] = _lr(s, ps, t)
-            details["lr_by_step"].append([_lr(s, ps, t) for ps in s.params])
             begin, losses = time.perf_counter(), []
             recorder.step, where[0] = t, "train"
             counts_before = dict(recorder.counts)
@@ -158,14 +162,11 @@ def run_scenario(s, factory):
     details["collectives_unrecorded_by_rank"] = unrecorded
     details["ranks_agree"] = all(len({b["digests"][t] for b in blocks}) == 1 for t in range(len(digests)))
     details["ns_norm_checked_calls"] = norm_check.calls
-    details["optimizers"] = optimizers.described(opts, {id(p): ps.name for ps, p in zip(s.params, par.params)})
-    details.update(par.settings)
     dtypes = {"param": s.param_dtype, "grad_accum": s.comm_dtype if mode == "fsdp2" and s.gas > 1 else s.param_dtype,
               "master": "fp32",
               "comm": s.comm_dtype if mode == "fsdp2" else s.param_dtype,
               "ns": {"bfloat16": "bf16", "float32": "fp32"}.get(ns_dtypes[0], ns_dtypes[0]) if len(ns_dtypes) == 1 else "bf16"}
-    body = {"dtypes": dtypes, "tags": tags, "initial": as_values(initial), "steps": steps, "ranks": blocks}
-    return body, details
+    return {"dtypes": dtypes, "tags": tags, "initial": as_values(initial), "steps": steps, "ranks": blocks}
 
 
 def _lr(s, ps, t):
@@ -190,10 +191,7 @@ def trace_of(s, factory, factory_name, repeat=0):
     start = time.time()
     details, body, unsupported, error = header_details(factory_name), None, None, None
     try:
-        result = run_scenario(s, factory)
-        if result:
-            body, more = result
-            details.update(more)
+        body = run_scenario(s, factory, details)
         status = "ran"
     except semantics.Unsupported as e:
         unsupported, status = str(e), "UNSUPPORTED: " + str(e)

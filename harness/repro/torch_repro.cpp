@@ -53,7 +53,9 @@ def main():
         for spec in OPTIMIZERS:
             groups = [{**{k: v for k, v in g.items() if k != "param"}, "params": [stepped[g["param"]]],
                        "lr": LR[g["param"]][0]} for g in spec["groups"]]
-            opts.append(getattr(torch.optim, spec["class"])(groups, **spec["defaults"]))
+            cls = getattr(torch.optim, spec["class"])
+            takes = inspect.signature(cls).parameters   # defaults may hold settings the constructor derives
+            opts.append(cls(groups, **{k: v for k, v in spec["defaults"].items() if k in takes}))
         worst = 0.0
         say("step  param                                     error vs float128   band      ratio")
         for t in range(STEPS):
@@ -142,7 +144,7 @@ ReproFiles torch_repro(const Scenario& s, const Trace& t, const std::string& dat
              " and compares each step's fp32 master weights with the exact\n(float128) trajectory; the band is the error "
              "eight valid rounding sequences make, times alpha, plus a floor.\n    " + run_line +
              "\nExit status 1 while the defect shows, 0 once it is gone.\n\"\"\"\n"
-             "import json\nimport os\nimport sys\n\n"
+             "import inspect\nimport json\nimport os\nimport sys\n\n"
              "for key, value in ((\"RANK\", \"0\"), (\"LOCAL_RANK\", \"0\"), (\"WORLD_SIZE\", \"1\"), (\"MASTER_ADDR\", \"127.0.0.1\"),\n"
              "                   (\"MASTER_PORT\", \"29541\")):   # torchrun sets these; plain python3 runs one process\n"
              "    os.environ.setdefault(key, value)\n"
