@@ -42,7 +42,7 @@ def replicated_note(inv_id, inv, trace):
         return None
     mode = trace["implementation"]["details"].get("parallelism")
     how = "each DDP replica orthogonalizes every matrix" if mode == "ddp" else \
-        "every rank enters the NS of every matrix on its FSDP2 DTensor shard; the collectives DTensor issues inside the optimizer step are in the trace's details"
+        "every rank enters the NS of every matrix on its FSDP2 DTensor shard; the collectives DTensor issues inside it are the trace's ns_internal collectives"
     return f"one NS call per matrix on each rank ({how}): {extra['replicated']} of {total} NS calls are repeated work"
 
 

@@ -47,15 +47,21 @@ def read_state(s, par, opts, grads=False):
             state_of[id(p)] = opt.state.get(p, {})
     out = []
     for ps, p in zip(s.params, par.params):
-        entry = {"weight": full(p.detach()).float().cpu()}
+        entry = {"weight": _snapshot(p)}
         st = state_of.get(id(p), {})
         for key, field in _STATE_KEYS[ps.use_muon]:
             if key in st:
-                entry[field] = full(st[key]).float().cpu()
+                entry[field] = _snapshot(st[key])
         if grads and p.grad is not None:   # the step's reduced gradient, before clipping
-            entry["grad"] = full(p.grad.detach()).float().cpu()
+            entry["grad"] = _snapshot(p.grad)
         out.append(entry)
     return out
+
+
+def _snapshot(t):
+    """A copy of the whole tensor in fp32 on the CPU: never the live tensor (an fp32 CPU tensor's
+    .float().cpu() is itself, which clipping or the next step would change under the trace)."""
+    return full(t.detach()).float().cpu().clone()
 
 
 def as_values(state):
