@@ -32,11 +32,12 @@ _KINDS = {"allreduce_": "all_reduce", "all_reduce": "all_reduce", "allreduce_coa
 _FUNCTIONAL_GATHERS = ("all_gather_into_tensor", "all_gather_into_tensor_coalesced")   # args: input, group_size
 
 
-def _tensors(x):
+def tensors_in(x):
+    """Every tensor in a (nested) argument list, in order."""
     if torch.is_tensor(x):
         return [x]
     if isinstance(x, (list, tuple)):
-        return [t for y in x for t in _tensors(y)]
+        return [t for y in x for t in tensors_in(y)]
     return []
 
 
@@ -57,14 +58,14 @@ class CollectiveRecorder(TorchDispatchMode):
 
     def _record(self, name, args, kwargs):
         self.counts[name] += 1
-        tensors = _tensors(list(args) + list(kwargs.values()))
+        tensors = tensors_in(list(args) + list(kwargs.values()))
         kind = _KINDS.get(name)
         if kind is None or not tensors or tensors[0].dtype not in _DTYPE:
             self.unrecorded[name] += 1
             return
-        elements = max(t.numel() for t in tensors) if kind != "all_reduce" else sum(t.numel() for t in _tensors(args[0]))
+        elements = max(t.numel() for t in tensors) if kind != "all_reduce" else sum(t.numel() for t in tensors_in(args[0]))
         if name in _FUNCTIONAL_GATHERS:
-            elements = sum(t.numel() for t in _tensors(args[0])) * int(args[1])
+            elements = sum(t.numel() for t in tensors_in(args[0])) * int(args[1])
         dtype = tensors[0].dtype
         self.log.append({"kind": kind, "dtype": _DTYPE[dtype], "elements": int(elements),
                          "bytes": int(elements * torch.tensor([], dtype=dtype).element_size()),

@@ -2,7 +2,6 @@
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "harness/judge/verify_traces.hpp"
 #include "harness/repro/repro_case.hpp"
 
 namespace muoncheck {
@@ -107,21 +106,11 @@ ReproFiles deepspeed_repro(const Scenario& s, const Trace& t, const std::string&
              std::to_string(e.gas) + ", " + std::to_string(e.micro_batch) + ", " + std::to_string(e.dp) + "\n"
              "STAGE, ZERO_INIT, PARAM_DTYPE = " + std::to_string(e.stage) + ", " + (e.stage == 3 && e.zero_init ? "True" : "False") +
              ", \"" + std::string(dtype_name(e.param_dtype)) + "\"\nEXPECT_ERROR = " + (expect_error ? "True" : "False") +
-             "\nPARAM_SHAPES = [\n" + data.shapes + "]\nINJECTIONS = [\n" + injections + "]\n"
-             "# fp32 master weight after each step: the exact trajectory (muoncheck's float128 oracle)\nEXPECTED = {\n" +
-             data.expected + "}\n# the relative error allowed per step (alpha x the worst of 8 valid rounding sequences + floor)\nBAND = {\n" +
-             data.band + "}\n\n# ---- the data generator (muoncheck's SPEC generator, verbatim)\n" + data_generator_source +
-             repro_model_source() + kScriptBody;
+             "\nPARAM_SHAPES = [\n" + data.shapes + "]\nINJECTIONS = [\n" + injections + "]\n" +
+             repro_case_source(data, data_generator_source) + kScriptBody;
 
   // The report skeleton.
-  std::string observed;
-  if (expect_error) observed = "DeepSpeed raises: `" + t.error + "`\n";
-  else {
-    VerifyOptions vo;
-    vo.control_members = control_members;
-    for (const auto& v : verify_one_trace(s, t, {}, vo).verdicts)
-      observed += "- " + v.invariant + ": **" + status_name(v.status) + "** — " + v.message + "\n";
-  }
+  const std::string observed = observed_verdicts(s, t, control_members, "DeepSpeed");
   const auto& d = t.impl_details;
   f.report = "# DeepSpeed " + version + ": TITLE (one line: what is wrong, where)\n\n"
              "Found by `muoncheck sweep --impl deepspeed=" + version + "`, case `" + s.name + "` (" + s.description + ").\n\n"

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "core/error.hpp"
+#include "harness/judge/verify_traces.hpp"
 #include "oracle/control_ensemble.hpp"
 #include "oracle/oracle.hpp"
 #include "properties/tensor_error.hpp"
@@ -98,7 +99,22 @@ def relative_error(x, exact):
 
 std::string py_json(const nlohmann::json& j) { return "json.loads(r'''" + j.dump() + "''')"; }
 
-const char* repro_model_source() { return kModelSource; }
+std::string repro_case_source(const ReproCaseData& data, const std::string& data_generator_source) {
+  return "# fp32 master weight after each step: the exact trajectory (muoncheck's float128 oracle)\nEXPECTED = {\n" +
+         data.expected + "}\n# the relative error allowed per step (alpha x the worst of 8 valid rounding sequences + floor)\nBAND = {\n" +
+         data.band + "}\n\n# ---- the data generator (muoncheck's SPEC generator, verbatim)\n" + data_generator_source +
+         kModelSource;
+}
+
+std::string observed_verdicts(const Scenario& s, const Trace& t, int control_members, const std::string& who) {
+  if (!t.error.empty()) return who + " raises: `" + t.error + "`\n";
+  VerifyOptions vo;
+  vo.control_members = control_members;
+  std::string out;
+  for (const auto& v : verify_one_trace(s, t, {}, vo).verdicts)
+    out += "- " + v.invariant + ": **" + status_name(v.status) + "** — " + v.message + "\n";
+  return out;
+}
 
 ReproCaseData repro_case_data(const Scenario& s, int control_members) {
   const Trajectory exact = oracle::run_oracle(s, oracle::Precision::float128);

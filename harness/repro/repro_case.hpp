@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/scenario.hpp"
+#include "harness/traces/trace_io.hpp"
 
 namespace muoncheck {
 
@@ -22,11 +23,16 @@ struct ReproCaseData {
 // Throws Usage when the case is too large to embed its expected weights (shrink it first).
 ReproCaseData repro_case_data(const Scenario& s, int control_members);
 
-// The Python classes and helpers after the data: P, Node, tree(), batch(step, micro_step, rank,
-// device, dtype), relative_error(x, exact). They read SEED, DP, MICRO_BATCH, PARAM_SHAPES and the
-// data generator's functions.
-const char* repro_model_source();
-
 std::string py_json(const nlohmann::json& j);   // a JSON value as a Python expression (json.loads)
+
+// The script's data and model after its own constants: EXPECTED, BAND, the data generator's
+// source (verbatim), then the Python classes and helpers every script trains with: P, Node, tree(),
+// batch(step, micro_step, rank, device, dtype), relative_error(x, exact). They read SEED, DP,
+// MICRO_BATCH and PARAM_SHAPES.
+std::string repro_case_source(const ReproCaseData& data, const std::string& data_generator_source);
+
+// The report skeleton's "expected vs observed": `who` raises (an ERROR case), or the verdicts
+// verify gives the case's own trace, one line each.
+std::string observed_verdicts(const Scenario& s, const Trace& t, int control_members, const std::string& who);
 
 }  // namespace muoncheck

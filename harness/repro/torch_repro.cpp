@@ -1,7 +1,6 @@
 #include "harness/repro/torch_repro.hpp"
 
 #include "core/error.hpp"
-#include "harness/judge/verify_traces.hpp"
 #include "harness/repro/repro_case.hpp"
 
 namespace muoncheck {
@@ -155,20 +154,9 @@ ReproFiles torch_repro(const Scenario& s, const Trace& t, const std::string& dat
              "PARAM_DTYPE, CLIP = \"" + std::string(dtype_name(e.param_dtype)) + "\", " + std::to_string(s.optimizer.clip.max_norm) +
              "\nDTYPES = {\"fp32\": torch.float32, \"fp16\": torch.float16, \"bf16\": torch.bfloat16}\nEXPECT_ERROR = " +
              (expect_error ? "True" : "False") + "\nPARAM_SHAPES = [\n" + data.shapes + "]\n# each param's lr at each step\nLR = {\n" +
-             lr_table(s, d["lr_by_step"]) +
-             "}\n# fp32 master weight after each step: the exact trajectory (muoncheck's float128 oracle)\nEXPECTED = {\n" +
-             data.expected + "}\n# the relative error allowed per step (alpha x the worst of 8 valid rounding sequences + floor)\nBAND = {\n" +
-             data.band + "}\n\n# ---- the data generator (muoncheck's SPEC generator, verbatim)\n" + data_generator_source +
-             repro_model_source() + kScriptBody;
+             lr_table(s, d["lr_by_step"]) + "}\n" + repro_case_source(data, data_generator_source) + kScriptBody;
 
-  std::string observed;
-  if (expect_error) observed = "torch raises: `" + t.error + "`\n";
-  else {
-    VerifyOptions vo;
-    vo.control_members = control_members;
-    for (const auto& v : verify_one_trace(s, t, {}, vo).verdicts)
-      observed += "- " + v.invariant + ": **" + status_name(v.status) + "** — " + v.message + "\n";
-  }
+  const std::string observed = observed_verdicts(s, t, control_members, "torch");
   f.report = "# torch " + version + ": TITLE (one line: what is wrong, where)\n\n"
              "Found by `muoncheck sweep --impl torch=" + version + "`, case `" + s.name + "` (" + s.description + ").\n\n"
              "## Versions\n\n- torch " + version + ", device " + d.value("device", std::string("?")) + ", backend " +
