@@ -93,6 +93,33 @@ def relative_error(x, exact):
     return float("inf") if not np.isfinite(d) else float(d / max(np.linalg.norm(exact), 1e-30))
 
 
+HEADER = "step  param                                     error vs float128   band      ratio"
+
+
+def check_param(t, name, observed, say):
+    """Prints step t's error of param `name`'s fp32 master weight (flat) against the float128
+    trajectory, next to its band; returns error / band."""
+    err = relative_error(observed, EXPECTED[name][t])
+    band = BAND[name][t]
+    say(f"{t:4d}  {name:40s}  {err:17.3e}  {band:9.3e}  {err / band:8.2f}" + ("   <- outside" if err > band else ""))
+    return err / band
+
+
+def verdict(worst, raised, who, say):
+    """The script's exit status: 1 while the defect shows (a ratio above 1, or `who` raising in an
+    ERROR case), else 0."""
+    if raised is not None:
+        say(f"{who} raised {type(raised).__name__}: {raised}")
+        say("DEFECT PRESENT" if EXPECT_ERROR else "the run raised (not the defect this script shows)")
+        return 1
+    if EXPECT_ERROR:
+        say(f"expected: {who} raises; it did not (no defect)")
+        return 0
+    say("expected: every ratio at most 1 (the error of 8 valid rounding sequences, x alpha, plus a floor)")
+    say(f"worst ratio {worst:.3g}: " + ("DEFECT PRESENT" if worst > 1 else "no defect"))
+    return 1 if worst > 1 else 0
+
+
 )PY";
 
 }  // namespace

@@ -45,6 +45,7 @@ def main():
     rank = dist.get_rank()
     say = print if rank == 0 else (lambda *a, **k: None)
     say(f"torch {torch.__version__}, {device.type}, {SETTINGS['parallelism']}, dp {DP}; case {CASE}")
+    worst, raised = 0.0, None
     try:
         module, params, masters = wrap(Node(tree()).to(device), device)
         stepped = masters or params
@@ -55,8 +56,7 @@ def main():
             cls = getattr(torch.optim, spec["class"])
             takes = inspect.signature(cls).parameters   # defaults may hold settings the constructor derives
             opts.append(cls(groups, **{k: v for k, v in spec["defaults"].items() if k in takes}))
-        worst = 0.0
-        say("step  param                                     error vs float128   band      ratio")
+        say(HEADER)
         for t in range(STEPS):
             for opt, spec in zip(opts, OPTIMIZERS):
                 for g, gs in zip(opt.param_groups, spec["groups"]):
@@ -87,22 +87,12 @@ def main():
             for p in PARAMS:
                 w = stepped[p.name].detach()
                 full = w.full_tensor() if hasattr(w, "full_tensor") else w
-                err = relative_error(full.float().cpu().reshape(-1).numpy(), EXPECTED[p.name][t])
-                band = BAND[p.name][t]
-                worst = max(worst, err / band)
-                say(f"{t:4d}  {p.name:40s}  {err:17.3e}  {band:9.3e}  {err / band:8.2f}" + ("   <- outside" if err > band else ""))
+                worst = max(worst, check_param(t, p.name, full.float().cpu().reshape(-1).numpy(), say))
     except Exception as e:
-        say(f"torch raised {type(e).__name__}: {e}")
-        say("DEFECT PRESENT" if EXPECT_ERROR else "the run raised (not the defect this script shows)")
-        return 1
+        raised = e
     finally:
         dist.destroy_process_group()
-    if EXPECT_ERROR:
-        say("expected: torch raises; it did not (no defect)")
-        return 0
-    say("expected: every ratio at most 1 (the error of 8 valid rounding sequences, x alpha, plus a floor)")
-    say(f"worst ratio {worst:.3g}: " + ("DEFECT PRESENT" if worst > 1 else "no defect"))
-    return 1 if worst > 1 else 0
+    return verdict(worst, raised, "torch", say)
 
 
 if __name__ == "__main__":
