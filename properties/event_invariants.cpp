@@ -23,12 +23,12 @@ std::string tag_text(const ParamTag& t) {
   return std::string(t.use_muon ? "muon" : "adamw") + (t.num_heads ? "/" + std::to_string(t.num_heads) + " heads" : "");
 }
 
-// Muon gathers of each step, summed over ranks.
+// Muon gathers of each step (and the collectives inside a sharded NS), summed over ranks.
 std::map<int, int> muon_gathers_per_step(const Observation& r) {
   std::map<int, int> n;
   for (const auto& log : r.collectives_by_rank)
     for (const auto& c : log)
-      if (c.purpose == Purpose::muon_gather) ++n[c.step];
+      if (c.purpose == Purpose::muon_gather || c.purpose == Purpose::ns_internal) ++n[c.step];
   return n;
 }
 
@@ -167,6 +167,7 @@ std::optional<DType> required_wire_dtype(const Scenario& s, Purpose purpose) {
     case Purpose::muon_gather: return s.engine.comm_dtype;     // §4.2, §5: gradients and NS inputs
     case Purpose::param_gather:
     case Purpose::weight_sync: return s.engine.param_dtype;    // the model copy travels as it is stored
+    case Purpose::ns_internal: return s.optimizer.ns_dtype;    // the NS iterate, wherever it is computed
     case Purpose::muon_exchange:                                // NS results are applied to fp32 masters unrounded
     case Purpose::scalar: return DType::fp32;                   // overflow flag, loss, norms
     case Purpose::state_export: return std::nullopt;            // gathered for the checks, not training
@@ -199,7 +200,8 @@ Verdict gathers_once_per_step(const RunBundle& b, const Observation* resplit_gas
   std::string first;
   for (const auto& log : b.impl.collectives_by_rank)
     for (const auto& c : log)
-      if ((c.purpose == Purpose::muon_gather || c.purpose == Purpose::muon_exchange) && c.phase == Phase::micro_step) {
+      if ((c.purpose == Purpose::muon_gather || c.purpose == Purpose::muon_exchange || c.purpose == Purpose::ns_internal) &&
+          c.phase == Phase::micro_step) {
         ++bad;
         if (first.empty()) first = impl::to_string(c) + " ran inside a micro-step";
       }

@@ -2,12 +2,15 @@
 """Builds the torch.optim.Muon verdict table (torch version x device x parallelism x dp x dtype) from
 `muoncheck verify` reports of scripts/torch-run.sh.
 
-    scripts/torch-verdicts.py OUT.json OUT.md CAUSES.json REPORT.json...
+    scripts/torch-verdicts.py OUT.json OUT.md CAUSES.json [--keep OLD.json] REPORT.json...
 
 Each REPORT is OUT_DIR/torch-VERSION-DEVICE.verify.json; its traces lie beside it in
 OUT_DIR/torch-VERSION-DEVICE/ (the trace path a row names). A later report's row replaces an
-earlier one for the same version, device and scenario. CAUSES.json maps FAILs to their analysed
-cause (one line each, with the upstream report where there is one).
+earlier one for the same version, device and scenario; with --keep, the rows of an earlier table
+(OLD.json) that no report replaces stay, with the trace format they were judged from (a row of
+format /1 executed fewer invariants and is marked to be re-run). CAUSES.json maps FAILs to their
+analysed cause (one line each, with the upstream report where there is one). Every SKIPPED
+verdict's reason is listed once per invariant under "Not applicable".
 
 A FAIL stays a FAIL, with the one exception scripts/deepspeed-verdicts.py keeps apart as a NOTE: an
 `ns-once-per-matrix-per-step` failure where every matrix had exactly one NS call on each rank
@@ -39,7 +42,7 @@ def replicated_note(inv_id, inv, trace):
         return None
     mode = trace["implementation"]["details"].get("parallelism")
     how = "each DDP replica orthogonalizes every matrix" if mode == "ddp" else \
-        "every rank enters the NS of every matrix on its FSDP2 DTensor shard; the collectives DTensor issues inside the optimizer step are in the trace's details"
+        "every rank enters the NS of every matrix on its FSDP2 DTensor shard; the collectives DTensor issues inside it are the trace's ns_internal collectives"
     return f"one NS call per matrix on each rank ({how}): {extra['replicated']} of {total} NS calls are repeated work"
 
 
@@ -61,7 +64,7 @@ def row_for(s, trace, causes, version, device):
             entry["tensor"] = ds.where(v["message"])
         invariants[v["id"]] = entry
     agree = details.get("ranks_agree")
-    return {"torch": version, "device": device, "scenario": name, "parallelism": details.get("parallelism", "–"),
+    return {"torch": version, "device": device, "scenario": name, "trace_format": trace.get("format") if trace else None, "parallelism": details.get("parallelism", "–"),
             "stage": e.get("stage"), "dp": e.get("dp"), "dtype": e.get("param_dtype"), "trace": s["source"],
             "scenario_hash": s["scenario_hash"], "invariants": invariants, "repro": s["repro"],
             "ranks_agree": None if agree is None else bool(agree),
@@ -72,6 +75,11 @@ def main():
     out_json, out_md, causes_path, reports = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
     causes = json.load(open(causes_path))["causes"]
     rows = {}
+    if reports[:1] == ["--keep"]:
+        for r in json.load(open(reports[1]))["rows"]:
+            r.setdefault("trace_format", "muoncheck-trace/1")
+            rows[(r["torch"], r["device"], r["scenario"])] = r
+        reports = reports[2:]
     for path in reports:
         m = re.match(r"torch-(\S+)-(cpu|cuda)\.verify\.json$", os.path.basename(path))
         version, device = m.group(1), m.group(2)
@@ -87,15 +95,17 @@ def main():
     columns = []
     for r in ordered:
         columns += [c for c in r["invariants"] if c not in columns]
-    lines = ["| torch | device | parallelism | stage | dp | dtype | executed | " + " | ".join(f"`{c}`" for c in columns)
+    lines = ["| torch | device | parallelism | stage | dp | dtype | trace | executed | " + " | ".join(f"`{c}`" for c in columns)
              + " | ranks agree |",
-             "|---|---|---|---|---|---|---|" + "---|" * (len(columns) + 1)]
+             "|---|---|---|---|---|---|---|---|" + "---|" * (len(columns) + 1)]
     for r in ordered:
         cells = [ds.SHORT[r["invariants"][c]["status"]] if c in r["invariants"] else "–" for c in columns]
         agree = {True: "PASS", False: "**FAIL**", None: "–"}[r["ranks_agree"]]
         n, m = ds.executed(r["invariants"])
         share = f"{n}/{m} ({100.0 * n / m:.0f}%)" if m else "0/0"
-        lines.append(f"| {r['torch']} | {r['device']} | {r['parallelism']} | {r['stage']} | {r['dp']} | {r['dtype']} | {share} | "
+        fmt = (r.get("trace_format") or "?").replace("muoncheck-trace", "")
+        fmt += " (re-run)" if fmt == "/1" else ""
+        lines.append(f"| {r['torch']} | {r['device']} | {r['parallelism']} | {r['stage']} | {r['dp']} | {r['dtype']} | {fmt} | {share} | "
                      + " | ".join(cells) + f" | {agree} |")
     lines += ["", "### Every FAIL: cause, tensor, repro", ""]
     fails = 0
@@ -117,6 +127,15 @@ def main():
         for inv_id, e in r["invariants"].items():
             if e["status"] == "NOTE":
                 lines.append(f"- torch {r['torch']} {r['device']} `{r['scenario']}` {inv_id}: {e['note']}")
+    lines += ["", "### Not applicable (SKIPPED), with the reason", ""]
+    reasons = {}
+    for r in ordered:
+        for inv_id, e in r["invariants"].items():
+            if e["status"] == "SKIPPED":
+                reasons.setdefault(inv_id, {}).setdefault(e["message"], []).append(f"{r['torch']} {r['device']} {r['scenario']}")
+    for inv_id, by_reason in reasons.items():
+        for reason, where in by_reason.items():
+            lines.append(f"- `{inv_id}`: {reason} ({len(where)} rows)")
     open(out_md, "w").write("\n".join(lines) + "\n")
     print("\n".join(lines))
 

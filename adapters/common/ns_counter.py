@@ -40,6 +40,7 @@ class NsCounter:
         self.unattributed = 0
         self.dtypes = set()      # dtypes the NS iteration produced (its arithmetic dtype)
         self.observers = []      # callables (G, out, *args) run after each counted call
+        self.inside = 0          # > 0 while an NS call runs (a collective recorder reads it)
         self._installed = []
 
     def reset_step(self):
@@ -83,7 +84,11 @@ class NsCounter:
         counter = self
 
         def counted(G, *args, **kwargs):
-            out = fn(G, *args, **kwargs)
+            counter.inside += 1
+            try:
+                out = fn(G, *args, **kwargs)
+            finally:
+                counter.inside -= 1
             counter._record(G, out)
             for observe in counter.observers:   # e.g. a check of the call's own input
                 observe(G, out, *args, **kwargs)

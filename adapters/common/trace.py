@@ -1,4 +1,4 @@
-"""Writing a `muoncheck-trace/1` document (docs/trace-format.md) from what an adapter saw.
+"""Writing a `muoncheck-trace/2` document (docs/trace-format.md) from what an adapter saw.
 
 `tensor_values` is the format's flat tensor encoding (round-trip floats, non-finite elements as
 strings); `document` assembles the top level; `digest` is the per-rank fingerprint of a tensor
@@ -9,7 +9,7 @@ import json
 
 import numpy as np
 
-TRACE_FORMAT = "muoncheck-trace/1"
+TRACE_FORMAT = "muoncheck-trace/2"
 
 
 def _number(v):
@@ -35,9 +35,10 @@ def digest(tensors):
     return h.hexdigest()[:16]
 
 
-def document(scenario, name, version, details, body=None, unsupported=None, error=None):
-    """The trace: header, then `unsupported`, `error` or the run's body (dtypes, tags, initial, steps)."""
-    trace = {"format": TRACE_FORMAT,
+def document(scenario, name, version, details, body=None, unsupported=None, error=None, repeat=0):
+    """The trace: header, then `unsupported`, `error` or the run's body (dtypes, tags, initial, steps,
+    ranks). `repeat` 1: the second run of the scenario (the deterministic invariant's)."""
+    trace = {"format": TRACE_FORMAT, "repeat": int(repeat),
              "implementation": {"name": name, "version": version, "details": dict(details)},
              "scenario": {"name": scenario.name, "hash": scenario.hash, "json": scenario.raw}}
     if unsupported:

@@ -4,41 +4,20 @@
         adapters/deepspeed/resident_worker.py --socket PATH
 
 Python, DeepSpeed and the process group start once; each request then costs one step loop
-(run_deepspeed.run_scenario). Protocol (harness/external/ is the other end; docs/trace-format.md
-for the trace): rank 0 connects to the Unix socket PATH and writes one line
-`{"hello": "muoncheck-resident/1", "implementation": "deepspeed", "version": V, "world_size": N}`;
-then, per request line `{"scenario": {...}, "extra_config": {...} | null}`, every rank runs the
-scenario and rank 0 answers one line: the trace (JSON, with `unsupported` or `error` when the
-scenario was declined or raised). A request `{"quit": true}` or the socket's end stops the job.
-A case that hangs or kills a rank is the other end's to time out: it kills this job and starts
-another; nothing here tries to recover a broken process group.
+(run_deepspeed.run_scenario). The protocol is adapters/common/resident.py's (the hello line names
+implementation "deepspeed"); docs/trace-format.md for the trace.
 """
 import argparse
-import json
 import os
-import socket
 import sys
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_deepspeed as rd  # noqa: E402  (sets the environment DeepSpeed reads at import)
-from adapters.common import ranks  # noqa: E402  (run_deepspeed put the checkout on sys.path)
+from adapters.common import ranks, resident  # noqa: E402  (run_deepspeed put the checkout on sys.path)
 from adapters.common import scenario as muoncheck_scenario  # noqa: E402
-from adapters.common import trace as trace_io  # noqa: E402
 import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-
-PROTOCOL = "muoncheck-resident/1"
-
-
-def broadcast_line(line):
-    """Rank 0's request line on every rank (collective)."""
-    if ranks.world_size() == 1:
-        return line
-    box = [line]
-    dist.broadcast_object_list(box, src=0)
-    return box[0]
 
 
 def run_request(request, deepspeed):
@@ -84,24 +63,9 @@ def main(argv=None):
     if rd.DEVICE == "cuda":
         torch.cuda.set_device(ranks.local_rank())
     deepspeed.init_distributed(dist_backend="nccl" if rd.DEVICE == "cuda" else "gloo")
-    conn = reader = None
-    if ranks.rank() == 0:
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        conn.connect(args.socket)
-        reader = conn.makefile("r", encoding="utf-8", newline="\n")
-        hello = {"hello": PROTOCOL, "implementation": "deepspeed", "version": deepspeed.__version__,
-                 "world_size": ranks.world_size(), "torch": torch.__version__, "device": rd.DEVICE}
-        conn.sendall((json.dumps(hello) + "\n").encode())
-    while True:
-        line = broadcast_line(reader.readline() if reader else None)
-        if not line:
-            return 0
-        request = json.loads(line)
-        if request.get("quit"):
-            return 0
-        trace = run_request(request, deepspeed)
-        if conn is not None:
-            conn.sendall((trace_io.dumps(trace) + "\n").encode())
+    hello = {"implementation": "deepspeed", "version": deepspeed.__version__, "world_size": ranks.world_size(),
+             "torch": torch.__version__, "device": rd.DEVICE}
+    return resident.serve(args.socket, hello, lambda request: run_request(request, deepspeed))
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from engine_config import (Unsupported, check_runnable, ds_config, extra_config_
 from engine_run import Run  # noqa: E402
 from state_readback import exported_alike, zero_before_created  # noqa: E402
 
-TRACE_FORMAT = "muoncheck-trace/2"
+TRACE_FORMAT = trace_io.TRACE_FORMAT
 _DTYPE_NAME = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
 PhaseDone = checkpoint_cycle.PhaseDone
 

@@ -23,6 +23,7 @@ import struct
 import torch
 
 from adapters.common import ranks
+from adapters.common.collectives import tensors_in
 from gather_timer import _inside_muon   # the one test of "issued from DeepSpeed's Muon code"
 
 _DTYPE = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
@@ -31,14 +32,6 @@ _KINDS = {"all_reduce": "all_reduce", "inference_all_reduce": "all_reduce",
           "reduce_scatter_tensor": "reduce_scatter", "reduce_scatter_fn": "reduce_scatter",
           "reduce_scatter": "reduce_scatter", "all_gather": "all_gather",
           "all_gather_into_tensor": "all_gather", "allgather_fn": "all_gather"}
-
-
-def _tensors(x):
-    if torch.is_tensor(x):
-        return [x]
-    if isinstance(x, (list, tuple)):
-        return [t for y in x for t in _tensors(y)]
-    return []
 
 
 class CollectiveRecorder:
@@ -82,7 +75,7 @@ class CollectiveRecorder:
         return recorded
 
     def _record(self, kind, args, kwargs):
-        tensors = _tensors(list(args) + list(kwargs.values()))
+        tensors = tensors_in(list(args) + list(kwargs.values()))
         if not tensors or tensors[0].dtype not in _DTYPE:
             return
         # The logical size (nccl-tests' "size"): a gather's output, a reduction's input.

@@ -39,6 +39,24 @@ def momentum_ignores_beta(muon_groups, adam_groups, s):
     return torch_muon(muon_groups, adam_groups, s, momentum=0.0)
 
 
+def _plain(v):
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return float(v) if hasattr(v, "item") and getattr(v, "numel", lambda: 0)() == 1 else str(v)
+
+
+def described(opts, name_of):
+    """What the factory built, as JSON (the trace's details; `muoncheck repro --for torch` rebuilds it):
+    each optimizer's class, its defaults and its groups (the param's name, every setting but the lr,
+    which follows the schedule: details.lr_by_step)."""
+    return [{"class": type(o).__name__, "defaults": {k: _plain(v) for k, v in o.defaults.items()},
+             "groups": [{"param": name_of[id(g["params"][0])],
+                         **{k: _plain(v) for k, v in g.items() if k not in ("params", "lr")}} for g in o.param_groups]}
+            for o in opts]
+
+
 def load_factory(spec):
     """`module:attribute` -> the factory (the module imported as usual, from PYTHONPATH)."""
     import importlib

@@ -8,7 +8,8 @@
   `reshard_after_forward` = (stage == 3) — stage 2 keeps the gathered params from forward to
   backward (FSDP2's ZeRO-2-like setting), stage 3 gathers them again for backward. Params, grads
   and optimizer state are DTensor shards of the fp32 params; bf16 maps to
-  `MixedPrecisionPolicy(param_dtype=bf16)`, `comm_dtype` to its `reduce_dtype`.
+  `MixedPrecisionPolicy(param_dtype=bf16)`, `comm_dtype` to its `reduce_dtype` (always given:
+  unsynced micro-steps accumulate in it too, so gas > 1 needs grad_accum_dtype = comm_dtype).
 - gas: every micro-step but the last runs without gradient sync (`no_sync()` /
   `set_requires_gradient_sync(False)`), so gradients accumulate locally and are reduced once.
 """
@@ -48,8 +49,10 @@ class Parallel:
             from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
             mesh = init_device_mesh(device.type, (s.dp,))
             reduce = torch_dtype(s.comm_dtype)
+            # reduce_dtype always explicit: with None, torch 2.15 reduces (and accumulates) in the sharded
+            # param's dtype, fp32 here, where 2.11 used param_dtype (_fsdp_api.py, "versionchanged:: 2.15")
             mp = MixedPrecisionPolicy(param_dtype=self.compute_dtype if self.compute_dtype != torch.float32 else None,
-                                      reduce_dtype=reduce if reduce != self.compute_dtype else None)
+                                      reduce_dtype=reduce)
             reshard = s.stage == 3
             for node in model._owners:
                 if node is not model:

@@ -38,12 +38,13 @@ def parallelism(s):
         return "ddp"
     if s.stage in (2, 3):
         return "fsdp2"
-    raise Unsupported("engine.stage 1 (optimizer state sharded, gradients and params whole) has no torch mapping here: "
-                      "ZeroRedundancyOptimizer wraps one optimizer class, the scenario needs Muon and AdamW")
+    raise Unsupported("engine.stage 1: optimizer state sharded with gradients and params whole has no torch mapping "
+                      "here (ZeroRedundancyOptimizer wraps one optimizer class, the scenario needs Muon and AdamW)")
 
 
 def check_runnable(s, world_size):
-    """Raises Unsupported with one line naming the field and torch's behaviour."""
+    """Raises Unsupported with one line naming the field and torch's behaviour; the text before its
+    first ':' names the feature (the sweep counts declines by it)."""
     if s.dp != world_size:
         raise Unsupported(f"engine.dp {s.dp}: this launch has {world_size} process(es); run it under "
                           f"torchrun --nproc-per-node {s.dp}")
@@ -66,20 +67,26 @@ def check_runnable(s, world_size):
         raise Unsupported("optimizer.per_head: torch.optim.Muon orthogonalizes whole matrices")
     for p in s.params:
         if p.use_muon and len(p.shape) != 2:
-            raise Unsupported(f"{p.name} shape {p.shape}: torch.optim.Muon takes 2-D params only (ValueError); "
-                              f"the scenario orthogonalizes its {p.rows}x{p.cols} view")
+            raise Unsupported(f"Muon param not 2-D: {p.name} shape {p.shape}; torch.optim.Muon takes 2-D params only "
+                              f"(ValueError), the scenario orthogonalizes its {p.rows}x{p.cols} view")
     if s.clip["max_norm"] > 0 and s.clip["mode"] != "raw_grad":
         raise Unsupported("optimizer.clip.mode update: torch clips gradients (clip_grad_norm_), not Muon updates")
     if s.param_dtype == "fp16" or s.loss_scaler["type"] != "none":
         raise Unsupported("fp16 / loss_scaler: torch.amp.GradScaler has no hysteresis or min_scale; not mapped")
     if s.overflow:
         raise Unsupported("overflow injections need a loss scaler that skips steps; torch's optimizers have none")
+    if s.checkpoint:
+        raise Unsupported("checkpoint: the adapter does not save and load torch's state (torch.distributed.checkpoint) yet")
+    if s.offload_optimizer != "none":
+        raise Unsupported(f"engine.offload_optimizer {s.offload_optimizer}: FSDP2's CPUOffloadPolicy is not mapped")
+    if s.compile:
+        raise Unsupported("engine.compile: the adapter runs torch.optim.Muon eagerly (the NS counter wraps a Python call)")
     if mode == "ddp" and (s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype):
         raise Unsupported("DDP accumulates and all-reduces gradients in the param dtype: grad_accum_dtype / "
                           "comm_dtype other than param_dtype are not mapped")
-    if mode == "fsdp2" and s.gas > 1 and s.grad_accum_dtype != s.param_dtype:
-        raise Unsupported("FSDP2 accumulates unsynced gradients in the param dtype: grad_accum_dtype other than "
-                          "param_dtype needs gas 1")
+    if mode == "fsdp2" and s.gas > 1 and s.grad_accum_dtype != s.comm_dtype:
+        raise Unsupported("FSDP2 gradient accumulation: unsynced micro-steps accumulate in reduce_dtype (the "
+                          "scenario's comm_dtype); grad_accum_dtype other than comm_dtype needs gas 1")
     return mode
 
 
@@ -106,6 +113,6 @@ def clip_edge(norms, max_norm):
     """The first step whose total norm N has max − 1e-6 < N ≤ max (torch clips, the scenario does not)."""
     for t, n in enumerate(norms):
         if max_norm - CLIP_EPS < n <= max_norm:
-            return f"step {t}: gradient norm {n!r} within 1e-6 below max_norm {max_norm}: torch's clip_grad_norm_ " \
-                   f"scales by max/(N+1e-6) < 1, the scenario leaves it"
+            return f"clip norm within 1e-6 below max_norm: step {t} gradient norm {n!r}, max_norm {max_norm}; " \
+                   f"torch's clip_grad_norm_ scales by max/(N+1e-6) < 1, the scenario leaves it"
     return None

@@ -118,7 +118,7 @@ Command nightly_command() {
            "UTC date, YYYYMMDD: each night draws new cases). Exit 1 on any failure, and when\n"
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
            "than --min-executed of its verdicts.\n"
-           "With --impl deepspeed[=VERSION] the nightly job of that implementation: its budgeted sweep\n"
+           "With --impl deepspeed[=VERSION] or torch[=VERSION] the nightly job of that implementation: its budgeted sweep\n"
            "(`muoncheck sweep --impl`, --sweep-cases cases at most, --json FILE for its record).",
            options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed/nightly",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",

@@ -1,6 +1,6 @@
-// `muoncheck repro CASE --for deepspeed`: a minimal case (the scenario `sweep --impl` saved and
-// the trace beside it, CASE.trace.json) as a standalone DeepSpeed script and a report skeleton
-// (harness/repro/deepspeed_repro.hpp).
+// `muoncheck repro CASE --for deepspeed|torch`: a minimal case (the scenario `sweep --impl` saved
+// and the trace beside it, CASE.trace.json) as a standalone DeepSpeed or torch script and a report
+// skeleton (harness/repro/deepspeed_repro.hpp, torch_repro.hpp).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -12,6 +12,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_table.hpp"
 #include "harness/repro/deepspeed_repro.hpp"
+#include "harness/repro/torch_repro.hpp"
 
 namespace muoncheck {
 
@@ -27,35 +28,38 @@ std::string read_text(const std::string& path) {
 
 void run(const cli::Args& args) {
   if (args.positionals().size() != 1) throw Error(ErrorKind::Usage, "muoncheck repro: give exactly one case (a scenario file)");
-  if (option_text(args, "for") != "deepspeed")
-    throw Error(ErrorKind::Usage, "--for expects deepspeed, got \"" + option_text(args, "for") + "\"");
+  const std::string impl = option_text(args, "for");
+  if (impl != "deepspeed" && impl != "torch")
+    throw Error(ErrorKind::Usage, "--for expects deepspeed or torch, got \"" + impl + "\"");
   const std::string path = args.positionals().front();
   const Scenario s = load_scenario(path);
   std::string trace_path = path;
   if (trace_path.size() > 5 && trace_path.substr(trace_path.size() - 5) == ".json") trace_path.resize(trace_path.size() - 5);
   trace_path += ".trace.json";
   if (!std::filesystem::exists(trace_path))
-    throw Error(ErrorKind::BadInput, path + ": no trace beside it (" + trace_path + "; `muoncheck sweep --impl deepspeed` writes one)");
+    throw Error(ErrorKind::BadInput, path + ": no trace beside it (" + trace_path + "; `muoncheck sweep --impl " + impl + "` writes one)");
   const Trace t = load_trace(trace_path);
   const std::string out = option_text(args, "out/repro");
   std::filesystem::create_directories(out);
   const std::string script_name = s.name + "_repro.py";
-  const ReproFiles f = deepspeed_repro(s, t, read_text(option_text(args, "adapter-dir") + "/datagen.py"), script_name,
-                                       control_members_from(args));
+  const std::string datagen = read_text(option_text(args, "adapter-dir") + "/datagen.py");
+  const ReproFiles f = impl == "torch" ? torch_repro(s, t, datagen, script_name, control_members_from(args))
+                                       : deepspeed_repro(s, t, datagen, script_name, control_members_from(args));
   const auto script = (std::filesystem::path(out) / script_name).string();
   const auto report = (std::filesystem::path(out) / (s.name + ".md")).string();
   write_file_atomically(script, f.script);
   write_file_atomically(report, f.report);
-  std::printf("script: %s\nreport skeleton: %s\nrun: TORCH_COMPILE_DISABLE=1 torchrun --nproc-per-node %d %s\n", script.c_str(),
-              report.c_str(), s.engine.dp, script.c_str());
+  std::printf("script: %s\nreport skeleton: %s\nrun: %storchrun --nproc-per-node %d %s\n", script.c_str(), report.c_str(),
+              impl == "torch" ? "" : "TORCH_COMPILE_DISABLE=1 ", s.engine.dp, script.c_str());
 }
 
 }  // namespace
 
 Command repro_command() {
   return informational_command(
-      {"repro", "muoncheck repro CASE.json --for deepspeed [--out DIR]",
-       "Writes a standalone torch + DeepSpeed script for a minimal case found by `sweep --impl deepspeed`\n"
+      {"repro", "muoncheck repro CASE.json --for deepspeed|torch [--out DIR]",
+       "Writes a standalone script (torch + DeepSpeed, or torch alone) for a minimal case found by\n"
+       "`sweep --impl deepspeed` or `sweep --impl torch`\n"
        "(CASE.json and the CASE.trace.json beside it): it prints each step's error against the float128\n"
        "oracle next to the band and exits 1 while the defect shows; and a Markdown report skeleton.",
        options({"for", "out/repro", "adapter-dir", "control-members"})},

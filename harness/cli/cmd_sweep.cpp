@@ -55,14 +55,16 @@ Outcome run(const cli::Args& args) {
 Command sweep_command() {
   return {{"sweep",
            "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--json FILE]\n"
-           "muoncheck sweep --impl deepspeed[=VERSION] [--dp N] [--backend cuda] [--cases N] [--json FILE]",
+           "muoncheck sweep --impl deepspeed[=VERSION] [--dp N] [--backend cuda] [--cases N] [--json FILE]\n"
+           "muoncheck sweep --impl torch[=VERSION] [--dp N] [--backend cuda] [--cases N] [--json FILE]",
            "Generates scenarios (RapidCheck; same seed, same cases) and judges each against every\n"
            "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
            "minimal scenario saved under reports/cases/, and printed with the line that reproduces it.\n"
            "With --fault the sweep hunts for that injected fault and says after how many cases it was found.\n"
-           "With --impl the implementation under test is another one (DeepSpeed, through a resident worker):\n"
+           "With --impl the implementation under test is another one (DeepSpeed's Muon, or torch.optim.Muon under\n"
+           "DDP/FSDP2 drawn as the stage, through a resident worker):\n"
            "cases are drawn in the region it can express (declines counted per feature), judged from its traces,\n"
-           "and each distinct failure is shrunk with it in the loop; `muoncheck repro CASE --for deepspeed`\n"
+           "and each distinct failure is shrunk with it in the loop; `muoncheck repro CASE --for deepspeed|torch`\n"
            "turns a minimal case into a standalone script. Its worker's crash or hang is an ERROR of the case.\n"
            "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",

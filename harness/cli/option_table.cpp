@@ -96,14 +96,16 @@ std::vector<OptionEntry> build_table() {
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
       value("cases-dir", "folder for minimal scenarios", "reports/cases"),
       // repro.
-      value("for", "the implementation the script is for: deepspeed", "deepspeed"),
+      value("for", "the implementation the script is for: deepspeed | torch", "deepspeed"),
       value("out/repro", "folder the script and the report skeleton go to", "reports/cases"),
       value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
       // Another implementation under test (sweep, nightly).
-      value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION (a resident "
-                    "worker, adapters/deepspeed; --backend picks its device, --dp its ranks)"),
+      value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION | torch | "
+                    "torch=VERSION (a resident worker, adapters/deepspeed or adapters/torch; --backend picks its "
+                    "device, --dp its ranks)"),
       value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
-                         "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (a bare deepspeed: the environment's)"),
+                         "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (torch: $MUONCHECK_TORCH_SITES/"
+                         "torch-VERSION, else the environment's; a bare name: the environment's)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
                               "implementation included)", "240"),

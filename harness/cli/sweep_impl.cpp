@@ -7,6 +7,8 @@
 #include "harness/cli/options_from_args.hpp"
 #include "harness/external/deepspeed_region.hpp"
 #include "harness/external/deepspeed_worker.hpp"
+#include "harness/external/torch_region.hpp"
+#include "harness/external/torch_worker.hpp"
 #include "harness/report/report_views.hpp"
 #include "harness/sweep/impl_sweep.hpp"
 #include "harness/sweep/impl_sweep_report.hpp"
@@ -17,14 +19,17 @@ namespace muoncheck {
 
 Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_seconds) {
   const std::string impl = *args.value("impl");
-  external::DeepSpeedWorkerOptions w;
-  w.version = external::deepspeed_version_from_impl(impl);
+  external::ResidentWorkerOptions w;
+  const bool torch = impl.rfind("torch", 0) == 0;   // else deepspeed (its parser names both in the error)
+  w.implementation = torch ? "torch" : "deepspeed";
+  w.version = torch ? external::torch_version_from_impl(impl) : external::deepspeed_version_from_impl(impl);
   w.dp = std::max(1, dp_from(args));
-  w.site = args.value("impl-site") ? *args.value("impl-site") : external::default_deepspeed_site(w.version);
+  w.site = args.value("impl-site") ? *args.value("impl-site")
+                                   : torch ? external::default_torch_site(w.version) : external::default_deepspeed_site(w.version);
   w.device = backend_from(args) == impl::ComputeBackend::cuda ? "cuda" : "cpu";
   w.case_timeout = std::chrono::milliseconds(static_cast<long long>(1000 * seconds_from(args, "case-timeout-s")));
   if (w.case_timeout.count() <= 0) throw Error(ErrorKind::Usage, "--case-timeout-s must be positive");
-  external::DeepSpeedWorker worker(w);
+  external::ResidentWorker worker(w, torch ? external::torch_worker_command(w) : external::deepspeed_worker_command(w));
 
   ImplSweepOptions o;
   o.impl = impl;
@@ -41,13 +46,10 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   const auto views = view_paths_from(args);
   generators::Focus focus;
   if (const auto f = args.value("focus")) focus = generators::focus_for_fault(*f);
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario(focus, w.dp),
+  const ImplSweepResult r = run_impl_sweep(o, torch ? external::torch_scenario(focus, w.dp) : external::deepspeed_scenario(focus, w.dp),
                                            [&](const Scenario& s) { return worker.run(s); });
   print_impl_sweep_summary(stdout, o, r);
-  std::printf("worker restarts: %d (log %s)\n", worker.restarts(),
-              w.log_path.empty() ? ("/tmp/muoncheck-deepspeed-" + (w.version.empty() ? std::string("env") : w.version) +
-                                    "-dp" + std::to_string(w.dp) + ".log").c_str()
-                                 : w.log_path.c_str());
+  std::printf("worker restarts: %d (log %s)\n", worker.restarts(), worker.log_path().c_str());
   const nlohmann::json record = impl_sweep_json(o, r);
   if (const auto json = args.value("json")) {
     write_file_atomically(*json, record.dump(2) + "\n");

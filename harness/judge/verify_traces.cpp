@@ -75,6 +75,12 @@ class TraceVariantRuns final : public VariantRuns {
       }
       return out;
     }
+    for (const auto& c : cases_)   // traced, but declined or failed: say so, with the implementation's words
+      if (c.trace.repeat == repeat && same_but_name(v, c.scenario) && (!c.trace.unsupported.empty() || !c.trace.error.empty())) {
+        why = "variant " + v.name + (c.trace.error.empty() ? " declined by the implementation: " + c.trace.unsupported
+                                                          : " failed in the implementation: " + c.trace.error);
+        return std::nullopt;
+      }
     why = repeat ? "no second trace (\"repeat\": 1) of scenario " + v.name + " was given"
                  : "no trace of variant " + v.name + " (scenario hash " + hash + ") was given (`muoncheck variants` writes it)";
     return std::nullopt;

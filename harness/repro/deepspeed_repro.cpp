@@ -1,102 +1,15 @@
 #include "harness/repro/deepspeed_repro.hpp"
 
-#include <cmath>
-#include <cstdio>
-
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "harness/judge/verify_traces.hpp"
-#include "oracle/control_ensemble.hpp"
-#include "oracle/oracle.hpp"
-#include "properties/tensor_error.hpp"
+#include "harness/repro/repro_case.hpp"
 
 namespace muoncheck {
 
 namespace {
 
-constexpr size_t kMaxEmbeddedValues = 400000;   // expected weights written into the script
-
-std::string num(double x) {
-  if (std::isnan(x)) return "float('nan')";
-  if (std::isinf(x)) return x > 0 ? "float('inf')" : "-float('inf')";
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", x);
-  return buf;
-}
-
-std::string list(const std::vector<double>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + num(v[i]);
-  return s + "]";
-}
-
-std::string py_json(const nlohmann::json& j) { return "json.loads(r'''" + j.dump() + "''')"; }
-
-// The script's body after its data: model, data, injections, training, comparison.
+// The script's body after its data and model: injections, training, comparison.
 constexpr const char* kScriptBody = R"PY(
-
-class P:
-    """A parameter as the data generator reads it: index, shape, matrix view (rows, cols)."""
-    def __init__(self, index, name, shape):
-        self.index, self.name, self.shape = index, name, tuple(shape)
-        self.rows = 1 if len(shape) < 2 else shape[0]
-        self.cols = shape[0] if len(shape) < 2 else int(np.prod(shape[1:]))
-
-
-PARAMS = [P(i, name, shape) for i, (name, shape) in enumerate(PARAM_SHAPES)]
-
-
-class Node(torch.nn.Module):
-    """One module of a tree named like the case's params; each owns the loss terms of its params:
-    1/(2m)·‖W x − y‖² for a matrix (W viewed as rows × cols), 1/(2n)·‖w ⊙ x − y‖² for a vector."""
-    def __init__(self, tree):
-        super().__init__()
-        self.terms = []
-        for name, child in tree["children"].items():
-            self.add_module(name, Node(child))
-        for local, p in tree["params"]:
-            w = torch.from_numpy(initial_weight(SEED, p).astype(np.float32))
-            self.register_parameter(local, torch.nn.Parameter(w))
-            self.terms.append((local, p))
-
-    def forward(self, batch):
-        total = 0
-        for local, p in self.terms:
-            w = getattr(self, local)
-            x, y = batch[p.index]
-            if len(p.shape) == 1:
-                term = ((w * x - y) ** 2).sum(-1) / (2 * p.cols)
-            else:
-                term = ((x @ w.reshape(p.rows, -1).t() - y) ** 2).sum(-1) / (2 * p.rows)
-            total = total + term.mean()
-        for child in self.children():
-            total = total + child(batch)
-        return total
-
-
-def tree():
-    root = {"children": {}, "params": []}
-    for p in PARAMS:
-        *path, local = p.name.split(".")
-        node = root
-        for part in path:
-            node = node["children"].setdefault(part, {"children": {}, "params": []})
-        node["params"].append((local, p))
-    return root
-
-
-def batch(step, micro_step, rank, device, dtype):
-    samples = [(micro_step * DP + rank) * MICRO_BATCH + i for i in range(MICRO_BATCH)]
-    return {p.index: (torch.from_numpy(inputs(SEED, p, step, samples)).to(device, dtype),
-                      torch.from_numpy(targets(SEED, p, step, samples)).to(device, dtype)) for p in PARAMS}
-
-
-def relative_error(x, exact):
-    exact = np.asarray(exact, dtype=np.float64)
-    d = np.linalg.norm(np.asarray(x, dtype=np.float64) - exact)
-    return float("inf") if not np.isfinite(d) else float(d / max(np.linalg.norm(exact), 1e-30))
-
-
 def main():
     import deepspeed
     from deepspeed.utils import safe_get_full_fp32_param
@@ -109,6 +22,7 @@ def main():
     say = print if rank == 0 else (lambda *a, **k: None)
     say(f"deepspeed {deepspeed.__version__}, torch {torch.__version__}, {device.type}, dp {DP}; case {CASE}")
     clock = {"step": 0, "micro_step": 0}
+    worst, raised = 0.0, None
     try:
         with deepspeed.zero.Init(config_dict_or_path=CONFIG, enabled=ZERO_INIT):
             model = Node(tree())
@@ -130,8 +44,7 @@ def main():
                 grad.view(-1)[inj["index"]] = float(inj["value"])
                 return grad
             named[inj["param"]].register_hook(hook)
-        worst = 0.0
-        say("step  param                                     error vs float128   band      ratio")
+        say(HEADER)
         for t in range(STEPS):
             clock["step"] = t
             for k in range(GAS):
@@ -142,21 +55,10 @@ def main():
             for p in PARAMS:
                 w = named[p.name]
                 full = safe_get_full_fp32_param(w) if STAGE > 0 else masters.get(id(w), w)
-                observed = full.detach().float().cpu().reshape(-1).numpy()
-                err = relative_error(observed, EXPECTED[p.name][t])
-                band = BAND[p.name][t]
-                worst = max(worst, err / band)
-                say(f"{t:4d}  {p.name:40s}  {err:17.3e}  {band:9.3e}  {err / band:8.2f}" + ("   <- outside" if err > band else ""))
+                worst = max(worst, check_param(t, p.name, full.detach().float().cpu().reshape(-1).numpy(), say))
     except Exception as e:
-        say(f"DeepSpeed raised {type(e).__name__}: {e}")
-        say("DEFECT PRESENT" if EXPECT_ERROR else "the run raised (not the defect this script shows)")
-        return 1
-    if EXPECT_ERROR:
-        say("expected: DeepSpeed raises; it did not (no defect)")
-        return 0
-    say("expected: every ratio at most 1 (the error of 8 valid rounding sequences, x alpha, plus a floor)")
-    say(f"worst ratio {worst:.3g}: " + ("DEFECT PRESENT" if worst > 1 else "no defect"))
-    return 1 if worst > 1 else 0
+        raised = e
+    return verdict(worst, raised, "DeepSpeed", say)
 
 
 if __name__ == "__main__":
@@ -171,31 +73,8 @@ ReproFiles deepspeed_repro(const Scenario& s, const Trace& t, const std::string&
     throw Error(ErrorKind::Usage, t.source + ": the trace carries no implementation.details.deepspeed_config "
                                   "(traces of adapters/deepspeed/resident_worker.py do; rerun the case through it)");
   const bool expect_error = !t.error.empty();
-  const Trajectory exact = oracle::run_oracle(s, oracle::Precision::float128);
-  const auto controls = oracle::run_control_ensemble(s, control_members);
-  size_t values = 0;
-  for (const auto& st : exact.steps)
-    for (const auto& p : st.params) values += p.weight.size();
-  if (values > kMaxEmbeddedValues)
-    throw Error(ErrorKind::Usage, s.name + ": " + std::to_string(values) + " expected weight values; a repro script embeds at most " +
-                                      std::to_string(kMaxEmbeddedValues) + " (shrink the case first)");
-  std::string shapes, expected, band, injections;
-  for (size_t i = 0; i < s.model.params.size(); ++i) {
-    const auto& p = s.model.params[i];
-    std::string dims;
-    for (auto d : p.shape) dims += (dims.empty() ? "" : ", ") + std::to_string(d);
-    shapes += "    (\"" + p.name + "\", [" + dims + "]),\n";
-    std::string e = "    \"" + p.name + "\": [", b = e;
-    for (size_t st = 0; st < exact.steps.size(); ++st) {
-      const auto& w = exact.steps[st].params[i].weight;
-      std::vector<const std::vector<double>*> members;
-      for (const auto& c : controls) members.push_back(&c.steps[st].params[i].weight);
-      e += (st ? ", " : "") + list(w);
-      b += (st ? ", " : "") + num(allowed_error(s.tolerance, ensemble_error(members, w)));
-    }
-    expected += e + "],\n";
-    band += b + "],\n";
-  }
+  const ReproCaseData data = repro_case_data(s, control_members);
+  std::string injections;
   for (const auto& inj : s.overflow)
     injections += "    {\"step\": " + std::to_string(inj.step) + ", \"micro_step\": " + std::to_string(inj.micro_step) +
                   ", \"rank\": " + std::to_string(inj.rank) + ", \"param\": \"" + inj.param + "\", \"index\": " +
@@ -220,20 +99,11 @@ ReproFiles deepspeed_repro(const Scenario& s, const Trace& t, const std::string&
              std::to_string(e.gas) + ", " + std::to_string(e.micro_batch) + ", " + std::to_string(e.dp) + "\n"
              "STAGE, ZERO_INIT, PARAM_DTYPE = " + std::to_string(e.stage) + ", " + (e.stage == 3 && e.zero_init ? "True" : "False") +
              ", \"" + std::string(dtype_name(e.param_dtype)) + "\"\nEXPECT_ERROR = " + (expect_error ? "True" : "False") +
-             "\nPARAM_SHAPES = [\n" + shapes + "]\nINJECTIONS = [\n" + injections + "]\n"
-             "# fp32 master weight after each step: the exact trajectory (muoncheck's float128 oracle)\nEXPECTED = {\n" +
-             expected + "}\n# the relative error allowed per step (alpha x the worst of 8 valid rounding sequences + floor)\nBAND = {\n" +
-             band + "}\n\n# ---- the data generator (muoncheck's SPEC generator, verbatim)\n" + data_generator_source + kScriptBody;
+             "\nPARAM_SHAPES = [\n" + data.shapes + "]\nINJECTIONS = [\n" + injections + "]\n" +
+             repro_case_source(data, data_generator_source) + kScriptBody;
 
   // The report skeleton.
-  std::string observed;
-  if (expect_error) observed = "DeepSpeed raises: `" + t.error + "`\n";
-  else {
-    VerifyOptions vo;
-    vo.control_members = control_members;
-    for (const auto& v : verify_one_trace(s, t, {}, vo).verdicts)
-      observed += "- " + v.invariant + ": **" + status_name(v.status) + "** — " + v.message + "\n";
-  }
+  const std::string observed = observed_verdicts(s, t, control_members, "DeepSpeed");
   const auto& d = t.impl_details;
   f.report = "# DeepSpeed " + version + ": TITLE (one line: what is wrong, where)\n\n"
              "Found by `muoncheck sweep --impl deepspeed=" + version + "`, case `" + s.name + "` (" + s.description + ").\n\n"

@@ -176,7 +176,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
   minimal.scenario_json = scenario_to_json(d.shrunk);   // the description changed; the trajectory did not
   minimal.scenario_hash.clear();
   save_trace(minimal, d.path.substr(0, d.path.size() - 5) + ".trace.json");
-  d.repro = "muoncheck repro " + d.path + " --for deepspeed";
+  d.repro = "muoncheck repro " + d.path + " --for " + o.impl.substr(0, o.impl.find('='));
   return d;
 }
 

@@ -71,7 +71,7 @@ struct ImplDefect {
   int shrink_steps = 0, shrink_judgements = 0;
   bool shrink_exhausted = false;
   std::string path;                       // the saved minimal scenario
-  std::string repro;                      // `muoncheck repro PATH --for deepspeed`
+  std::string repro;                      // `muoncheck repro PATH --for deepspeed` (or torch)
 };
 
 struct UnconfirmedImplCase {

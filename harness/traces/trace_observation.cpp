@@ -29,8 +29,8 @@ E named(const std::vector<E>& all, NameOf name_of, const std::string& name, cons
 const std::vector<CollectiveKind> kKinds = {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
                                             CollectiveKind::all_gather, CollectiveKind::all_gather_v};
 const std::vector<Purpose> kPurposes = {Purpose::grad_reduce,   Purpose::param_gather, Purpose::muon_gather,
-                                        Purpose::muon_exchange, Purpose::weight_sync,  Purpose::scalar,
-                                        Purpose::state_export};
+                                        Purpose::muon_exchange, Purpose::ns_internal,  Purpose::weight_sync,
+                                        Purpose::scalar,        Purpose::state_export};
 const std::vector<Phase> kPhases = {Phase::micro_step, Phase::boundary};
 
 // order[p]: the trace's index of the scenario's param p (tags are matched by name).
@@ -119,6 +119,7 @@ Observation observation_from_trace(const Scenario& s, const Trace& t) {
     r.scaler_after.scale = ts.loss_scale_after;
     good += ts.skipped ? 0 : 1;
     r.good_steps_after = good;   // derived where the trace carries no step count
+    r.scaler_after.hysteresis = s.loss_scaler.hysteresis;   // ... and no counter (it moves only with a dynamic scaler)
     if (ts.scaler) {
       r.scaler_after.hysteresis = ts.scaler->hysteresis;
       r.scaler_after.good_streak = ts.scaler->good_streak;

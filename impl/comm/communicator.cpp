@@ -18,6 +18,7 @@ std::string purpose_name(Purpose p) {
     case Purpose::param_gather: return "param_gather";
     case Purpose::muon_gather: return "muon_gather";
     case Purpose::muon_exchange: return "muon_exchange";
+    case Purpose::ns_internal: return "ns_internal";
     case Purpose::weight_sync: return "weight_sync";
     case Purpose::scalar: return "scalar";
     case Purpose::state_export: return "state_export";

@@ -33,6 +33,8 @@ enum class Purpose {
   param_gather,     // stage 3: parameters gathered for forward/backward
   muon_gather,      // step time: a Muon param's gradient/momentum gathered for NS
   muon_exchange,    // step time: NS results shared so each rank writes its slice
+  ns_internal,      // step time: inside a sharded NS (another implementation's partial products and
+                    // redistributions of the NS iterate, e.g. torch's DTensor), in ns_dtype
   weight_sync,      // stage 1/2: updated model params all-gathered
   scalar,           // overflow flag, norms
   state_export,     // gathering state for checks only (not part of training)

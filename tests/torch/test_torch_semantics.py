@@ -47,5 +47,7 @@ def test_norm_check_sees_the_clamp_only_where_it_differs():
 
 def test_clip_edge_finds_the_norm_just_below_max():
     assert semantics.clip_edge([2.0, 0.5, 0.9], 1.0) is None
-    assert semantics.clip_edge([1.0], 1.0).startswith("step 0:")   # N = max: torch scales by 1/(1 + 1e-6)
-    assert semantics.clip_edge([2.0, 1.0 - 5e-7], 1.0).startswith("step 1:")
+    # the feature first (the sweep counts declines by the text before the first ':'), then the step
+    edge = "clip norm within 1e-6 below max_norm: step "
+    assert semantics.clip_edge([1.0], 1.0).startswith(edge + "0 ")   # N = max: torch scales by 1/(1 + 1e-6)
+    assert semantics.clip_edge([2.0, 1.0 - 5e-7], 1.0).startswith(edge + "1 ")

@@ -199,6 +199,63 @@ TEST(Verify, aTraceWithoutMomentumIsJudgedOnItsWeights) {
   EXPECT_EQ(v.at("trajectory-conforms").status, Status::pass) << v.at("trajectory-conforms").message;
 }
 
+TEST(Verify, withoutALossScalerMissingCountersAreNotApplicableAndStepConformsIsJudged) {
+  const auto& t = traces();
+  ASSERT_EQ(t.gas4.loss_scaler.type, ScalerType::none);
+  Trace no_counters = t.t_gas4;   // an implementation without a scaler (torch's) reports none
+  for (auto& s : no_counters.steps) s.scaler.reset();
+  auto v = verdicts({t.gas4}, {no_counters});
+  EXPECT_EQ(v.at("scaler-state-exact").status, Status::skipped) << v.at("scaler-state-exact").message;
+  EXPECT_NE(v.at("scaler-state-exact").message.find("not applicable"), std::string::npos);
+  EXPECT_EQ(v.at("step-conforms").status, Status::pass) << v.at("step-conforms").message;
+  for (auto& w : no_counters.steps[1].params[0].weight) w *= 1.001;   // judged, not waved through
+  v = verdicts({t.gas4}, {no_counters});
+  EXPECT_EQ(v.at("step-conforms").status, Status::fail) << v.at("step-conforms").message;
+}
+
+TEST(Verify, withADynamicScalerMissingCountersAreUnsupported) {
+  const auto& t = traces();
+  ASSERT_EQ(t.fp16.loss_scaler.type, ScalerType::dynamic);
+  Trace no_counters = t.t_fp16;
+  for (auto& s : no_counters.steps) s.scaler.reset();
+  const auto v = verdicts({t.fp16}, {no_counters});
+  for (const char* id : {"scaler-state-exact", "step-conforms"}) {
+    EXPECT_EQ(v.at(id).status, Status::unsupported) << id << ": " << v.at(id).message;
+    EXPECT_EQ(v.at(id).message, "the observation does not show scaler_counters");
+  }
+}
+
+TEST(Verify, collectivesInsideAShardedNsTravelInTheNsDtypeAndOnlyAtTheBoundary) {
+  const auto& t = traces();
+  ASSERT_TRUE(t.t_gas4.collectives_by_rank.has_value());
+  const DType ns = t.gas4.optimizer.ns_dtype;
+  auto with = [&](DType dtype, const std::string& phase) {
+    Trace x = t.t_gas4;
+    (*x.collectives_by_rank)[0].push_back({"all_gather", "ns_internal", phase, dtype, 64, 64 * dtype_bytes(dtype), 1});
+    return verdicts({t.gas4, t.gas1}, {x, t.t_gas1});   // the gas-1 re-split: what gathers-once-per-step counts against
+  };
+  auto v = with(ns, "boundary");
+  EXPECT_EQ(v.at("comm-dtype-respected").status, Status::pass) << v.at("comm-dtype-respected").message;
+  EXPECT_NE(v.at("comm-dtype-respected").message.find("ns_internal"), std::string::npos);
+  v = with(ns == DType::fp32 ? DType::bf16 : DType::fp32, "boundary");
+  EXPECT_EQ(v.at("comm-dtype-respected").status, Status::fail);
+  EXPECT_NE(v.at("comm-dtype-respected").message.find("purpose=ns_internal"), std::string::npos)
+      << v.at("comm-dtype-respected").message;
+  v = with(ns, "micro_step");
+  EXPECT_EQ(v.at("gathers-once-per-step").status, Status::fail) << v.at("gathers-once-per-step").message;
+}
+
+TEST(Verify, aDeclinedVariantIsNamedWithTheImplementationsReason) {
+  const auto& t = traces();
+  Trace declined = t.t_gas1;
+  declined.unsupported = "engine.stage 1: not mapped";
+  declined.steps.clear();
+  const auto v = verdicts({t.gas4}, {t.t_gas4, declined});
+  EXPECT_EQ(v.at("gas-invariant").status, Status::unsupported);
+  EXPECT_NE(v.at("gas-invariant").message.find("declined by the implementation: engine.stage 1: not mapped"), std::string::npos)
+      << v.at("gas-invariant").message;
+}
+
 TEST(Verify, anUnsupportedTraceIsUnsupportedNotPassed) {
   const auto& t = traces();
   Trace declined = t.t_gas4;

@@ -1,0 +1,52 @@
+"""The resident-worker protocol's adapter side (harness/external/ is the other end): one torchrun
+job that runs scenario after scenario on request, so Python, the implementation and the process
+group start once.
+
+Rank 0 connects to the Unix socket PATH and writes one hello line
+`{"hello": "muoncheck-resident/1", "implementation": ..., "version": V, "world_size": N, ...}`;
+then, per request line `{"scenario": {...}, "extra_config": {...} | null}` (the scenario as
+`muoncheck resolve` writes it), every rank runs the scenario and rank 0 answers one line: the
+trace (JSON, with `unsupported` or `error` when the scenario was declined or raised). A request
+`{"quit": true}` or the socket's end stops the job. A case that hangs or kills a rank is the other
+end's to time out: it kills this job and starts another; nothing here tries to recover a broken
+process group.
+"""
+import json
+import socket
+
+import torch.distributed as dist
+
+from . import ranks
+from . import trace as trace_io
+
+PROTOCOL = "muoncheck-resident/1"
+
+
+def broadcast_line(line):
+    """Rank 0's request line on every rank (collective)."""
+    if ranks.world_size() == 1:
+        return line
+    box = [line]
+    dist.broadcast_object_list(box, src=0)
+    return box[0]
+
+
+def serve(socket_path, hello, answer):
+    """Runs the request loop: `hello` (a dict, sent by rank 0 with the protocol name), then for each
+    request `answer(request)` on every rank — the trace on rank 0, ignored elsewhere. Returns 0."""
+    conn = reader = None
+    if ranks.rank() == 0:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(socket_path)
+        reader = conn.makefile("r", encoding="utf-8", newline="\n")
+        conn.sendall((json.dumps({"hello": PROTOCOL, **hello}) + "\n").encode())
+    while True:
+        line = broadcast_line(reader.readline() if reader else None)
+        if not line:
+            return 0
+        request = json.loads(line)
+        if request.get("quit"):
+            return 0
+        trace = answer(request)
+        if conn is not None:
+            conn.sendall((trace_io.dumps(trace) + "\n").encode())

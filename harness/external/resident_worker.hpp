@@ -1,0 +1,62 @@
+// Another implementation behind the resident protocol (worker_process.hpp): one long-lived adapter
+// job per (implementation, version, dp) — adapters/deepspeed/resident_worker.py,
+// adapters/torch/resident_worker.py — asked for one scenario at a time. A case the worker crashes
+// or hangs on comes back as a trace with `error` set (an implementation ERROR) and the worker is
+// restarted for the next case. What differs between implementations is only the command line
+// that starts the worker (deepspeed_worker.hpp, torch_worker.hpp).
+#pragma once
+#include <chrono>
+#include <string>
+
+#include "core/scenario.hpp"
+#include "harness/external/worker_process.hpp"
+#include "harness/traces/trace_io.hpp"
+
+namespace muoncheck::external {
+
+struct ResidentWorkerOptions {
+  std::string implementation;         // "deepspeed", "torch": the --impl name, in messages and log names
+  std::string version;                // "0.19.8", "2.11.0"; empty: the one the Python path finds
+  int dp = 1;                         // processes (one per GPU); dp 1 runs without torchrun
+  std::string python = "python3";
+  std::string site;                   // PYTHONPATH holding that version (empty: the environment's)
+  std::string device = "cuda";        // or "cpu" (gloo)
+  std::string log_path;               // empty: /tmp/muoncheck-IMPL-VERSION-dpN.log
+  std::chrono::milliseconds start_timeout{std::chrono::minutes(10)};   // the first start may JIT-build ops
+  std::chrono::milliseconds case_timeout{std::chrono::minutes(2)};
+};
+
+// "NAME" or "NAME=VERSION" (the --impl value) → the version ("" for none). Throws Usage otherwise.
+std::string impl_version(const std::string& impl, const std::string& name);
+
+// The log a worker of these options writes (log_path, or its default).
+std::string worker_log_path(const ResidentWorkerOptions& o);
+
+// The environment every worker gets: PYTHONPATH (site first), unbuffered output, the device, a
+// rendezvous port of its own, never NVLink multicast.
+std::vector<std::pair<std::string, std::string>> worker_environment(const ResidentWorkerOptions& o);
+
+// `argv` after the interpreter (a script or "-m", module; then its arguments, "{socket}" in them):
+// under torchrun (--standalone, one process per rank) when dp > 1.
+std::vector<std::string> worker_argv(const ResidentWorkerOptions& o, const std::vector<std::string>& program);
+
+class ResidentWorker {
+ public:
+  ResidentWorker(ResidentWorkerOptions o, WorkerCommand command);
+
+  // The trace of one scenario. Never throws for the implementation's faults: a crash, hang or
+  // garbled answer is a trace whose `error` says so (and names the worker's log).
+  Trace run(const Scenario& s);
+
+  const ResidentWorkerOptions& options() const { return o_; }
+  std::string implementation() const;   // "deepspeed 0.19.8" once started
+  int restarts() const { return process_.starts() > 0 ? process_.starts() - 1 : 0; }
+  const std::string& log_path() const { return process_.log_path(); }
+
+ private:
+  Trace error_trace(const Scenario& s, const std::string& why) const;
+  ResidentWorkerOptions o_;
+  WorkerProcess process_;
+};
+
+}  // namespace muoncheck::external
