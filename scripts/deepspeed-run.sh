@@ -23,6 +23,10 @@
 # TORCH_COMPILE_DISABLE=0 (the adapter declines a scenario whose compile setting the launch does
 # not have). A checkpoint resuming at another dp takes two launches: scripts/deepspeed-run-cpu.sh
 # does that; here it is declined.
+# With COVERAGE=1 the adapter records the line coverage of DeepSpeed's Muon files into
+# OUT_DIR/coverage-X.Y.Z/ (coverage.py from .whl/coverage/, a cp312 wheel: pip download coverage
+# --only-binary=:all: --python-version 3.12 --no-deps); scripts/deepspeed-coverage.py adds it to
+# the CPU lines (reports/deepspeed-coverage-lines-*.json), e.g. for the fp16 paths the CPU lacks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
@@ -51,6 +55,12 @@ run_version() {
   rm -rf "$site" "$work"
   : > "$log"
   scripts/deepspeed-site.sh "$v" "$site" >> "$log" 2>&1 || { echo "ds-$v: wheel install failed" | tee -a "$log"; return 3; }
+  local coverage_env=()
+  if [ "${COVERAGE:-0}" = 1 ]; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" .whl/coverage/*.whl >> "$log" 2>&1 \
+      || { echo "ds-$v: COVERAGE=1 but no coverage wheel in .whl/coverage/ installs" | tee -a "$log"; return 3; }
+    coverage_env=(MUONCHECK_COVERAGE="$out/coverage-$v")
+  fi
   local start=$(date +%s) dp files
   local with_dp='import json,sys; print(" ".join(f for f in sys.argv[2:] if json.load(open(f)).get("engine", {}).get("dp", 1) == int(sys.argv[1])))'
   for dp in $(python3 -c 'import json,sys; print(" ".join(sorted({str(json.load(open(f)).get("engine", {}).get("dp", 1)) for f in sys.argv[1:]})))' $scenarios $variants); do
@@ -62,7 +72,7 @@ run_version() {
       [ -n "$group" ] || continue
       local repeat=""
       [ -n "${MUONCHECK:-}" ] && [ "$group" = "$files" ] && repeat=--repeat
-      PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_CHECKPOINTS="$tmp/muoncheck-checkpoints/ds-$v" \
+      env "${coverage_env[@]}" PYTHONPATH="$site" PYTHONUNBUFFERED=1 DS_BUILD_OPS=0 MUONCHECK_CHECKPOINTS="$tmp/muoncheck-checkpoints/ds-$v" \
         python3 -m torch.distributed.run --standalone --nproc-per-node "$dp" \
         adapters/deepspeed/run_deepspeed.py --out "$work" $repeat $group >> "$log" 2>&1 || rc=1
     done
