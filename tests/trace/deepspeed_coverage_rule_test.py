@@ -99,6 +99,23 @@ with tempfile.TemporaryDirectory() as root:
     if set(dead) != want:
         failures.append(f"dead definitions: {sorted(dead)}, expected {sorted(want)}")
 
+# Executed lines travel between machines by their path inside the package: a site elsewhere, a
+# folder named deepspeed above the site, and a saved lines file all land on the same key.
+for path, rel in (("/tmp/site-0.19.8/deepspeed/runtime/zero/stage3.py", "runtime/zero/stage3.py"),
+                  ("/home/deepspeed/site/deepspeed/runtime/engine.py", "runtime/engine.py"),
+                  ("/usr/lib/python3/other/module.py", None)):
+    if cov.package_relative(path) != rel:
+        failures.append(f"package_relative({path}) = {cov.package_relative(path)}, expected {rel}")
+with tempfile.TemporaryDirectory() as d:
+    saved = os.path.join(d, "lines.json")
+    with open(saved, "w") as f:
+        f.write('{"schema": "muoncheck-deepspeed-coverage-lines/1", "lines": {"runtime/engine.py": [3, 5]}}')
+    other = os.path.join(d, "other.json")
+    with open(other, "w") as f:
+        f.write('{"schema": "muoncheck-deepspeed-coverage-lines/1", "lines": {"runtime/engine.py": [5, 9]}}')
+    if cov.measured([saved, other]) != {"runtime/engine.py": {3, 5, 9}}:
+        failures.append(f"measured over two line files: {cov.measured([saved, other])}")
+
 for f in failures:
     print("FAIL", f)
 sys.exit(1 if failures else 0)
