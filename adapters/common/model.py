@@ -36,8 +36,14 @@ class Node(torch.nn.Module):
     def forward(self, batch):
         total = None
         for local, index, rank, rows, cols in self.terms:
-            w = getattr(self, local)
-            x, y = batch[index]
+            # The arithmetic is fp32 whatever the model copy's dtype (the muoncheck semantics: the
+            # forward/backward reads the weights rounded to param_dtype, and only the micro-step
+            # gradient rounds to it, once, where autograd casts it back to the parameter's dtype).
+            # A bf16 forward would also round the residual and r/(2m) per sample, which no valid
+            # rounding sequence of the control has: after cancellation over samples that is 100x
+            # the band. For fp32 params `.float()` is the tensor itself.
+            w = getattr(self, local).float()
+            x, y = (t.float() for t in batch[index])
             if rank == 1:   # 1/(2n)·‖w ⊙ x − y‖²
                 r = w * x - y
                 term = (r * r).sum(-1) / (2 * cols)

@@ -58,8 +58,9 @@ class Node(torch.nn.Module):
     def forward(self, batch):
         total = 0
         for local, p in self.terms:
-            w = getattr(self, local)
-            x, y = batch[p.index]
+            # fp32 arithmetic on the 16-bit model copy, so only the gradient rounds to it, once
+            w = getattr(self, local).float()
+            x, y = (t.float() for t in batch[p.index])
             if len(p.shape) == 1:
                 term = ((w * x - y) ** 2).sum(-1) / (2 * p.cols)
             else:
