@@ -20,6 +20,7 @@ for v in "${versions[@]}"; do
              "clip_muon_repro.py --stage 1" "stage0_unfused_init_step_repro.py --optimizer Muon" \
              "stage0_unfused_init_step_repro.py --optimizer AdamW" \
              "stage0_unfused_init_step_repro.py --optimizer AdamW --weight-decay 0.1" \
+             "zero3_bf16_skip_muon_momentum_repro.py --stage 3" "zero3_bf16_skip_muon_momentum_repro.py --stage 2" \
              $(cd reports/deepspeed-upstream && ls cases/*_repro.py); do
     echo "=== deepspeed $v: $run"
     PYTHONPATH="$site" python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
