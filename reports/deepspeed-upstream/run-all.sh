@@ -14,12 +14,13 @@ for v in "${versions[@]}"; do
   [ -d "$site/deepspeed" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
       --target "$site" .whl/common/*.whl .whl/ds-"$v"/*.whl
   for run in "fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --stage 3" \
-             "per_head_alignment_repro.py" "conv_weight_muon_repro.py --stage 0" "conv_weight_muon_repro.py --stage 2" "clip_muon_repro.py --stage 2" "clip_muon_repro.py --stage 3" \
+             "per_head_alignment_repro.py" "conv_weight_muon_repro.py --stage 0" "conv_weight_muon_repro.py --stage 2" "conv_weight_muon_repro.py --stage 3" "conv_weight_muon_repro.py --stage 2 --kernel 1" "clip_muon_repro.py --stage 2" "clip_muon_repro.py --stage 3" \
              "scale_growth_unscale_repro.py --stage 0" "scale_growth_unscale_repro.py --stage 2" \
              "scale_growth_unscale_repro.py --stage 2 --clip 0.1" "scale_growth_unscale_repro.py --stage 3" \
              "clip_muon_repro.py --stage 1" "stage0_unfused_init_step_repro.py --optimizer Muon" \
              "stage0_unfused_init_step_repro.py --optimizer AdamW" \
              "stage0_unfused_init_step_repro.py --optimizer AdamW --weight-decay 0.1" \
+             "zero3_bf16_skip_muon_momentum_repro.py --stage 3" "zero3_bf16_skip_muon_momentum_repro.py --stage 2" \
              $(cd reports/deepspeed-upstream && ls cases/*_repro.py); do
     echo "=== deepspeed $v: $run"
     PYTHONPATH="$site" python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
