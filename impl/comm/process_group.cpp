@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -49,6 +50,10 @@ ProcessGroup& ProcessGroup::install(ProcessPlacement where, std::chrono::millise
 
 ProcessGroup::ProcessGroup(ProcessPlacement where, std::chrono::milliseconds timeout)
     : where_(std::move(where)), timeout_(timeout) {
+  // A write to a peer that died (its socket closed) must fail that write, which the collective
+  // reports naming the peer; by default it raises SIGPIPE, which ends this rank silently and,
+  // on rank 0, loses the report.
+  std::signal(SIGPIPE, SIG_IGN);
   const std::string who = "rank " + std::to_string(where_.rank) + ": connect (world " + std::to_string(where_.world) + ") failed: ";
   if (where_.world < 1 || where_.rank < 0 || where_.rank >= where_.world || timeout.count() <= 0)
     throw CommError(ErrorKind::Internal, where_.rank, "connect", who + "need 0 <= rank < world and timeout > 0");

@@ -3,9 +3,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <stdexcept>
-#include <thread>
 
 #include <gloo/rendezvous/prefix_store.h>
 #include <nlohmann/json.hpp>
@@ -105,14 +103,6 @@ std::exception_ptr run_rank(ProcessGroup& g, int64_t n, const JobShape& shape, c
 std::optional<std::string> collect(ProcessGroup& g, const std::string& key, Clock::time_point deadline) {
   if (auto v = g.get(key, deadline)) return v;
   return g.get(key, std::min(deadline, Clock::now() + kGrace), true);
-}
-
-// The rank whose control connection broke, waiting for it until `until`: a silent rank is not
-// always the lost one (under load a live peer can miss the grace while the dead one's loss is
-// still on its way), and the loss names the cause.
-std::optional<int> lost_within(ProcessGroup& g, Clock::time_point until) {
-  for (;; std::this_thread::sleep_for(std::chrono::milliseconds(20)))
-    if (auto lost = g.lost(); lost || Clock::now() >= until) return lost;
 }
 
 [[noreturn]] void throw_lost(int who, const RankFailures::Entry* echo, std::exception_ptr& broken) {
@@ -217,9 +207,9 @@ std::vector<std::string> run_job(ProcessGroup& g, const std::string& job, const 
   mine.comm.reset();   // every rank is done (or gone): closing breaks nobody's collective
 
   const auto* root = failures.root_cause();
-  const bool loss_ended_it = !root || root->echo;
-  const auto lost = !silent.empty() && loss_ended_it ? lost_within(g, Clock::now() + kGrace) : g.lost();
-  if ((!silent.empty() || lost) && loss_ended_it) throw_lost(lost ? *lost : silent.front(), root, broken);
+  const auto lost = g.lost();
+  if ((!silent.empty() || lost) && (!root || root->echo))
+    throw_lost(lost ? *lost : silent.front(), root, broken);
   if (root) {
     try {
       rethrow_as_one_error(root->rank, root->error);
