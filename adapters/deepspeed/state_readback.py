@@ -105,7 +105,7 @@ def read_state(engine, named, tags):
     inner = getattr(engine.optimizer, "optimizer", engine.optimizer) if masters else engine.optimizer
     keep = ranks.rank() == 0
     values = tensor_values if keep else (lambda t: None)
-    readable = _readable_everywhere(named, tags, skip_momentum=flat_12)
+    readable = _readable_everywhere(named, tags, skip_momentum=flat_12) if stage > 0 else {}   # collective; read past stage 0 only
     out = []
     for i, ((name, p), tag) in enumerate(zip(named, tags)):
         # stage 0: the param itself, or its fp32 copy where a 16-bit wrapper steps one
