@@ -35,6 +35,7 @@ Outcome run(const cli::Args& args) {
   if (!args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck nightly takes no scenarios");
   if (args.value("impl"))   // another implementation: its budgeted sweep is its nightly
     return run_impl_sweep_command(args, positive_int_from(args, "sweep-cases"), seconds_from(args, "budget/nightly"));
+  reject_workers_without_impl(args);
   const auto start = std::chrono::steady_clock::now();
   SuiteOptions so;
   so.judge = judge_options_from(args);
@@ -119,10 +120,11 @@ Command nightly_command() {
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
            "than --min-executed of its verdicts.\n"
            "With --impl deepspeed[=VERSION] or torch[=VERSION] the nightly job of that implementation: its budgeted sweep\n"
-           "(`muoncheck sweep --impl`, --sweep-cases cases at most, --json FILE for its record).",
+           "(`muoncheck sweep --impl`, --sweep-cases cases at most, --workers N resident workers side by side,\n"
+           "--json FILE for its record).",
            options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed/nightly",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
-                    "junit", "summary-md", "impl", "impl-site", "max-defects", "shrink-seconds", "case-timeout-s", "cases-dir",
+                    "junit", "summary-md", "impl", "impl-site", "workers", "max-defects", "shrink-seconds", "case-timeout-s", "cases-dir",
                     "json/file"})},
           run};
 }

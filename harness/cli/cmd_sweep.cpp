@@ -23,6 +23,7 @@ Outcome run(const cli::Args& args) {
   if (!args.positionals().empty())
     throw Error(ErrorKind::Usage, "sweep takes no positional arguments, got \"" + args.positionals().front() + "\"");
   if (args.value("impl")) return run_impl_sweep_command(args, positive_int_from(args, "cases"), seconds_from(args, "budget/sweep"));
+  reject_workers_without_impl(args);
   SweepOptions o;
   o.cases = positive_int_from(args, "cases");
   o.seed = seed_from(args);
@@ -55,8 +56,8 @@ Outcome run(const cli::Args& args) {
 Command sweep_command() {
   return {{"sweep",
            "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--json FILE]\n"
-           "muoncheck sweep --impl deepspeed[=VERSION] [--dp N] [--backend cuda] [--cases N] [--json FILE]\n"
-           "muoncheck sweep --impl torch[=VERSION] [--dp N] [--backend cuda] [--cases N] [--json FILE]",
+           "muoncheck sweep --impl deepspeed[=VERSION] [--dp N] [--backend cuda] [--workers N] [--cases N] [--json FILE]\n"
+           "muoncheck sweep --impl torch[=VERSION] [--dp N] [--backend cuda] [--workers N] [--cases N] [--json FILE]",
            "Generates scenarios (RapidCheck; same seed, same cases) and judges each against every\n"
            "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
            "minimal scenario saved under reports/cases/, and printed with the line that reproduces it.\n"
@@ -66,11 +67,14 @@ Command sweep_command() {
            "cases are drawn in the region it can express (declines counted per feature), judged from its traces,\n"
            "and each distinct failure is shrunk with it in the loop; `muoncheck repro CASE --for deepspeed|torch`\n"
            "turns a minimal case into a standalone script. Its worker's crash or hang is an ERROR of the case.\n"
+           "--workers N runs N such workers side by side, N cases at once (the implementation is nearly all the\n"
+           "time): the same cases in the same order and the same record as one worker, judged in case order;\n"
+           "a defect is shrunk once the cases in flight are done, one candidate at a time.\n"
            "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            options({"cases", "seed", "budget/sweep", "fault", "focus", "json/file", "cases-dir", "timeout-ms",
                     "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "impl", "impl-site",
-                    "dp", "max-defects", "shrink-seconds", "case-timeout-s", "ranks", "store"})},
+                    "dp", "workers", "max-defects", "shrink-seconds", "case-timeout-s", "ranks", "store"})},
           run};
 }
 

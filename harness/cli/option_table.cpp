@@ -109,6 +109,8 @@ std::vector<OptionEntry> build_table() {
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
                               "implementation included)", "240"),
+      value("workers", "with --impl: resident workers run side by side, N in [1, 16], each taking the next case "
+                       "(same cases, same record as one worker; each its own process and log)", "1"),
       value("case-timeout-s", "with --impl: seconds one case may take before the worker is killed and "
                               "the case is an implementation ERROR", "120"),
       // oracle, certify.
@@ -245,6 +247,8 @@ double min_executed_from(const cli::Args& args) {
   if (!parse_double(text, m) || !(m >= 0.0 && m <= 1.0)) expected("min-executed", "a fraction in [0, 1]", text);
   return m;
 }
+
+int workers_from(const cli::Args& args) { return static_cast<int>(integer_in(args, "workers", 1, 16)); }
 
 int positive_int_from(const cli::Args& args, std::string_view key) {
   return static_cast<int>(integer_in(args, key, 1, 1 << 30));

@@ -1,6 +1,8 @@
 #include "harness/cli/sweep_impl.hpp"
 
 #include <cstdio>
+#include <memory>
+#include <vector>
 
 #include "core/error.hpp"
 #include "harness/cli/option_table.hpp"
@@ -17,6 +19,12 @@
 
 namespace muoncheck {
 
+void reject_workers_without_impl(const cli::Args& args) {
+  if (args.value("workers"))
+    throw Error(ErrorKind::Usage, "--workers needs --impl: it sets how many resident workers of that implementation run "
+                                  "side by side (our own engine's sweep runs one case at a time)");
+}
+
 Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_seconds) {
   const std::string impl = *args.value("impl");
   external::ResidentWorkerOptions w;
@@ -29,7 +37,17 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   w.device = backend_from(args) == impl::ComputeBackend::cuda ? "cuda" : "cpu";
   w.case_timeout = std::chrono::milliseconds(static_cast<long long>(1000 * seconds_from(args, "case-timeout-s")));
   if (w.case_timeout.count() <= 0) throw Error(ErrorKind::Usage, "--case-timeout-s must be positive");
-  external::ResidentWorker worker(w, torch ? external::torch_worker_command(w) : external::deepspeed_worker_command(w));
+  // N independent workers, each its own process and log; the sweep hands each the next case.
+  const int n = workers_from(args);
+  std::vector<std::unique_ptr<external::ResidentWorker>> workers;
+  std::vector<CaseRunner> runners;
+  for (int k = 1; k <= n; ++k) {
+    external::ResidentWorkerOptions wk = w;
+    wk.worker = n > 1 ? k : 0;
+    workers.push_back(std::make_unique<external::ResidentWorker>(
+        wk, torch ? external::torch_worker_command(wk) : external::deepspeed_worker_command(wk)));
+    runners.push_back([&worker = *workers.back()](const Scenario& s) { return worker.run(s); });
+  }
 
   ImplSweepOptions o;
   o.impl = impl;
@@ -47,10 +65,16 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   generators::Focus focus;
   if (const auto f = args.value("focus")) focus = generators::focus_for_fault(*f);
   const ImplSweepResult r = run_impl_sweep(o, torch ? external::torch_scenario(focus, w.dp) : external::deepspeed_scenario(focus, w.dp),
-                                           [&](const Scenario& s) { return worker.run(s); });
+                                           std::move(runners));
   print_impl_sweep_summary(stdout, o, r);
-  std::printf("worker restarts: %d (log %s)\n", worker.restarts(), worker.log_path().c_str());
-  const nlohmann::json record = impl_sweep_json(o, r);
+  int restarts = 0;
+  std::vector<std::string> logs;
+  for (const auto& worker : workers) restarts += worker->restarts(), logs.push_back(worker->log_path());
+  std::printf("worker restarts: %d (summed over %d worker%s; log%s %s)\n", restarts, n, n == 1 ? "" : "s",
+              n == 1 ? "" : "s", joined(logs, ", ").c_str());
+  nlohmann::json record = impl_sweep_json(o, r);
+  record["worker_restarts"] = restarts;   // summed over the workers
+  record["worker_logs"] = logs;
   if (const auto json = args.value("json")) {
     write_file_atomically(*json, record.dump(2) + "\n");
     std::printf("report: %s\n", json->c_str());

@@ -17,7 +17,7 @@ std::string impl_version(const std::string& impl, const std::string& name) {
 std::string worker_log_path(const ResidentWorkerOptions& o) {
   if (!o.log_path.empty()) return o.log_path;
   return "/tmp/muoncheck-" + o.implementation + "-" + (o.version.empty() ? std::string("env") : o.version) + "-dp" +
-         std::to_string(o.dp) + ".log";
+         std::to_string(o.dp) + (o.worker > 0 ? "-w" + std::to_string(o.worker) : std::string()) + ".log";
 }
 
 std::vector<std::pair<std::string, std::string>> worker_environment(const ResidentWorkerOptions& o) {

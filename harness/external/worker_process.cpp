@@ -166,12 +166,23 @@ void WorkerProcess::start() {
   }
   std::vector<std::string> args;
   for (const auto& a : command_.argv) args.push_back(replaced(a, "{socket}", socket_path_));
-  auto env = command_.env;
-  for (auto& kv : env)
-    if (kv.second.find("{port}") != std::string::npos) kv.second = replaced(kv.second, "{port}", free_port());
-  std::vector<char*> argv;
+  // The child's whole environment, built here: between fork and exec a child of a process with
+  // other threads (`--workers N` starts workers from N threads) may only make async-signal-safe
+  // calls, and setenv allocates.
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const std::string key = kv.substr(0, kv.find('='));
+    if (std::none_of(command_.env.begin(), command_.env.end(), [&](const auto& o) { return o.first == key; }))
+      env_text.push_back(kv);
+  }
+  for (const auto& [k, v] : command_.env)
+    env_text.push_back(k + "=" + (v.find("{port}") != std::string::npos ? replaced(v, "{port}", free_port()) : v));
+  std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
+  for (auto& e : env_text) envp.push_back(e.data());
+  envp.push_back(nullptr);
   const int log = ::open(command_.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log < 0) {
     stop();
@@ -185,8 +196,7 @@ void WorkerProcess::start() {
     ::dup2(null, 0);
     ::dup2(log, 1);
     ::dup2(log, 2);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    ::execvp(argv[0], argv.data());
+    ::execvpe(argv[0], argv.data(), envp.data());
     std::fprintf(stderr, "resident worker: exec %s: %s\n", argv[0], std::strerror(errno));
     ::_exit(127);
   }

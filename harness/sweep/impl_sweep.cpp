@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <future>
 #include <filesystem>
 
 #include "core/error.hpp"
@@ -36,11 +38,13 @@ struct CaseRun {
   Scenario scenario;
   Trace trace;
   std::vector<std::pair<Scenario, Trace>> partners;
+  double seconds = 0;   // in the implementation, its partners included
 };
 
 bool is_relational(const std::string& id) { return id == "gas-invariant" || id == "stage-invariant"; }
 
-CaseRun run_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, double& impl_seconds) {
+// Runs on a runner's lane (runner_pool.hpp): touches nothing but its arguments.
+CaseRun run_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index) {
   const auto t0 = Clock::now();
   CaseRun c{s, run(s), {}};
   if (with_partners && c.trace.error.empty() && c.trace.unsupported.empty() && s.overflow.empty()) {
@@ -54,7 +58,7 @@ CaseRun run_case(const Scenario& s, const CaseRunner& run, bool with_partners, i
       c.partners.emplace_back(std::move(p), std::move(t));
     }
   }
-  impl_seconds += since(t0);
+  c.seconds = since(t0);
   return c;
 }
 
@@ -127,12 +131,14 @@ std::string lead_of(const std::vector<std::string>& symptoms) { return symptoms.
 // case in float128 (walking back along the path when a smaller case failed only in double).
 ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun& run_of_case, int index,
                          const std::set<std::string>& confirmed, const std::string& error, const std::string& lead,
-                         const ImplSweepOptions& o, const CaseRunner& run, double& impl_seconds) {
+                         const ImplSweepOptions& o, RunnerPool& pool, double& impl_seconds) {
   const std::string name = case_name(o, index);
   const bool partners = o.relational && std::any_of(confirmed.begin(), confirmed.end(), is_relational);
   std::map<std::string, CaseRun> runs{{scenario_hash(named(failing.value(), name)), run_of_case}};
   auto still_fails = [&](const Scenario& candidate) {
-    CaseRun c = run_case(named(candidate, name), run, partners, index, impl_seconds);
+    const Scenario s = named(candidate, name);
+    CaseRun c = pool.submit([&](const CaseRunner& run) { return run_case(s, run, partners, index); }).get();
+    impl_seconds += c.seconds;
     bool fails;
     if (!error.empty()) fails = !c.trace.error.empty() && error_kind(c.trace.error) == error_kind(error);
     else {
@@ -189,71 +195,108 @@ std::string save_case(const Scenario& s, Trace trace, const ImplSweepOptions& o)
   return "muoncheck repro " + path + " --for deepspeed";
 }
 
+// Judges one case's run into r; the cases are consumed in case order, so the record is the one a
+// single runner gives. `settle` is called before a shrink: it lets the cases in flight finish, so
+// the shrink has the runners to itself.
+void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun& c, const ImplSweepOptions& o,
+                RunnerPool& pool, const std::function<void()>& settle, ImplSweepResult& r) {
+  const Scenario& s = c.scenario;
+  const Trace& trace = c.trace;
+  r.implementation_seconds += c.seconds;
+  r.partner_runs += static_cast<int>(c.partners.size());
+  for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
+  if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
+  ++r.cases_run;
+  const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
+  r.coverage.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
+                                   " --cases " + std::to_string(i + 1));
+  if (quick.unsupported) {
+    ++r.declined;
+    ++r.declines_by_feature[decline_feature(trace.unsupported)];
+  } else {
+    for (const auto& f : case_features(s)) ++r.features_drawn[f];
+  }
+  if (!quick.error.empty()) ++r.errors;
+  if (quick.failed.empty()) return;
+  std::vector<std::string> failed = quick.failed, symptoms = quick.symptoms;
+  std::string message = quick.message;
+  if (quick.error.empty()) {   // confirm in float128 (the same trace, the exact oracle)
+    const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {failed.begin(), failed.end()}, o);
+    failed = sure.failed, symptoms = sure.symptoms;
+    if (!failed.empty()) message = sure.message;
+  } else {
+    message = "ERROR: " + quick.error;
+  }
+  if (failed.empty()) {
+    r.unconfirmed.push_back({i + 1, quick.failed, quick.message});
+    return;
+  }
+  ImplFailure f{i + 1, failed, symptoms, message, case_features(s), -1, {}};
+  const std::string lead = lead_of(symptoms);
+  f.defect = defect_of(r.defects, lead, f.features);
+  if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
+    settle();
+    ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, lead, o, pool,
+                                 r.implementation_seconds);
+    f.defect = defect_of(r.defects, d.symptom, d.features);
+    if (f.defect < 0) {
+      r.defects.push_back(std::move(d));
+      f.defect = static_cast<int>(r.defects.size()) - 1;
+    }
+  }
+  if (f.defect >= 0) ++r.defects[f.defect].occurrences;
+  else f.repro = save_case(s, c.trace, o);   // matches no defect: kept, with its repro line
+  r.failures.push_back(std::move(f));
+}
+
+// A case drawn and handed to a runner; its run comes back through `run`.
+struct PendingCase {
+  int index = 0;
+  rc::Shrinkable<Scenario> shrinkable;
+  std::future<CaseRun> run;
+};
+
 }  // namespace
 
 std::string decline_feature(const std::string& unsupported) {
   return clip_for_message(unsupported.substr(0, unsupported.find(':')), 60);
 }
 
-ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario>& gen, const CaseRunner& run) {
+ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario>& gen, std::vector<CaseRunner> runners) {
   if (o.cases < 1) throw Error(ErrorKind::Usage, "sweep: --cases must be at least 1");
   const auto start = Clock::now();
   ImplSweepResult r;
+  RunnerPool pool(std::move(runners));
+  r.workers = pool.size();
   rc::Random random(o.seed);
-  for (int i = 0; i < o.cases; ++i) {
-    if (o.budget_seconds > 0 && since(start) >= o.budget_seconds) {
-      r.budget_exhausted = true;
-      break;
-    }
-    const rc::Shrinkable<Scenario> shrinkable = gen(random.split(), kGenSize);
-    const Scenario s = named(shrinkable.value(), case_name(o, i));
-    generators::check_round_trip(s);
-    const CaseRun c = run_case(s, run, o.relational, i, r.implementation_seconds);
-    const Trace& trace = c.trace;
-    r.partner_runs += static_cast<int>(c.partners.size());
-    for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
-    if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
-    ++r.cases_run;
-    const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
-    r.coverage.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
-                                     " --cases " + std::to_string(i + 1));
-    if (quick.unsupported) {
-      ++r.declined;
-      ++r.declines_by_feature[decline_feature(trace.unsupported)];
-    } else {
-      for (const auto& f : case_features(s)) ++r.features_drawn[f];
-    }
-    if (!quick.error.empty()) ++r.errors;
-    if (!quick.failed.empty()) {
-      std::vector<std::string> failed = quick.failed, symptoms = quick.symptoms;
-      std::string message = quick.message;
-      if (quick.error.empty()) {   // confirm in float128 (the same trace, the exact oracle)
-        const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {failed.begin(), failed.end()}, o);
-        failed = sure.failed, symptoms = sure.symptoms;
-        if (!failed.empty()) message = sure.message;
-      } else {
-        message = "ERROR: " + quick.error;
+  std::deque<PendingCase> in_flight;   // in case order, at most one per runner
+  int drawn = 0;
+  auto start_cases = [&] {   // drawn here, in order, from the one generator: same seed, same cases
+    while (drawn < o.cases && !r.budget_exhausted && static_cast<int>(in_flight.size()) < pool.size()) {
+      if (o.budget_seconds > 0 && since(start) >= o.budget_seconds) {
+        r.budget_exhausted = true;
+        break;
       }
-      if (failed.empty()) {
-        r.unconfirmed.push_back({i + 1, quick.failed, quick.message});
-      } else {
-        ImplFailure f{i + 1, failed, symptoms, message, case_features(s), -1, {}};
-        const std::string lead = lead_of(symptoms);
-        f.defect = defect_of(r.defects, lead, f.features);
-        if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
-          ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, lead, o, run,
-                                       r.implementation_seconds);
-          f.defect = defect_of(r.defects, d.symptom, d.features);
-          if (f.defect < 0) {
-            r.defects.push_back(std::move(d));
-            f.defect = static_cast<int>(r.defects.size()) - 1;
-          }
-        }
-        if (f.defect >= 0) ++r.defects[f.defect].occurrences;
-        else f.repro = save_case(s, c.trace, o);   // matches no defect: kept, with its repro line
-        r.failures.push_back(std::move(f));
-      }
+      const int i = drawn++;
+      rc::Shrinkable<Scenario> shrinkable = gen(random.split(), kGenSize);
+      Scenario s = named(shrinkable.value(), case_name(o, i));
+      generators::check_round_trip(s);
+      auto run = pool.submit([s = std::move(s), i, relational = o.relational](const CaseRunner& runner) {
+        return run_case(s, runner, relational, i);
+      });
+      in_flight.push_back({i, std::move(shrinkable), std::move(run)});
     }
+  };
+  const auto settle = [&] {
+    for (auto& p : in_flight) p.run.wait();
+  };
+  start_cases();
+  while (!in_flight.empty()) {
+    PendingCase p = std::move(in_flight.front());
+    in_flight.pop_front();
+    const CaseRun c = p.run.get();   // a runner's exception (a worker that cannot start) ends the sweep
+    start_cases();                   // the runner it freed takes the next case while this one is judged
+    judge_case(p.shrinkable, p.index, c, o, pool, settle, r);
     if (o.progress)
       o.progress(r.cases_run, o.cases, since(start), static_cast<int>(r.failures.size()), static_cast<int>(r.unconfirmed.size()));
   }

@@ -9,6 +9,12 @@
 // case all present), each defect shrunk once, to cases that keep that lead symptom. Past
 // max_defects a failure that matches no defect is counted unattributed and saved with its repro
 // line, never dropped. Declines are counted per feature, never silently skipped.
+//
+// With N runners (`--workers N`, one resident worker each) N cases run at once (runner_pool.hpp),
+// but the record is the one a single runner gives: cases are drawn in order on this thread from
+// the one generator, and consumed, judged, grouped and numbered in case order; before a defect is
+// shrunk the cases in flight finish (their results kept), the shrink runs one candidate at a time,
+// then the sweep goes on.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -21,19 +27,19 @@
 
 #include "core/scenario.hpp"
 #include "harness/judge/coverage.hpp"
+#include "harness/sweep/runner_pool.hpp"
 #include "harness/traces/trace_io.hpp"
 #include "oracle/control_ensemble.hpp"
 #include "properties/generators/scenario_gen.hpp"
 
 namespace muoncheck {
 
-using CaseRunner = std::function<Trace(const Scenario&)>;
-
 struct ImplSweepOptions {
   std::string impl = "deepspeed";         // the --impl value, for repro lines and file names
   int cases = 100;
   uint64_t seed = 1;
-  double budget_seconds = 0;              // 0: no limit; else no new case starts after it
+  double budget_seconds = 0;              // 0: no limit; else no new case starts after it (cases
+                                          // already running are still judged)
   std::string cases_dir = "reports/cases";
   bool relational = true;                 // also run a gas and a stage re-split of each case (same
                                           // trajectory) so gas-/stage-invariant are judged
@@ -86,7 +92,10 @@ struct ImplSweepResult {
   int partner_runs = 0, partner_errors = 0;         // the gas/stage re-splits run for the relational invariants
   std::map<std::string, int> declines_by_feature;   // the decline's reason up to its first ':'
   std::map<std::string, int> features_drawn;        // over the cases the implementation ran
-  double seconds = 0, implementation_seconds = 0;   // the latter: waiting for the implementation
+  int workers = 1;                        // runners the cases ran on side by side
+  double seconds = 0;                     // wall time of the sweep
+  double implementation_seconds = 0;      // in the implementation, summed over the workers
+                                          // (worker-seconds: with N workers up to N × seconds)
   bool budget_exhausted = false;
   std::vector<ImplFailure> failures;
   std::vector<ImplDefect> defects;
@@ -98,6 +107,7 @@ struct ImplSweepResult {
 // The key a decline is counted under: its reason up to the first ':' ("engine.dp 2", "optimizer.per_head").
 std::string decline_feature(const std::string& unsupported);
 
-ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario>& gen, const CaseRunner& run);
+// `runners`: one per worker (at least one), each called from one thread at a time.
+ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario>& gen, std::vector<CaseRunner> runners);
 
 }  // namespace muoncheck

@@ -2,16 +2,21 @@
 // resident worker gives for DeepSpeed): with a fault switched on it finds the fault, confirms it
 // in float128, shrinks it to a case that keeps the feature the fault needs and saves the case and
 // its trace; the correct engine passes the same cases; an implementation that raises is grouped
-// into one ERROR defect shrunk to the smallest stage that raises; declines are counted by feature.
+// into one ERROR defect shrunk to the smallest stage that raises; declines are counted by feature;
+// three runners side by side give the record one runner gives.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <filesystem>
 
 #include "core/scenario_io.hpp"
 #include "harness/external/deepspeed_region.hpp"
 #include "harness/sweep/failure_symptom.hpp"
 #include "harness/sweep/impl_sweep.hpp"
+#include "harness/sweep/impl_sweep_report.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "properties/generators/focus.hpp"
 
@@ -43,7 +48,7 @@ bool has(const std::vector<std::string>& v, const std::string& prefix) {
 
 TEST(ImplSweep, findsConfirmsAndShrinksAFaultKeepingTheFeatureItNeeds) {
   const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
-  const ImplSweepResult r = run_impl_sweep(options("impl-sweep-fault", 5), gen, our_engine({"clip-muon-update"}));
+  const ImplSweepResult r = run_impl_sweep(options("impl-sweep-fault", 5), gen, {our_engine({"clip-muon-update"})});
   ASSERT_FALSE(r.failures.empty());
   ASSERT_FALSE(r.defects.empty());
   const ImplDefect& d = r.defects.front();
@@ -62,13 +67,13 @@ TEST(ImplSweep, findsConfirmsAndShrinksAFaultKeepingTheFeatureItNeeds) {
   const Scenario saved = load_scenario(d.path);
   ImplSweepOptions once = options("impl-sweep-fault-clean", 1);
   const ImplSweepResult clean =
-      run_impl_sweep(once, rc::gen::just(saved), our_engine({}));
+      run_impl_sweep(once, rc::gen::just(saved), {our_engine({})});
   EXPECT_TRUE(clean.failures.empty()) << clean.failures.front().message;
 }
 
 TEST(ImplSweep, theCorrectEnginePassesTheSameCases) {
   const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
-  const ImplSweepResult r = run_impl_sweep(options("impl-sweep-clean", 5), gen, our_engine({}));
+  const ImplSweepResult r = run_impl_sweep(options("impl-sweep-clean", 5), gen, {our_engine({})});
   EXPECT_EQ(r.cases_run, 5);
   EXPECT_TRUE(r.failures.empty()) << r.failures.front().message;
 }
@@ -86,7 +91,7 @@ TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
     return t;
   };
   ImplSweepOptions o = options("impl-sweep-errors", 12);
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), raising);
+  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), {raising});
   int declined = 0;
   for (const auto& [feature, n] : r.declines_by_feature) {
     EXPECT_EQ(feature.rfind("engine.gas ", 0), 0u) << feature;
@@ -115,7 +120,7 @@ TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
   };
   ImplSweepOptions o = options("impl-sweep-cap", 30);
   o.max_defects = 1;
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), raising);
+  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), {raising});
   ASSERT_EQ(r.defects.size(), 1u);
   int attributed = 0, unattributed = 0;
   for (const auto& f : r.failures) {
@@ -137,6 +142,60 @@ TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
   EXPECT_EQ(attributed, r.defects.front().occurrences);
   EXPECT_GT(attributed, 1) << "seed 1 draws more than one case of the first error's stage";
   EXPECT_GT(unattributed, 0) << "seed 1 draws no case of the other error's stage";
+}
+
+// Counts the calls in progress over every runner it wraps, and the most at once.
+struct Concurrency {
+  std::atomic<int> now{0}, most{0};
+  CaseRunner wrap(CaseRunner run) {
+    return [this, run](const Scenario& s) {
+      const int n = ++now;
+      for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {}
+      Trace t = run(s);
+      --now;
+      return t;
+    };
+  }
+};
+
+// The record without its timings (wall time, time in the implementation, rate, worker count).
+nlohmann::json record_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
+  nlohmann::json j = impl_sweep_json(o, r);
+  for (const char* timing : {"seconds", "implementation_seconds", "implementation_share", "cases_per_minute", "workers"})
+    j.erase(timing);
+  return j;
+}
+
+// `--workers 3` against `--workers 1`, same seed: a faulty engine (so there are failures and a
+// defect to shrink) that also declines gas > 2 (so there are declines). Shrinking is bounded by
+// judgements only, so both shrink the same path.
+TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
+  const CaseRunner faulty = [engine = our_engine({"clip-muon-update"})](const Scenario& s) {
+    if (s.engine.gas > 2) {
+      Trace t = engine(s);
+      t.unsupported = "engine.gas " + std::to_string(s.engine.gas) + ": not here";
+      t.steps.clear();
+      return t;
+    }
+    return engine(s);
+  };
+  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  ImplSweepOptions o = options("impl-sweep-workers", 8);
+  o.max_shrink_seconds = 1e6;
+  Concurrency one, three;
+  const ImplSweepResult r1 = run_impl_sweep(o, gen, {one.wrap(faulty)});
+  const ImplSweepResult r3 = run_impl_sweep(o, gen, {three.wrap(faulty), three.wrap(faulty), three.wrap(faulty)});
+  EXPECT_EQ(one.most.load(), 1);
+  EXPECT_GE(three.most.load(), 2) << "the three runners never ran cases at the same time";
+  EXPECT_EQ(r1.workers, 1);
+  EXPECT_EQ(r3.workers, 3);
+  ASSERT_FALSE(r1.failures.empty());
+  ASSERT_FALSE(r1.defects.empty());
+  EXPECT_GT(r1.defects.front().shrink_steps, 0);
+  EXPECT_GT(r1.declined, 0) << "seed 1 draws no case with gas > 2";
+  EXPECT_EQ(r1.coverage.executed, r3.coverage.executed);
+  EXPECT_EQ(r1.coverage.verdicts, r3.coverage.verdicts);
+  EXPECT_EQ(record_of(o, r1).dump(1), record_of(o, r3).dump(1));
 }
 
 TEST(FailureSymptom, namesTheTensorAndItsRoleTheMiscountAndTheStages) {
