@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# The property sweep against DeepSpeed on the GPU machine: for each version, one resident worker
+# The property sweep against DeepSpeed on the GPU machine: for each version, WORKERS resident workers
 # (adapters/deepspeed/resident_worker.py) at dp DP, `muoncheck sweep --impl deepspeed=VERSION`
 # with CASES cases, then each defect's minimal case as a standalone script (`muoncheck repro`),
 # run once. The versions run side by side (each its own worker; small cases share one GPU).
 #
 #   MUONCHECK=build-cuda/bundle/bin/muoncheck scripts/deepspeed-sweep.sh OUT_DIR [VERSION...]
-#   CASES=500 DP=1 SEED=1 BACKEND=cuda BUDGET=0 SHRINK_SECONDS=240 MAX_DEFECTS=6 (defaults; BUDGET: no new
-#   case after that many seconds, so a run fits a time limit and still writes its JSON)
+#   CASES=500 DP=1 SEED=1 BACKEND=cuda BUDGET=0 SHRINK_SECONDS=240 MAX_DEFECTS=6 WORKERS=1 (defaults; BUDGET: no
+#   new case after that many seconds, so a run fits a time limit and still writes its JSON; WORKERS: resident
+#   workers per version, N cases at once, same record as one worker)
 #
 # Output per version: OUT_DIR/sweep-VERSION.{json,log}, OUT_DIR/cases-VERSION/ (minimal cases,
 # their traces, NAME_repro.py, NAME.md; the unattributed failing cases with their traces) and
@@ -28,7 +29,7 @@ sweep_version() {
   site=$(scripts/deepspeed-site.sh "$v" "/tmp/muoncheck-sweep-site-ds-$v")   # its own: deepspeed-run.sh may run beside it || { echo "ds-$v: wheel install failed"; return 3; }
   "$muoncheck" sweep --impl "deepspeed=$v" --impl-site "$site" --backend "${BACKEND:-cuda}" --dp "${DP:-1}" \
     --cases "${CASES:-500}" --seed "${SEED:-1}" --budget "${BUDGET:-0}" --shrink-seconds "${SHRINK_SECONDS:-240}" \
-    --max-defects "${MAX_DEFECTS:-6}" --cases-dir "$cases_dir" --json "$out/sweep-$v.json" \
+    --workers "${WORKERS:-1}" --max-defects "${MAX_DEFECTS:-6}" --cases-dir "$cases_dir" --json "$out/sweep-$v.json" \
     > "$out/sweep-$v.log" 2>&1
   echo "ds-$v: sweep exit $?; $(grep -E '^sweep --impl' "$out/sweep-$v.log")"
   local case

@@ -127,6 +127,11 @@ int defect_of(const std::vector<ImplDefect>& defects, const std::string& lead, c
 
 std::string lead_of(const std::vector<std::string>& symptoms) { return symptoms.empty() ? "" : symptoms.front(); }
 
+// The line that turns a saved case into a standalone script for the implementation swept.
+std::string repro_line(const std::string& path, const ImplSweepOptions& o) {
+  return "muoncheck repro " + path + " --for " + o.impl.substr(0, o.impl.find('='));
+}
+
 // Shrinks one confirmed failure with the implementation in the loop and confirms the minimal
 // case in float128 (walking back along the path when a smaller case failed only in double).
 ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun& run_of_case, int index,
@@ -182,7 +187,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
   minimal.scenario_json = scenario_to_json(d.shrunk);   // the description changed; the trajectory did not
   minimal.scenario_hash.clear();
   save_trace(minimal, d.path.substr(0, d.path.size() - 5) + ".trace.json");
-  d.repro = "muoncheck repro " + d.path + " --for " + o.impl.substr(0, o.impl.find('='));
+  d.repro = repro_line(d.path, o);
   return d;
 }
 
@@ -192,7 +197,7 @@ std::string save_case(const Scenario& s, Trace trace, const ImplSweepOptions& o)
   const std::string path = (std::filesystem::path(o.cases_dir) / (s.name + ".json")).string();
   save_scenario(s, path);
   save_trace(trace, path.substr(0, path.size() - 5) + ".trace.json");
-  return "muoncheck repro " + path + " --for deepspeed";
+  return repro_line(path, o);
 }
 
 // Judges one case's run into r; the cases are consumed in case order, so the record is the one a

@@ -100,6 +100,29 @@ TEST(OptionTable, ANegativeSeedIsAUsageErrorInSweepAndNightly) {
   }
 }
 
+// --workers: only with --impl, in [1, 16]; both checked before any worker starts.
+TEST(OptionTable, WorkersNeedImplAndAreBetweenOneAndSixteenInSweepAndNightly) {
+  const auto usage = [](const std::string& name, const std::vector<std::string>& argv, const std::string& says) {
+    const auto& c = command(name);
+    try {
+      c.run(cli::Args::parse(c.spec, argv));
+      ADD_FAILURE() << name << " accepted " << argv.back();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage) << name << ": " << e.what();
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << name << ": " << e.what();
+    }
+  };
+  for (const char* name : {"sweep", "nightly"}) {
+    usage(name, {"--workers", "2"}, "--workers needs --impl");
+    for (const char* bad : {"0", "17", "-1", "two"})
+      usage(name, {"--impl", "deepspeed", "--workers", bad}, "--workers expects an integer in [1, 16], got \"" + std::string(bad) + "\"");
+  }
+  EXPECT_EQ(workers_from(cli::Args::parse(command("sweep").spec, {})), 1);
+  EXPECT_EQ(workers_from(cli::Args::parse(command("nightly").spec, {"--workers", "16"})), 16);
+  const auto r = run_binary("sweep --workers 3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
 TEST(OptionTable, NightlySeedDefaultsToTheUtcDate) {
   const auto& c = command("nightly");
   const auto drawn = seed_from(cli::Args::parse(c.spec, {}), "seed/nightly");
