@@ -21,9 +21,11 @@ cudaDataType_t cuda_type(DType t) {
 }
 
 // A column-major layout of rows×cols with leading dimension ld, batched as the problem is.
-cublasLtMatrixLayout_t layout(const GemmProblem& p, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride) {
+cublasLtMatrixLayout_t layout(const GemmProblem& p, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride,
+                              bool output = false) {
   cublasLtMatrixLayout_t l = nullptr;
-  check(cublasLtMatrixLayoutCreate(&l, cuda_type(p.dtype), rows, cols, ld), "cublasLtMatrixLayoutCreate");
+  const cudaDataType_t type = output && p.out_fp32 ? CUDA_R_32F : cuda_type(p.dtype);
+  check(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
   const int32_t count = p.batch;
   check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
         "cublasLtMatrixLayoutSetAttribute(batch count)");
@@ -60,8 +62,8 @@ struct LtGemm::Plan {
     const auto n = static_cast<uint64_t>(p.n), m = static_cast<uint64_t>(p.m), k = static_cast<uint64_t>(p.k);
     a = layout(p, p.tb ? k : n, p.tb ? n : k, p.ldb, p.sb);
     b = layout(p, p.ta ? m : k, p.ta ? k : m, p.lda, p.sa);
-    c = layout(p, n, m, p.ldc, p.sc);
-    d = layout(p, n, m, p.ldd, p.sd);
+    c = layout(p, n, m, p.ldc, p.sc, true);
+    d = layout(p, n, m, p.ldd, p.sd, true);
   }
   ~Plan() {
     for (auto* l : {a, b, c, d})
@@ -98,7 +100,16 @@ struct LtGemm::Plan {
 
 LtGemm::LtGemm() {
   check(cublasLtCreate(&handle_), "cublasLtCreate");
-  workspace_.reserve(kWorkspaceBytes);
+  (void)workspace(0);
+}
+
+void* LtGemm::workspace(int lane) {
+  if (lane < 0) throw Error(ErrorKind::Internal, "LtGemm: negative workspace lane");
+  while (static_cast<int>(workspaces_.size()) <= lane) {
+    workspaces_.push_back(std::make_unique<DeviceBuffer>());
+    workspaces_.back()->reserve(kWorkspaceBytes);
+  }
+  return workspaces_[static_cast<size_t>(lane)]->get();
 }
 
 LtGemm::~LtGemm() {
@@ -119,14 +130,14 @@ LtGemm::Plan* LtGemm::plan(const GemmProblem& p) {
 bool LtGemm::supports(const GemmProblem& p) { return plan(p) != nullptr; }
 
 void LtGemm::run(const GemmProblem& p, float alpha, const void* a, const void* b, float beta, const void* c, void* d,
-                 cudaStream_t stream) {
+                 cudaStream_t stream, int lane) {
   Plan* pl = plan(p);
   if (pl == nullptr)
     throw Error(ErrorKind::Infrastructure,
                 "cuBLASLt: no fp32-accumulating algorithm for a " + std::to_string(p.m) + "x" + std::to_string(p.n) +
                     "x" + std::to_string(p.k) + " GEMM (batch " + std::to_string(p.batch) + ")");
   check(cublasLtMatmul(handle_, pl->desc, &alpha, b, pl->a, a, pl->b, &beta, c, pl->c, d, pl->d, &pl->algo,
-                       workspace_.get(), kWorkspaceBytes, stream),
+                       workspace(lane), kWorkspaceBytes, stream),
         "cublasLtMatmul");
 }
 

@@ -9,12 +9,20 @@
 // Splits of the m×m result (per matrix of a batch):
 //   tiles(b)   every lower-triangle b×b block in one pointer-array GEMM: m/b·(m/b + 1)/2 blocks
 //   halves(L)  recursive 2×2 split, L levels: each level's off-diagonal blocks in one strided
-//              GEMM (batch 1) or one strided GEMM per block over the batch, then the 2^L
-//              diagonal blocks likewise
+//              GEMM (batch 1) or one strided GEMM per block over the batch, and the 2^L
+//              diagonal blocks likewise; these GEMMs are independent and run side by side on
+//              branch streams (stream_branches.hpp), so the small levels fill the waves the
+//              large ones leave part-empty
+//   split_k(S) the whole m×m (no mirror, as full) as S fp32 partial products over K/S each, one
+//              pointer-array GEMM over batch × S, then summed in fp32 and rounded once
+//              (sum_partials): for a batch of small matrices with a long K (X·Xᵀ per head), where
+//              one output tile per matrix leaves most multiprocessors idle. Each element is
+//              still an fp32-accumulated dot over the full K, rounded once
 //   full       one GEMM for the whole matrix, no mirror (the result is symmetric up to the
 //              rounding of its two triangles)
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -25,24 +33,25 @@
 #include "core/scenario.hpp"
 #include "impl/math/cuda/device_buffer.hpp"
 #include "impl/math/cuda/lt_gemm.hpp"
+#include "impl/math/cuda/stream_branches.hpp"
 
 namespace muoncheck::impl::cuda {
 
-enum class SymmetricSplit { full, tiles, halves };
+enum class SymmetricSplit { full, tiles, halves, split_k };
 
 struct SymmetricPlan {
   SymmetricSplit split = SymmetricSplit::full;
-  int64_t param = 0;   // tiles: the block edge; halves: the number of levels
+  int64_t param = 0;   // tiles: the block edge; halves: the number of levels; split_k: the parts
 
   bool operator==(const SymmetricPlan& o) const { return split == o.split && param == o.param; }
 };
 
-// The plan itself when it fits an m×m result (block divides m into ≥ 2 blocks, 2^levels
-// divides m), else full.
-SymmetricPlan fitted(SymmetricPlan plan, int64_t m);
+// The plan itself when it fits an m×m result over inner dimension k (block divides m into ≥ 2
+// blocks; 2^levels divides m; S ≥ 2 parts divide k into slices of a multiple of 8), else full.
+SymmetricPlan fitted(SymmetricPlan plan, int64_t m, int64_t k);
 
 // Fraction of the full product's multiply-adds the plan issues.
-double issued_fraction(SymmetricPlan plan, int64_t m);
+double issued_fraction(SymmetricPlan plan, int64_t m, int64_t k);
 
 // D (batch × m×m, row-major, ld m, stride m·m) = alpha·A·op(B) + beta·C, known symmetric.
 // A: m×k rows (ld lda, stride sa). B: m×k rows used transposed (X·Xᵀ) or a k×m matrix
@@ -77,6 +86,7 @@ class SymmetricProduct {
   struct Arrays {
     std::vector<const void*> host;   // A, B, C, D pointer lists back to back (kept for the async copy)
     DeviceBuffer device;
+    DeviceBuffer partials;           // split_k: its parts × batch × m×m fp32 products (C and D)
   };
   using ArraysKey = std::tuple<const void*, const void*, const void*, const void*, int, int64_t, int64_t, int64_t,
                                int64_t, int64_t, int64_t, int64_t, bool, int>;
@@ -85,8 +95,13 @@ class SymmetricProduct {
   // false (nothing issued) when cuBLASLt has no algorithm for the blocks.
   bool tiles(int64_t edge, const SymmetricProblem& p, cudaStream_t s);
   bool halves(int levels, const SymmetricProblem& p, cudaStream_t s);
+  bool split_k(int parts, const SymmetricProblem& p, cudaStream_t s);
+  // The pointer arrays of a pointer-array GEMM of `count` problems, cached by key; fill lists
+  // them (into host) when the key is new.
+  Arrays& arrays(const ArraysKey& key, size_t count, const std::function<void(Arrays&)>& fill, cudaStream_t s);
 
   LtGemm& gemm_;
+  StreamBranches branches_;
   std::map<ArraysKey, std::unique_ptr<Arrays>> arrays_;
 };
 
