@@ -204,11 +204,20 @@ def main():
     out_path, causes_path, trace_root, reports = args[0], args[1], args[2], args[3:]
     causes = json.load(open(causes_path))["causes"]
     for path in reports:
-        for s in json.load(open(path))["scenarios"]:
+        scenarios = json.load(open(path))["scenarios"]
+        # One report's traces come from one machine: a trace too large to bring back takes the
+        # device of the report's other traces.
+        traces = {}
+        for s in scenarios:
+            m = re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"])
+            traces[s["scenario"]] = load_trace(trace_root, m.group(3), m.group(1))
+        seen = sorted({device_of(t) for t in traces.values() if t})
+        report_device = seen[0] if len(seen) == 1 else "?"
+        for s in scenarios:
             columns += [v["id"] for v in s["invariants"] if v["id"] not in columns]
             m = re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"])
             name, version = m.group(1), m.group(3)
-            trace = load_trace(trace_root, version, name)
+            trace = traces[s["scenario"]]
             dp = json.load(open(f"scenarios/deepspeed/{name}.json")).get("engine", {}).get("dp", 1)
             invariants = {}
             for v in s["invariants"]:
@@ -223,7 +232,7 @@ def main():
                     entry["upstream_report"] = c.get("report") if c else None
                     entry["tensor"] = where(v["message"])
                 invariants[v["id"]] = entry
-            device = device_of(trace)
+            device = device_of(trace) if trace else report_device
             rows[(version, name, device)] = {"implementation": m.group(2), "version": version, "scenario": name,
                                              "dp": dp, "device": device, "trace": s["source"],
                                              "scenario_hash": s["scenario_hash"], "invariants": invariants,
@@ -252,7 +261,7 @@ def main():
             if e["status"] != "FAIL":
                 continue
             repro = next((x for x in r["repro"] if x.endswith("--invariant " + inv_id)), "")
-            repro = repro.replace("/tmp/muoncheck-traces/", ".traces/")   # traces judged on the GPU machine
+            repro = re.sub(r"/tmp/(\S*/)?muoncheck-traces/", ".traces/", repro)   # traces judged on the GPU machine (TMP_ROOT)
             tensor = f" — {e['tensor']}" if e.get("tensor") else ""
             print(f"- {r['version']} dp {r['dp']} {r['device']} `{r['scenario']}` {inv_id}{tensor}: {e['cause']}. "
                   f"`{repro}`")

@@ -6,13 +6,11 @@
 // beside it the plain cuBLAS GEMMs of the standard algorithm's shapes in full, in the same
 // process; the counter "roofline GFLOP" is one call's flops with symmetric products as exact
 // triangles (bench/ns_side_by_side.py checks its own count against it). Times are CUDA events around one NS call (UseManualTime); inputs are seeded
-// uniform values, never zeros. `--variants` adds, one repetition each, every symmetric split
-// (full, tiles of 64…512, halves of 1…4 levels side by side) and the default without graphs,
-// and for the per-head batch X·Xᵀ split over K × matrices per pass (variants()).
+// uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
+// 64…512, halves of 1…4 levels) and the default without graphs, one repetition each.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -167,19 +165,11 @@ struct Variant {
   cuda::NsOptions options;
 };
 
-// What --variants times for a shape: for one matrix, every symmetric split the options can
-// force (those that do not fit run as full) and the default without graphs; for a batch (per
-// head), the split of X·Xᵀ over K (1, 2, 4, 8 parts) crossed with the matrices per pass.
-std::vector<Variant> variants(const Shape& sh) {
+// Every symmetric split the options can force (those that do not fit a shape run as full),
+// and the default split without graphs.
+std::vector<Variant> variants() {
   using S = cuda::NsOptions::Symmetric;
   std::vector<Variant> v;
-  if (sh.batch > 1) {
-    for (int parts : {1, 2, 4, 8})
-      for (int group : {64, 32, 16, 8})
-        if (group <= sh.batch)
-          v.push_back({"k" + std::to_string(parts) + "g" + std::to_string(group), {S::by_shape, 0, true, parts, group}});
-    return v;
-  }
   v.push_back({"full", {S::full, 0, true}});
   for (int64_t b : {64, 128, 256, 512}) v.push_back({"tiles" + std::to_string(b), {S::tiles, b, true}});
   for (int64_t l : {1, 2, 3, 4}) v.push_back({"halves" + std::to_string(l), {S::halves, l, true}});
@@ -210,9 +200,9 @@ int main(int argc, char** argv) {
   const bool with_variants = take_flag(&argc, argv, "--variants");
   benchmark::Initialize(&argc, argv);
   std::printf("device: %s\n", muoncheck::impl::cuda::environment().c_str());
+  const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
   for (const Shape& sh : kShapes) {
     const std::string s = sh.name;
-    const std::vector<Variant> vs = with_variants ? variants(sh) : std::vector<Variant>{};
     register_ns("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16), {}, 5);
     benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
@@ -245,18 +235,17 @@ int main(int argc, char** argv) {
                 r, gemm, gemm > 0 ? 100 * r / gemm : 0.0, get(table.ms, "ns_gram_fp16/" + s),
                 get(table.rate, "ns_gram_fp16/" + s));
   }
-  if (with_variants) {
-    std::printf("\nms per call by variant, fastest first (default = the median above)\n");
+  if (!vs.empty()) {
+    std::printf("\nms per call by symmetric split (default = median above)\n%-34s", "shape/method");
+    for (const Variant& v : vs) std::printf(" %9.9s", v.name.c_str());
+    std::printf(" %9s\n", "default");
     for (const Shape& sh : kShapes)
       for (const std::string method : {"ns_standard_bf16/", "ns_gram_fp16/"}) {
         if (method == "ns_gram_fp16/" && sh.m == sh.n) continue;
         const std::string base = method + sh.name;
-        std::vector<std::pair<double, std::string>> row{{get(table.ms, base), "default"}};
-        for (const Variant& v : variants(sh)) row.push_back({get(table.ms, base + "/" + v.name), v.name});
-        std::sort(row.begin(), row.end());
         std::printf("%-34s", base.c_str());
-        for (const auto& [ms, name] : row) std::printf(" %s=%.3f", name.c_str(), ms);
-        std::printf("\n");
+        for (const Variant& v : vs) std::printf(" %9.3f", get(table.ms, base + "/" + v.name));
+        std::printf(" %9.3f\n", get(table.ms, base));
       }
   }
   benchmark::Shutdown();

@@ -64,20 +64,15 @@ std::vector<float> rounded(Device& dev, DType t, const std::vector<float>& v) {
 }
 
 TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
-  EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 4096, 4096).split, SymmetricSplit::tiles);
-  EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 128, 4096).split, SymmetricSplit::full);   // one block: nothing saved
-  EXPECT_EQ(fitted({SymmetricSplit::tiles, 96}, 4096, 4096).split, SymmetricSplit::full);   // does not divide
-  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 4096, 4096).split, SymmetricSplit::halves);
-  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 100, 100).split, SymmetricSplit::full);     // 8 does not divide 100
-  EXPECT_EQ(fitted({SymmetricSplit::split_k, 4}, 128, 4096).split, SymmetricSplit::split_k);
-  EXPECT_EQ(fitted({SymmetricSplit::split_k, 3}, 128, 4096).split, SymmetricSplit::full);   // 3 does not divide K
-  EXPECT_EQ(fitted({SymmetricSplit::split_k, 8}, 128, 120).split, SymmetricSplit::full);    // slices of 15: unaligned
-  EXPECT_EQ(fitted({SymmetricSplit::split_k, 1}, 128, 4096).split, SymmetricSplit::full);   // one part is no split
-  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::tiles, 128}, 4096, 4096), 33.0 / 64);  // 528 of 1024 blocks
-  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 3}, 4096, 4096), 9.0 / 16);
-  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 1}, 4096, 4096), 3.0 / 4);
-  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::split_k, 4}, 128, 4096), 1.0);        // both triangles
-  EXPECT_DOUBLE_EQ(issued_fraction({}, 4096, 4096), 1.0);
+  EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 4096).split, SymmetricSplit::tiles);
+  EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 128).split, SymmetricSplit::full);    // one block: nothing saved
+  EXPECT_EQ(fitted({SymmetricSplit::tiles, 96}, 4096).split, SymmetricSplit::full);    // does not divide
+  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 4096).split, SymmetricSplit::halves);
+  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 100).split, SymmetricSplit::full);     // 8 does not divide 100
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::tiles, 128}, 4096), 33.0 / 64);  // 528 of 1024 blocks
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 3}, 4096), 9.0 / 16);
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 1}, 4096), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
 }
 
 struct ProductCase {
@@ -142,8 +137,7 @@ TEST_P(SymmetricProductTest, IsExactlySymmetricAndMatchesTheFullGemm) {
         const double bound = 2 * u * std::max(std::fabs(f[e]), std::fabs(s[e])) + gamma * abs_dot + 4 * e32 * c_ij;
         if (!(std::fabs(double(s[e]) - f[e]) <= bound)) ++apart;
       }
-  if (c.plan.split != SymmetricSplit::split_k)   // split_k computes both triangles, as full does
-    EXPECT_EQ(asymmetric, 0) << c.name << ": elements whose mirror differs (a skipped mirror leaves NaN)";
+  EXPECT_EQ(asymmetric, 0) << c.name << ": elements whose mirror differs (a skipped mirror leaves NaN)";
   EXPECT_EQ(apart, 0) << c.name << ": elements outside fp32-accumulation rounding of the full GEMM";
 }
 
@@ -156,10 +150,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ProductCase{"square_tiles16_fp16", DType::fp16, {SymmetricSplit::tiles, 16}, 1, false},
                       ProductCase{"square_tiles32_batch3_bf16", DType::bf16, {SymmetricSplit::tiles, 32}, 3, false},
                       ProductCase{"square_halves3_fp32", DType::fp32, {SymmetricSplit::halves, 3}, 1, false},
-                      ProductCase{"square_halves2_batch3_fp16", DType::fp16, {SymmetricSplit::halves, 2}, 3, false},
-                      ProductCase{"xxt_splitk4_batch3_bf16", DType::bf16, {SymmetricSplit::split_k, 4}, 3, true},
-                      ProductCase{"xxt_splitk2_fp16", DType::fp16, {SymmetricSplit::split_k, 2}, 1, true},
-                      ProductCase{"square_splitk2_batch3_bf16", DType::bf16, {SymmetricSplit::split_k, 2}, 3, false}),
+                      ProductCase{"square_halves2_batch3_fp16", DType::fp16, {SymmetricSplit::halves, 2}, 3, false}),
     [](const auto& info) { return std::string(info.param.name); });
 
 struct NsCase {
@@ -226,13 +217,7 @@ INSTANTIATE_TEST_SUITE_P(
                       NsCase{"gram_per_head_tiles32_fp16", 4, 64, 128, NsMethod::gram, DType::fp16, {S::tiles, 32}},
                       NsCase{"standard_per_head_halves1_bf16", 4, 64, 128, NsMethod::standard, DType::bf16,
                              {S::halves, 1}},
-                      NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}},
-                      NsCase{"standard_per_head_splitk4_groups_bf16", 6, 64, 256, NsMethod::standard, DType::bf16,
-                             {S::by_shape, 0, true, 4, 4}},
-                      NsCase{"gram_per_head_splitk2_groups_fp16", 5, 64, 128, NsMethod::gram, DType::fp16,
-                             {S::by_shape, 0, true, 2, 2}},
-                      NsCase{"standard_per_head_groups_no_graphs_bf16", 3, 32, 96, NsMethod::standard, DType::bf16,
-                             {S::by_shape, 0, false, 1, 2}}),
+                      NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

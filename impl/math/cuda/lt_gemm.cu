@@ -21,11 +21,9 @@ cudaDataType_t cuda_type(DType t) {
 }
 
 // A column-major layout of rows×cols with leading dimension ld, batched as the problem is.
-cublasLtMatrixLayout_t layout(const GemmProblem& p, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride,
-                              bool output = false) {
+cublasLtMatrixLayout_t layout(const GemmProblem& p, uint64_t rows, uint64_t cols, int64_t ld, int64_t stride) {
   cublasLtMatrixLayout_t l = nullptr;
-  const cudaDataType_t type = output && p.out_fp32 ? CUDA_R_32F : cuda_type(p.dtype);
-  check(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld), "cublasLtMatrixLayoutCreate");
+  check(cublasLtMatrixLayoutCreate(&l, cuda_type(p.dtype), rows, cols, ld), "cublasLtMatrixLayoutCreate");
   const int32_t count = p.batch;
   check(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
         "cublasLtMatrixLayoutSetAttribute(batch count)");
@@ -62,8 +60,8 @@ struct LtGemm::Plan {
     const auto n = static_cast<uint64_t>(p.n), m = static_cast<uint64_t>(p.m), k = static_cast<uint64_t>(p.k);
     a = layout(p, p.tb ? k : n, p.tb ? n : k, p.ldb, p.sb);
     b = layout(p, p.ta ? m : k, p.ta ? k : m, p.lda, p.sa);
-    c = layout(p, n, m, p.ldc, p.sc, true);
-    d = layout(p, n, m, p.ldd, p.sd, true);
+    c = layout(p, n, m, p.ldc, p.sc);
+    d = layout(p, n, m, p.ldd, p.sd);
   }
   ~Plan() {
     for (auto* l : {a, b, c, d})

@@ -6,10 +6,8 @@
 // only when its partial sums are reduced in fp32 (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE), never
 // the in-place or output-type reductions that add partial sums in the output dtype.
 // One plan (descriptors, layouts, the heuristic's first algorithm) per problem, cached: a
-// problem always runs the same kernel, so results are bit-identical run to run. C and D may be
-// fp32 with A and B in the NS dtype (out_fp32: the partial products of a split over K, summed
-// and rounded once elsewhere). Launches that may run at the same time on different streams
-// take different workspace lanes.
+// problem always runs the same kernel, so results are bit-identical run to run. Launches that
+// may run at the same time on different streams take different workspace lanes.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -35,13 +33,12 @@ struct GemmProblem {
   int64_t sa = 0, sb = 0, sc = 0, sd = 0;
   int batch = 1;
   bool pointer_array = false;
-  bool out_fp32 = false;   // C and D in fp32 (unrounded partial products), A and B in dtype
   // The largest power of two (≤ 256) dividing every address the batch touches: the
   // algorithms cuBLASLt may pick depend on it.
   int align_a = 256, align_b = 256, align_c = 256, align_d = 256;
 
   auto tie() const {
-    return std::tie(dtype, ta, tb, m, n, k, lda, ldb, ldc, ldd, sa, sb, sc, sd, batch, pointer_array, out_fp32, align_a,
+    return std::tie(dtype, ta, tb, m, n, k, lda, ldb, ldc, ldd, sa, sb, sc, sd, batch, pointer_array, align_a,
                     align_b, align_c, align_d);
   }
   bool operator<(const GemmProblem& o) const { return tie() < o.tie(); }

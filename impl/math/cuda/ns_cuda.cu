@@ -3,7 +3,6 @@
 // recurs. See ns_cuda.hpp for the contract and the rounding model.
 #include "impl/math/cuda/ns_cuda.hpp"
 
-#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -24,21 +23,15 @@ uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<
 
 // Measured on one H200 (bench_ns_cuda --variants, 2026-12-01; docs/gpu.md): 128-blocks in one
 // pointer-array GEMM win at m = 4096 (528 blocks: four full waves of 132 multiprocessors), for
-// X·Xᵀ (k = n) and the m×m products alike; halves (levels run one after another) and larger
-// blocks leave waves part-empty; at m ≤ 1024 and for the per-head 128×128 blocks the full
-// GEMM is faster (too few blocks to fill the chip).
-SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k, bool gram_product) {
+// X·Xᵀ (k = n) and the m×m products alike: standard 4096² 2.23 ms against 2.28 / 2.31 for 256- and
+// 512-blocks and 2.37–2.42 for halves of 2–4 levels with the levels side by side (4096×14336:
+// 6.01 against 6.34 and 6.46; the full GEMM 7.80); at m ≤ 1024 and for the per-head 128×128 blocks
+// the full GEMM is faster (too few blocks to fill the chip).
+SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k) {
   (void)batch;
   (void)k;
-  (void)gram_product;
   if (m > 2048 && m % 128 == 0) return {SymmetricSplit::tiles, 128};
   return {};
-}
-
-int ns_group_for(int batch, int64_t m, int64_t n) {
-  (void)m;
-  (void)n;
-  return batch;
 }
 
 NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options)
@@ -47,31 +40,19 @@ NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options
 }
 
 NsDevice::Splits NsDevice::splits(const NsOptions& o, int batch, int64_t m, int64_t n) {
-  Splits s;
   switch (o.symmetric) {
-    case NsOptions::Symmetric::by_shape: s = {ns_split_for(batch, m, n, true), ns_split_for(batch, m, m, false)}; break;
-    case NsOptions::Symmetric::full: break;
+    case NsOptions::Symmetric::by_shape: return {ns_split_for(batch, m, n), ns_split_for(batch, m, m)};
+    case NsOptions::Symmetric::full: return {};
     case NsOptions::Symmetric::tiles: {
       const SymmetricPlan p{SymmetricSplit::tiles, o.param};
-      s = {fitted(p, m, n), fitted(p, m, m)};
-      break;
+      return {fitted(p, m), fitted(p, m)};
     }
     case NsOptions::Symmetric::halves: {
       const SymmetricPlan p{SymmetricSplit::halves, o.param};
-      s = {fitted(p, m, n), fitted(p, m, m)};
-      break;
+      return {fitted(p, m), fitted(p, m)};
     }
   }
-  if (o.split_k > 1) {
-    const SymmetricPlan k = fitted({SymmetricSplit::split_k, o.split_k}, m, n);
-    if (k.split == SymmetricSplit::split_k) s.gram = k;
-  }
-  return s;
-}
-
-int NsDevice::group_size(const NsOptions& o, int batch, int64_t m, int64_t n) {
-  const int g = o.group > 0 ? o.group : ns_group_for(batch, m, n);
-  return std::clamp(g, 1, std::max(batch, 1));
+  return {};
 }
 
 void NsDevice::symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, float alpha, const void* a, int64_t lda,
@@ -105,12 +86,12 @@ void NsDevice::apply(int batch, int64_t m, int64_t n, float alpha, const void* a
 
 // X (m×n, m ≤ n): A = XXᵀ; B = bA + cA²; X ← aX + BX. Each line one GEMM (B's with the bA term
 // and X's with the aX term in the epilogue, reading C and writing D elsewhere).
-void* NsDevice::standard(void* x, void* other, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   const int64_t mm = m * m, mn = m * n;
   void* a = a_.get();
   void* b = b_.get();
   void* cur = x;
-  void* nxt = other;
+  void* nxt = x2_.get();
   for (int i = 0; i < cfg.steps; ++i) {
     const NsTriple& k = cfg.at(i);
     symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, a);   // A = XXᵀ
@@ -123,7 +104,7 @@ void* NsDevice::standard(void* x, void* other, int batch, int64_t m, int64_t n, 
 
 // DeepSpeed's zeropower_via_gram_newtonschulz (SPEC §4), X m×n with m < n. Every m×m product
 // is a polynomial in R times another, hence symmetric.
-void* NsDevice::gram(void* x, void* other, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   const int64_t mm = m * m, mn = m * n;
   void* r = a_.get();
   void* z = b_.get();
@@ -131,7 +112,7 @@ void* NsDevice::gram(void* x, void* other, int batch, int64_t m, int64_t n, cons
   void* q2 = q2_.get();
   void* t = t_.get();
   void* cur = x;
-  void* nxt = other;
+  void* nxt = x2_.get();
   auto square = [&](float alpha, const void* lhs, const void* rhs, float beta, const void* c, void* d) {
     symmetric(splits_.square, batch, m, m, alpha, lhs, m, mm, rhs, false, m, mm, beta, c, d);
   };
@@ -166,37 +147,25 @@ void* NsDevice::gram(void* x, void* other, int batch, int64_t m, int64_t n, cons
 }
 
 void NsDevice::reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
-  const size_t eb = static_cast<size_t>(dtype_bytes(cfg.dtype)), mm = m * m * eb * group_, mn = m * n * eb * batch;
+  const size_t eb = static_cast<size_t>(dtype_bytes(cfg.dtype)), mm = m * m * eb * batch, mn = m * n * eb * batch;
   x2_.reserve(mn);
   a_.reserve(mm);
   b_.reserve(mm);
   if (cfg.method == NsMethod::gram && m != n) q_.reserve(mm), q2_.reserve(mm), t_.reserve(mm);
-  scratch_.reserve(normalize_scratch_bytes(group_, m * n));
+  scratch_.reserve(normalize_scratch_bytes(batch, m * n));
 }
 
-// Group by group (the m×m buffers are the group's); every group ends in x or every group in
-// x2_ (the same number of swaps), so the first group's answer names where all of them lie.
 void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  normalize(dtype_, x, batch, m * n, scratch_.get(), stream_);
   const bool use_gram = cfg.method == NsMethod::gram && m != n;
-  const int64_t bytes = dtype_bytes(dtype_) * m * n;
-  void* result = nullptr;
-  for (int first = 0; first < batch; first += group_) {
-    const int count = std::min(group_, batch - first);
-    void* xg = static_cast<char*>(x) + first * bytes;
-    void* og = static_cast<char*>(x2_.get()) + first * bytes;
-    normalize(dtype_, xg, count, m * n, scratch_.get(), stream_);
-    void* r = use_gram ? gram(xg, og, count, m, n, cfg) : standard(xg, og, count, m, n, cfg);
-    if (first == 0) result = r == xg ? x : x2_.get();
-  }
-  return result;
+  return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
 }
 
 void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
-  group_ = group_size(options_, batch, m, n);
-  splits_ = splits(options_, group_, m, n);
+  splits_ = splits(options_, batch, m, n);
   reserve(batch, m, n, cfg);
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.
@@ -216,7 +185,6 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
                       static_cast<uint64_t>(splits_.gram.param),
                       static_cast<uint64_t>(splits_.square.split),
                       static_cast<uint64_t>(splits_.square.param),
-                      static_cast<uint64_t>(group_),
                       address(x2_.get()),
                       address(a_.get()),
                       address(b_.get()),
@@ -230,10 +198,10 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
 }
 
 NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options) {
-  const Splits s = splits(options, group_size(options, batch, m, n), m, n);
+  const Splits s = splits(options, batch, m, n);
   const double M = static_cast<double>(m), N = static_cast<double>(n);
   const double xxt = 2 * M * M * N, mmm = 2 * M * M * M, qx = 2 * M * M * N;
-  const double fx = issued_fraction(s.gram, m, n), fm = issued_fraction(s.square, m, m);
+  const double fx = issued_fraction(s.gram, m), fm = issued_fraction(s.square, m);
   NsFlops f;
   auto add = [&](double nominal, double fraction, bool symmetric) {
     f.nominal += nominal * batch;

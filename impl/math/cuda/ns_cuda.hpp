@@ -32,29 +32,17 @@
 
 namespace muoncheck::impl::cuda {
 
-// How a run computes its symmetric products, how many matrices of a batch (heads) go through
-// all iterations together, and whether it uses graphs. The defaults pick by shape
-// (ns_split_for, ns_group_for); benchmarks and tests can force them.
+// How a run computes its symmetric products and whether it uses graphs. The default picks
+// the split by shape (ns_split_for); benchmarks and tests can force one.
 struct NsOptions {
   enum class Symmetric { by_shape, full, tiles, halves };
   Symmetric symmetric = Symmetric::by_shape;
   int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape and full)
   bool graphs = true;
-  // X·Xᵀ of a batch of matrices as this many fp32 partial products over K (split_k in
-  // symmetric_product.hpp): 0 by shape, 1 never; where it does not fit, the split above.
-  int split_k = 0;
-  // Matrices of a batch per pass: each group is normalized and iterated on its own, so its
-  // working set can stay in L2 between the iterations. 0 by shape; results do not depend on it
-  // beyond the GEMM algorithms cuBLASLt picks for the smaller batch.
-  int group = 0;
 };
 
-// The split of a batch × (m×m, inner dimension k) symmetric product the default uses (the
-// X·Xᵀ one when k is the matrices' n).
-SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k, bool gram_product);
-
-// Matrices per pass the default uses for a batch of m×n matrices.
-int ns_group_for(int batch, int64_t m, int64_t n);
+// The split of a batch × (m×m, inner dimension k) symmetric product the default uses.
+SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k);
 
 // The GEMM work of one run: nominal counts every product in full (2·M·N·K each, the
 // algorithm's flops); issued counts what the symmetric splits actually launch; symmetric counts
@@ -82,13 +70,11 @@ class NsDevice {
     SymmetricPlan gram, square;   // X·Xᵀ (k = n) and the m×m products (k = m)
   };
   static Splits splits(const NsOptions& o, int batch, int64_t m, int64_t n);
-  static int group_size(const NsOptions& o, int batch, int64_t m, int64_t n);
 
   void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void* iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
-  // One group: x and its ping-pong buffer other (both group × m×n); returns x or other.
-  void* standard(void* x, void* other, int batch, int64_t m, int64_t n, const NsConfig& cfg);
-  void* gram(void* x, void* other, int batch, int64_t m, int64_t n, const NsConfig& cfg);
+  void* standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
+  void* gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   // D = alpha·A·op(B) + beta·C for the batch, D known symmetric (m×m).
   void symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, float alpha, const void* a, int64_t lda,
                  int64_t sa, const void* b, bool b_transposed, int64_t ldb, int64_t sb, float beta, const void* c,
@@ -101,7 +87,6 @@ class NsDevice {
   NsOptions options_;
   DType dtype_ = DType::bf16;
   Splits splits_;
-  int group_ = 1;
   LtGemm gemm_;
   SymmetricProduct sym_{gemm_};
   GraphCache graphs_;

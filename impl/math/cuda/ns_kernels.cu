@@ -135,19 +135,6 @@ __global__ void mirror_lower_tiles(T* d, int64_t m) {
 }
 
 template <class T>
-__global__ void sum_partials_kernel(const float* partial, int parts, int64_t count, float alpha, float beta,
-                                    const T* c, T* d) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < count;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float acc = partial[i];
-    for (int p = 1; p < parts; ++p) acc += partial[p * count + i];
-    float v = alpha * acc;
-    if (c != nullptr) v = fmaf(beta, ld(c[i]), v);
-    d[i] = st<T>(v);
-  }
-}
-
-template <class T>
 __global__ void convert_to(const float* src, T* dst, int64_t n) {
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x)
@@ -215,17 +202,6 @@ void mirror_lower(DType t, void* d, int batch, int64_t m, cudaStream_t s) {
     else mirror_lower_tiles<T, false><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
   });
   check_launch("mirror_lower_tiles");
-}
-
-void sum_partials(DType t, const float* partial, int parts, int64_t count, float alpha, float beta, const void* c,
-                  void* d, cudaStream_t s) {
-  if (count == 0) return;
-  with_type(t, [&](auto tag) {
-    using T = decltype(tag);
-    sum_partials_kernel<T><<<blocks_for(count, kThreads), kThreads, 0, s>>>(
-        partial, parts, count, alpha, beta, beta != 0.0f ? static_cast<const T*>(c) : nullptr, static_cast<T*>(d));
-  });
-  check_launch("sum_partials");
 }
 
 void to_dtype(DType t, const float* src, void* dst, int64_t n, cudaStream_t s) {

@@ -1,6 +1,6 @@
 // The elementwise kernels of the device Newton–Schulz and its callers: Frobenius
-// normalization, Q = Z + aI, the lower→upper mirror of a symmetric product, the sum of a
-// split-K product's partials, and the fp32 ⇄ NS-dtype conversions. All asynchronous on the given stream.
+// normalization, Q = Z + aI, the lower→upper mirror of a symmetric product, and the
+// fp32 ⇄ NS-dtype conversions. All asynchronous on the given stream.
 #pragma once
 #include <cstdint>
 
@@ -24,12 +24,6 @@ void plus_identity(DType t, const void* z, void* q, int batch, int64_t m, float 
 // d[i][j] = d[j][i] for i < j in each of `batch` m×m matrices: the upper triangle becomes the
 // transpose of the lower one, so the result is exactly symmetric.
 void mirror_lower(DType t, void* d, int batch, int64_t m, cudaStream_t s);
-
-// d[i] = round(alpha·Σ_p partial[p·count + i] + beta·c[i]) for i < count: the fp32 partial
-// products of a split over K summed in fp32 in the order p = 0, 1, … and rounded once into the
-// NS dtype (c read only when beta ≠ 0).
-void sum_partials(DType t, const float* partial, int parts, int64_t count, float alpha, float beta, const void* c,
-                  void* d, cudaStream_t s);
 
 // Elementwise conversions between fp32 and the NS dtype on the device (RNE).
 void to_dtype(DType t, const float* src, void* dst, int64_t n, cudaStream_t s);

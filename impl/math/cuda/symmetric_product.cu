@@ -62,7 +62,7 @@ std::vector<BlockRun> diagonal_runs(const SymmetricProblem& p, int64_t h, int64_
 
 }  // namespace
 
-SymmetricPlan fitted(SymmetricPlan plan, int64_t m, int64_t k) {
+SymmetricPlan fitted(SymmetricPlan plan, int64_t m) {
   switch (plan.split) {
     case SymmetricSplit::tiles:
       if (plan.param >= 1 && m % plan.param == 0 && m / plan.param >= 2) return plan;
@@ -70,31 +70,26 @@ SymmetricPlan fitted(SymmetricPlan plan, int64_t m, int64_t k) {
     case SymmetricSplit::halves:
       if (plan.param >= 1 && plan.param < 20 && m % (int64_t{1} << plan.param) == 0) return plan;
       break;
-    case SymmetricSplit::split_k:
-      if (plan.param >= 2 && plan.param <= 64 && k % plan.param == 0 && (k / plan.param) % 8 == 0) return plan;
-      break;
     case SymmetricSplit::full: break;
   }
   return {};
 }
 
-double issued_fraction(SymmetricPlan plan, int64_t m, int64_t k) {
-  plan = fitted(plan, m, k);
+double issued_fraction(SymmetricPlan plan, int64_t m) {
+  plan = fitted(plan, m);
   switch (plan.split) {
     case SymmetricSplit::tiles: {
       const double nb = static_cast<double>(m / plan.param);
       return (nb + 1) / (2 * nb);
     }
     case SymmetricSplit::halves: return 0.5 + 1.0 / static_cast<double>(int64_t{2} << plan.param);
-    case SymmetricSplit::split_k:
     case SymmetricSplit::full: break;
   }
   return 1.0;
 }
 
 SymmetricSplit SymmetricProduct::run(SymmetricPlan plan, const SymmetricProblem& p, cudaStream_t s) {
-  plan = fitted(plan, p.m, p.k);
-  if (plan.split == SymmetricSplit::split_k && split_k(static_cast<int>(plan.param), p, s)) return plan.split;
+  plan = fitted(plan, p.m);
   const bool lower = (plan.split == SymmetricSplit::tiles && tiles(plan.param, p, s)) ||
                      (plan.split == SymmetricSplit::halves && halves(static_cast<int>(plan.param), p, s));
   if (!lower) {
@@ -157,43 +152,6 @@ SymmetricProduct::Arrays& SymmetricProduct::arrays(const ArraysKey& key, size_t 
     it = arrays_.emplace(key, std::move(made)).first;
   }
   return *it->second;
-}
-
-bool SymmetricProduct::split_k(int parts, const SymmetricProblem& p, cudaStream_t s) {
-  const int64_t eb = dtype_bytes(p.dtype), m = p.m, mm = m * m, ks = p.k / parts;
-  const int count = p.batch * parts;
-  GemmProblem g;
-  g.dtype = p.dtype;
-  g.tb = p.b_transposed;
-  g.m = g.n = m;
-  g.k = ks;
-  g.lda = p.lda, g.ldb = p.ldb, g.ldc = g.ldd = m;
-  g.batch = count;
-  g.pointer_array = true;
-  g.out_fp32 = true;
-  auto aligned = [&](const void* base, int64_t a, int64_t b) { return alignment(base, (a | b) * eb); };
-  g.align_a = aligned(p.a, p.sa, ks);
-  g.align_b = aligned(p.b, p.sb, p.b_transposed ? ks : ks * p.ldb);
-  g.align_c = g.align_d = alignment(nullptr, static_cast<int64_t>(sizeof(float)) * mm);   // cudaMalloc: 256-aligned
-  if (!gemm_.supports(g)) return false;
-  // Part q of matrix b at position q·batch + b, so the partials of one part are contiguous.
-  const ArraysKey key{p.a, p.b, nullptr, nullptr, p.batch, m, p.k, -parts, p.lda, p.sa, p.ldb, p.sb,
-                      p.b_transposed, int(eb)};
-  Arrays& arr = arrays(key, static_cast<size_t>(count), [&](Arrays& made) {
-    made.partials.reserve(sizeof(float) * static_cast<size_t>(count) * mm);   // the first run is eager: no capture
-    std::vector<const void*>& h = made.host;
-    for (int q = 0; q < parts; ++q)
-      for (int b = 0; b < p.batch; ++b) {
-        const size_t i = static_cast<size_t>(q) * p.batch + b;
-        h[i] = at(p.a, b * p.sa + q * ks, eb);
-        h[count + i] = at(p.b, b * p.sb + (p.b_transposed ? q * ks : q * ks * p.ldb), eb);
-        h[2 * count + i] = h[3 * count + i] = made.partials.as<float>() + i * mm;
-      }
-  }, s);
-  void** ptrs = arr.device.as<void*>();
-  gemm_.run(g, 1.0f, ptrs, ptrs + count, 0.0f, ptrs + 2 * count, ptrs + 3 * count, s);
-  sum_partials(p.dtype, arr.partials.as<float>(), parts, p.batch * mm, p.alpha, p.beta, p.c, p.d, s);
-  return true;
 }
 
 bool SymmetricProduct::tiles(int64_t edge, const SymmetricProblem& p, cudaStream_t s) {

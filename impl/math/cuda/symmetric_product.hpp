@@ -13,11 +13,6 @@
 //              diagonal blocks likewise; these GEMMs are independent and run side by side on
 //              branch streams (stream_branches.hpp), so the small levels fill the waves the
 //              large ones leave part-empty
-//   split_k(S) the whole m×m (no mirror, as full) as S fp32 partial products over K/S each, one
-//              pointer-array GEMM over batch × S, then summed in fp32 and rounded once
-//              (sum_partials): for a batch of small matrices with a long K (X·Xᵀ per head), where
-//              one output tile per matrix leaves most multiprocessors idle. Each element is
-//              still an fp32-accumulated dot over the full K, rounded once
 //   full       one GEMM for the whole matrix, no mirror (the result is symmetric up to the
 //              rounding of its two triangles)
 #pragma once
@@ -37,21 +32,21 @@
 
 namespace muoncheck::impl::cuda {
 
-enum class SymmetricSplit { full, tiles, halves, split_k };
+enum class SymmetricSplit { full, tiles, halves };
 
 struct SymmetricPlan {
   SymmetricSplit split = SymmetricSplit::full;
-  int64_t param = 0;   // tiles: the block edge; halves: the number of levels; split_k: the parts
+  int64_t param = 0;   // tiles: the block edge; halves: the number of levels
 
   bool operator==(const SymmetricPlan& o) const { return split == o.split && param == o.param; }
 };
 
-// The plan itself when it fits an m×m result over inner dimension k (block divides m into ≥ 2
-// blocks; 2^levels divides m; S ≥ 2 parts divide k into slices of a multiple of 8), else full.
-SymmetricPlan fitted(SymmetricPlan plan, int64_t m, int64_t k);
+// The plan itself when it fits an m×m result (block divides m into ≥ 2 blocks, 2^levels
+// divides m), else full.
+SymmetricPlan fitted(SymmetricPlan plan, int64_t m);
 
 // Fraction of the full product's multiply-adds the plan issues.
-double issued_fraction(SymmetricPlan plan, int64_t m, int64_t k);
+double issued_fraction(SymmetricPlan plan, int64_t m);
 
 // D (batch × m×m, row-major, ld m, stride m·m) = alpha·A·op(B) + beta·C, known symmetric.
 // A: m×k rows (ld lda, stride sa). B: m×k rows used transposed (X·Xᵀ) or a k×m matrix
@@ -86,7 +81,6 @@ class SymmetricProduct {
   struct Arrays {
     std::vector<const void*> host;   // A, B, C, D pointer lists back to back (kept for the async copy)
     DeviceBuffer device;
-    DeviceBuffer partials;           // split_k: its parts × batch × m×m fp32 products (C and D)
   };
   using ArraysKey = std::tuple<const void*, const void*, const void*, const void*, int, int64_t, int64_t, int64_t,
                                int64_t, int64_t, int64_t, int64_t, bool, int>;
@@ -95,7 +89,6 @@ class SymmetricProduct {
   // false (nothing issued) when cuBLASLt has no algorithm for the blocks.
   bool tiles(int64_t edge, const SymmetricProblem& p, cudaStream_t s);
   bool halves(int levels, const SymmetricProblem& p, cudaStream_t s);
-  bool split_k(int parts, const SymmetricProblem& p, cudaStream_t s);
   // The pointer arrays of a pointer-array GEMM of `count` problems, cached by key; fill lists
   // them (into host) when the key is new.
   Arrays& arrays(const ArraysKey& key, size_t count, const std::function<void(Arrays&)>& fill, cudaStream_t s);
