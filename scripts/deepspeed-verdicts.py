@@ -18,7 +18,11 @@ most one call per rank). The NOTE states the cost. Anything the trace cannot sho
 Each row carries the device its trace ran on (`H200`, or `cpu` for DeepSpeed's CPU accelerator,
 scripts/deepspeed-run-cpu.sh), read from the trace; rows are keyed by version, scenario and device.
 With --keep, the rows of OLD.json stay unless a report replaces them (e.g. the H200 rows while
-CPU rows of new scenarios are added).
+CPU rows of new scenarios are added); their FAILs take their cause from CAUSES.json where one
+matches (else they keep the cause they carry), so
+`--keep OUT.json OUT.json CAUSES.json TRACES` with no report re-renders the table with the causes
+analysed since. A row whose device is unknown (`?`: an earlier rendering whose traces all stayed
+on the GPU machine) gives way to a GPU row of the same version and scenario.
 
 With --sweep, the analysed counterexamples of `muoncheck sweep --impl deepspeed`
 (reports/deepspeed-sweep-defects.json: per defect its cause, upstream report and every sweep that
@@ -104,6 +108,24 @@ def cause_for(causes, version, scenario, inv_id):
                 and inv_id in c["invariants"]):
             return c
     return None
+
+
+def attach_cause(entry, causes, version, scenario, inv_id):
+    """A FAIL's analysed cause, its upstream report and the failing tensor. Without a matching cause
+    the entry keeps the cause it carries (a kept row's, analysed before CAUSES.json held it), else
+    "not analysed"."""
+    c = cause_for(causes, version, scenario, inv_id)
+    if c or "cause" not in entry:
+        entry["cause"] = c["cause"] if c else "not analysed"
+        entry["upstream_report"] = c.get("report") if c else None
+    entry["tensor"] = where(entry["message"])
+
+
+def drop_superseded(rows):
+    """Rows of unknown device (`?`) that a GPU row of the same version and scenario replaces."""
+    gpu = {(v, s) for (v, s, d) in rows if d not in ("?", "cpu")}
+    for key in [k for k in rows if k[2] == "?" and k[:2] in gpu]:
+        del rows[key]
 
 
 def where(message):
@@ -194,15 +216,20 @@ def main():
     if args[0] == "--sweep":
         sweep = json.load(open(args[1]))["defects"]
         args = args[2:]
+    kept = []
     if args[0] == "--keep":
-        for r in json.load(open(args[1]))["rows"]:
-            r.setdefault("device", "H200")
-            r.setdefault("executed", dict(zip(("executed", "of"), executed(r["invariants"]))))
-            rows[(r["version"], r["scenario"], r["device"])] = r
-            columns += [c for c in r["invariants"] if c not in columns]
+        kept = json.load(open(args[1]))["rows"]
         args = args[2:]
     out_path, causes_path, trace_root, reports = args[0], args[1], args[2], args[3:]
     causes = json.load(open(causes_path))["causes"]
+    for r in kept:
+        r.setdefault("device", "H200")
+        r.setdefault("executed", dict(zip(("executed", "of"), executed(r["invariants"]))))
+        for inv_id, e in r["invariants"].items():
+            if e["status"] == "FAIL":
+                attach_cause(e, causes, r["version"], r["scenario"], inv_id)
+        rows[(r["version"], r["scenario"], r["device"])] = r
+        columns += [c for c in r["invariants"] if c not in columns]
     for path in reports:
         scenarios = json.load(open(path))["scenarios"]
         # One report's traces come from one machine: a trace too large to bring back takes the
@@ -227,10 +254,7 @@ def main():
                 if note:
                     entry.update(status="NOTE", verify_status="FAIL", note=note)
                 elif v["status"] == "FAIL":
-                    c = cause_for(causes, version, name, v["id"])
-                    entry["cause"] = c["cause"] if c else "not analysed"
-                    entry["upstream_report"] = c.get("report") if c else None
-                    entry["tensor"] = where(v["message"])
+                    attach_cause(entry, causes, version, name, v["id"])
                 invariants[v["id"]] = entry
             device = device_of(trace) if trace else report_device
             rows[(version, name, device)] = {"implementation": m.group(2), "version": version, "scenario": name,
@@ -238,6 +262,7 @@ def main():
                                              "scenario_hash": s["scenario_hash"], "invariants": invariants,
                                              "repro": s["repro"],
                                              "executed": dict(zip(("executed", "of"), executed(invariants)))}
+    drop_superseded(rows)
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[2] == "cpu", k[1]))]
     json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered, "sweep_defects": sweep},
               open(out_path, "w"), indent=1)

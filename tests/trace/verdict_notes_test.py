@@ -3,7 +3,8 @@
 Synthetic traces: NS calls on a skipped step whose state is bit-identical, and a straddling matrix
 orthogonalised once on each rank, are notes; the same counts with the state moved, two calls on one
 rank (Muon per micro-batch), an unattributed call or a missing call stay FAILs. A sweep
-counterexample (--sweep) is listed beside the scenario rows of the same defect.
+counterexample (--sweep) is listed beside the scenario rows of the same defect. A kept row (--keep)
+takes causes analysed since; a row of unknown device gives way to a GPU row.
 """
 import copy
 import importlib.util
@@ -86,7 +87,21 @@ cells = line.split(" | ")
 if len(cells) != 4 or "sweep cpu #2 (10 of 94" not in cells[2] or "clip-z2-dp1" not in cells[3]:
     failures.append(f"sweep counterexample not beside its defect's rows: {line!r}")
 
+# A kept row's FAIL takes a cause analysed since (CAUSES.json), keeps its own where none matches;
+# a row of unknown device gives way to the GPU row of the same version and scenario.
+causes = [{"version": "0.19.6", "scenario": "a-z3-dp1", "invariants": ["bucket-invariant"], "cause": "bucket path", "report": "r"}]
+fresh = {"status": "FAIL", "message": "m", "cause": "not analysed", "upstream_report": None}
+stored = {"status": "FAIL", "message": "m", "cause": "analysed before", "upstream_report": "u"}
+verdicts.attach_cause(fresh, causes, "0.19.6", "a-z3-dp1", "bucket-invariant")
+verdicts.attach_cause(stored, causes, "0.19.6", "a-z3-dp1", "gas-invariant")
+if fresh["cause"] != "bucket path" or stored["cause"] != "analysed before":
+    failures.append(f"kept causes: {fresh['cause']!r}, {stored['cause']!r}")
+kept = {("0.19.6", "a", "?"): 1, ("0.19.6", "a", "H200"): 2, ("0.19.6", "b", "?"): 3, ("0.19.6", "b", "cpu"): 4}
+verdicts.drop_superseded(kept)
+if sorted(kept) != [("0.19.6", "a", "H200"), ("0.19.6", "b", "?"), ("0.19.6", "b", "cpu")]:
+    failures.append(f"superseded rows: {sorted(kept)}")
+
 for f in failures:
     print("FAIL", f)
-print(f"{16 - len(failures)} of 16 cases as expected" if not failures else f"{len(failures)} case(s) wrong")
+print(f"{18 - len(failures)} of 18 cases as expected" if not failures else f"{len(failures)} case(s) wrong")
 sys.exit(1 if failures else 0)
