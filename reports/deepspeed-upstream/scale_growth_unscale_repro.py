@@ -40,9 +40,13 @@ def scale_of(engine):
 
 
 def weight(engine, stage):
+    """The fp32 master copy of w, which the optimizer steps (the fp16 param is its rounding)."""
     from deepspeed.utils import safe_get_full_fp32_param
-    w = engine.module.w if stage == 0 else safe_get_full_fp32_param(engine.module.w)   # stage 0: the fp16 param
-    return w.detach().float().clone()
+    if stage > 0:
+        return safe_get_full_fp32_param(engine.module.w).detach().float().clone()
+    o = engine.optimizer   # stage 0: FP16_Optimizer keeps one flat fp32 buffer per group, FP16_UnfusedOptimizer one per param
+    w = o.fp32_groups_flat[0] if hasattr(o, "fp32_groups_flat") else o.fp32_groups[0][0]
+    return w.detach().float().clone().view(-1)
 
 
 def train(stage, dynamic, clip):
