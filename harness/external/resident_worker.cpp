@@ -24,7 +24,10 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Reside
   std::string path = o.site;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += (path.empty() ? "" : ":") + std::string(old);
   return {{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
-          {"MASTER_PORT", "{port}"},   // dp 1 runs without torchrun: its own rendezvous port
+          // dp 1 runs without torchrun: its rendezvous store binds a port the kernel picks at that
+          // bind (0), so workers started side by side cannot pick the same one (dp > 1: torchrun
+          // --standalone does the same and hands its ranks the port)
+          {"MASTER_PORT", "0"},
           {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
 }
 

@@ -35,7 +35,7 @@ std::string impl_version(const std::string& impl, const std::string& name);
 std::string worker_log_path(const ResidentWorkerOptions& o);
 
 // The environment every worker gets: PYTHONPATH (site first), unbuffered output, the device, a
-// rendezvous port of its own, never NVLink multicast.
+// rendezvous port its store picks when it binds (MASTER_PORT 0), never NVLink multicast.
 std::vector<std::pair<std::string, std::string>> worker_environment(const ResidentWorkerOptions& o);
 
 // `argv` after the interpreter (a script or "-m", module; then its arguments, "{socket}" in them):

@@ -1,8 +1,6 @@
 #include "harness/external/worker_process.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -29,6 +27,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 constexpr int kPollSliceMs = 100;   // how often a wait looks at the child's exit
 constexpr size_t kMaxLineBytes = size_t{1} << 30;
+constexpr int kStartAttempts = 3;            // a start that fails (the worker exits first) is tried again twice
+constexpr int kLogTailLines = 15;            // of the worker's log, in the error that ends a sweep
+constexpr size_t kLogTailLineChars = 240;
+constexpr std::streamoff kLogTailBytes = 64 * 1024;
 
 int ms_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -68,21 +70,29 @@ std::vector<pid_t> descendants(pid_t root) {
   return {found.begin(), found.end()};
 }
 
-// A TCP port free at this moment (the kernel's pick), for a worker's rendezvous: two workers on one
-// machine (two versions side by side) must not share one.
-std::string free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(a);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    if (fd >= 0) ::close(fd);
-    throw Error(ErrorKind::Infrastructure, std::string("resident worker: no free TCP port: ") + std::strerror(errno));
+// The last `lines` lines of the worker's log, each clipped, indented under the message: on a CI or
+// GPU machine the log file is often gone by the time someone reads the error.
+std::string log_tail(const std::string& path, int lines) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "\n  (log " + path + " cannot be read)";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - kLogTailBytes);
+  std::string text(static_cast<size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  std::vector<std::string> last;
+  for (size_t at = 0; at < text.size();) {
+    size_t nl = text.find('\n', at);
+    if (nl == std::string::npos) nl = text.size();
+    last.push_back(text.substr(at, nl - at));
+    at = nl + 1;
   }
-  ::close(fd);
-  return std::to_string(ntohs(a.sin_port));
+  if (from > 0 && !last.empty()) last.erase(last.begin());   // a partial first line
+  if (static_cast<int>(last.size()) > lines) last.erase(last.begin(), last.end() - lines);
+  if (last.empty()) return "\n  (log " + path + " is empty)";
+  std::string out = "\n  last lines of " + path + ":";
+  for (const auto& l : last) out += "\n  | " + clip_for_message(l, kLogTailLineChars);
+  return out;
 }
 
 }  // namespace
@@ -177,7 +187,7 @@ void WorkerProcess::start() {
       env_text.push_back(kv);
   }
   for (const auto& [k, v] : command_.env)
-    env_text.push_back(k + "=" + (v.find("{port}") != std::string::npos ? replaced(v, "{port}", free_port()) : v));
+    env_text.push_back(k + "=" + v);
   std::vector<char*> argv, envp;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -248,8 +258,23 @@ std::string WorkerProcess::read_line(Clock::time_point deadline, const std::stri
   }
 }
 
+// A worker that ends before its hello line (a port, a cache or a file it raced another start for) is
+// started again, up to kStartAttempts in all; one that hangs there is not (each wait is the whole
+// start_timeout). The error that ends the sweep carries the log's last lines.
 void WorkerProcess::ensure_started() {
-  if (pid_ <= 0) start();
+  for (int attempt = 1; pid_ <= 0; ++attempt) {
+    const auto began = Clock::now();
+    try {
+      start();
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Infrastructure) throw;
+      const bool hung = Clock::now() - began >= command_.start_timeout;
+      if (attempt < kStartAttempts && !hung) continue;
+      throw Error(ErrorKind::Infrastructure, std::string(e.what()) + "; " + std::to_string(attempt) + " start" +
+                                                 (attempt == 1 ? "" : "s") + " tried" +
+                                                 log_tail(command_.log_path, kLogTailLines));
+    }
+  }
 }
 
 std::string WorkerProcess::request(const std::string& line, std::chrono::milliseconds timeout) {

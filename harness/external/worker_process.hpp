@@ -18,8 +18,7 @@ namespace muoncheck::external {
 
 struct WorkerCommand {
   std::vector<std::string> argv;                             // "{socket}" is replaced by the socket path
-  std::vector<std::pair<std::string, std::string>> env;      // set on top of this process's environment;
-                                                             // "{port}" in a value: a free TCP port per start
+  std::vector<std::pair<std::string, std::string>> env;      // set on top of this process's environment
   std::string log_path;                                      // the worker's stdout and stderr (appended)
   std::chrono::milliseconds start_timeout{std::chrono::minutes(10)};   // until the hello line
 };
@@ -36,7 +35,9 @@ class WorkerProcess {
   // failure, exit, closed socket or a missed deadline.
   std::string request(const std::string& line, std::chrono::milliseconds timeout);
 
-  // Starts the worker when none runs (what request() does first); throws like request().
+  // Starts the worker when none runs (what request() does first); a worker that exits before its
+  // hello line is started again, three starts in all. Throws Error{Infrastructure} with the log's
+  // last lines when none came up.
   void ensure_started();
   bool running() const { return pid_ > 0; }
   const nlohmann::json& hello() const { return hello_; }   // the running worker's hello line

@@ -1,7 +1,10 @@
 """A worker speaking the resident protocol (harness/external/worker_process.hpp) for its tests:
 hello, then per request line one answer line. {"echo": X} answers {"echo": X}; {"hang": true}
 never answers; {"crash": N} exits with status N; {"spawn": true} starts a `sleep` in its own
-session (as torchrun starts each rank) and answers {"child": PID}; {"quit": true} ends it."""
+session (as torchrun starts each rank) and answers {"child": PID}; {"quit": true} ends it.
+FAKE_WORKER_FAIL_STARTS=FILE:N: the first N starts (counted in FILE) print 20 numbered lines and exit 1
+before connecting. FAKE_WORKER_BIND=1: listen on 127.0.0.1:$MASTER_PORT first, as a rendezvous store
+does, and name the port bound in the hello line."""
 import json
 import os
 import socket
@@ -9,10 +12,25 @@ import subprocess
 import sys
 import time
 
+if os.environ.get("FAKE_WORKER_FAIL_STARTS"):
+    counter, failing = os.environ["FAKE_WORKER_FAIL_STARTS"].rsplit(":", 1)
+    failed = int(open(counter).read()) if os.path.exists(counter) else 0
+    if failed < int(failing):
+        open(counter, "w").write(str(failed + 1))
+        for k in range(1, 21):
+            print(f"fake start failure {failed + 1} line {k}", file=sys.stderr)
+        sys.exit(1)
+store = None
+if os.environ.get("FAKE_WORKER_BIND"):
+    store = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    store.bind(("127.0.0.1", int(os.environ["MASTER_PORT"])))   # EADDRINUSE ends the start, as torch's store
+    store.listen()
+    time.sleep(0.5)   # the others start meanwhile
 conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 conn.connect(sys.argv[sys.argv.index("--socket") + 1])
 conn.sendall((json.dumps({"hello": "muoncheck-resident/1", "pid": os.getpid(),
-                          "env": os.environ.get("FAKE_WORKER_TAG", "")}) + "\n").encode())
+                          "env": os.environ.get("FAKE_WORKER_TAG", ""),
+                          "port": store.getsockname()[1] if store else None}) + "\n").encode())
 for line in conn.makefile("r"):
     request = json.loads(line)
     if request.get("quit"):

@@ -9,9 +9,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <thread>
+#include <vector>
 
 #include "core/error.hpp"
+#include "harness/external/resident_worker.hpp"
 #include "harness/external/worker_process.hpp"
 
 namespace muoncheck::external {
@@ -93,6 +96,73 @@ TEST(WorkerProcess, killsTheChildrenAWorkerStartedInTheirOwnSession) {
     if (!gone) std::this_thread::sleep_for(100ms);
   }
   EXPECT_TRUE(gone) << "pid " << child << " survived its worker";
+}
+
+// A worker whose first start exits before connecting (a port, a cache it raced another start for)
+// is started again: the sweep goes on, and the retry counts as a start.
+TEST(WorkerProcess, aWorkerThatEndsBeforeConnectingIsStartedAgain) {
+  WorkerCommand c = fake_worker();
+  const auto counter = std::filesystem::path(::testing::TempDir()) / "fails-once.count";
+  std::filesystem::remove(counter);
+  c.env.emplace_back("FAKE_WORKER_FAIL_STARTS", counter.string() + ":1");
+  WorkerProcess w(c);
+  EXPECT_EQ(nlohmann::json::parse(w.request("{\"echo\": 5}", 10s))["echo"], 5);
+  EXPECT_EQ(w.starts(), 2);
+}
+
+// Three starts at most; the error then carries the last lines of the worker's log (the last
+// start's), since the log file is often gone from the machine that ran it.
+TEST(WorkerProcess, aWorkerThatNeverStartsEndsWithItsLogsLastLines) {
+  WorkerCommand c = fake_worker();
+  const auto dir = std::filesystem::path(::testing::TempDir());
+  std::filesystem::remove(dir / "fails-always.count");
+  c.env.emplace_back("FAKE_WORKER_FAIL_STARTS", (dir / "fails-always.count").string() + ":99");
+  c.log_path = (dir / "fails-always.log").string();
+  std::filesystem::remove(c.log_path);
+  WorkerProcess w(c);
+  const std::string e = error_of(w, "{}", 1s);
+  EXPECT_EQ(w.starts(), 3);
+  EXPECT_NE(e.find("ended before connecting (exited with status 1"), std::string::npos) << e;
+  EXPECT_NE(e.find("3 starts tried"), std::string::npos) << e;
+  EXPECT_NE(e.find("| fake start failure 3 line 20"), std::string::npos) << e;
+  EXPECT_NE(e.find("| fake start failure 3 line 6\n"), std::string::npos) << e;
+  EXPECT_EQ(e.find("failure 3 line 5\n"), std::string::npos) << "more than 15 lines: " << e;
+  EXPECT_EQ(e.find("failure 2 line"), std::string::npos) << e;
+}
+
+// Workers started side by side from threads (`--workers N`), each binding its rendezvous port
+// as torch's store does at dp 1: every start succeeds and no two bound the same port.
+TEST(WorkerProcess, workersStartedSideBySideBindPortsOfTheirOwn) {
+  constexpr int kWorkers = 6;
+  ResidentWorkerOptions o;
+  o.implementation = "fake";
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  for (int k = 0; k < kWorkers; ++k) {
+    WorkerCommand c = fake_worker();
+    c.env = worker_environment(o);
+    c.env.emplace_back("FAKE_WORKER_BIND", "1");
+    c.log_path = (std::filesystem::path(::testing::TempDir()) / ("side-by-side-" + std::to_string(k) + ".log")).string();
+    workers.push_back(std::make_unique<WorkerProcess>(c));
+  }
+  std::vector<std::string> errors(kWorkers);
+  std::vector<std::thread> starting;
+  for (int k = 0; k < kWorkers; ++k)
+    starting.emplace_back([&, k] {
+      try {
+        workers[k]->ensure_started();
+      } catch (const Error& e) {
+        errors[k] = e.what();
+      }
+    });
+  for (auto& t : starting) t.join();
+  std::set<int> ports;
+  for (int k = 0; k < kWorkers; ++k) {
+    ASSERT_EQ(errors[k], "");
+    EXPECT_EQ(workers[k]->starts(), 1) << "worker " << k << " needed a second start";
+    ports.insert(workers[k]->hello()["port"].get<int>());
+  }
+  EXPECT_EQ(ports.size(), static_cast<size_t>(kWorkers));
+  EXPECT_EQ(ports.count(0), 0u);
 }
 
 }  // namespace
