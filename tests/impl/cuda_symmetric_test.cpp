@@ -200,6 +200,7 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   }
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
+  EXPECT_EQ(ns.split_fallbacks(), 0) << c.name << ": a symmetric product ran as the full GEMM instead of its split";
   const std::vector<float> ref = cpu_ns(x, c.batch, c.m, c.n, ref_cfg), on_cpu = cpu_ns(x, c.batch, c.m, c.n, cfg);
   const double e_cpu = relative_error(on_cpu, ref), e_gpu = relative_error(runs[0], ref);
   const double band = 4 * e_cpu + 8 * unit_roundoff(c.dtype) + (c.dtype == DType::fp32 ? 1e-4 : 0.0);
@@ -217,7 +218,9 @@ INSTANTIATE_TEST_SUITE_P(
                       NsCase{"gram_per_head_tiles32_fp16", 4, 64, 128, NsMethod::gram, DType::fp16, {S::tiles, 32}},
                       NsCase{"standard_per_head_halves1_bf16", 4, 64, 128, NsMethod::standard, DType::bf16,
                              {S::halves, 1}},
-                      NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}}),
+                      NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}},
+                      NsCase{"standard_tiles128_second_algorithm_bf16", 1, 256, 384, NsMethod::standard, DType::bf16,
+                             {S::tiles, 128, true, 1}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "impl/math/cuda/cuda_check.hpp"
 
@@ -69,7 +70,7 @@ struct LtGemm::Plan {
     if (desc != nullptr) (void)cublasLtMatmulDescDestroy(desc);
   }
 
-  void search(cublasLtHandle_t h, const GemmProblem& p) {
+  void search(cublasLtHandle_t h, const GemmProblem& p, int rank) {
     cublasLtMatmulPreference_t pref = nullptr;
     check(cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate");
     const uint64_t ws = kWorkspaceBytes;
@@ -87,16 +88,18 @@ struct LtGemm::Plan {
                        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof(al_c)},
                        {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_d, sizeof(al_d)}};
     for (const auto& x : attrs) check(cublasLtMatmulPreferenceSetAttribute(pref, x.attr, x.v, x.size), "preference");
-    cublasLtMatmulHeuristicResult_t result{};
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(rank) + 1);
     int count = 0;
-    const cublasStatus_t s = cublasLtMatmulAlgoGetHeuristic(h, desc, a, b, c, d, pref, 1, &result, &count);
+    const cublasStatus_t s =
+        cublasLtMatmulAlgoGetHeuristic(h, desc, a, b, c, d, pref, rank + 1, results.data(), &count);
     (void)cublasLtMatmulPreferenceDestroy(pref);
-    found = s == CUBLAS_STATUS_SUCCESS && count > 0 && result.state == CUBLAS_STATUS_SUCCESS;
-    if (found) algo = result.algo;
+    found = s == CUBLAS_STATUS_SUCCESS && count > rank && results[static_cast<size_t>(rank)].state == CUBLAS_STATUS_SUCCESS;
+    if (found) algo = results[static_cast<size_t>(rank)].algo;
   }
 };
 
-LtGemm::LtGemm() {
+LtGemm::LtGemm(int heuristic_rank) : heuristic_rank_(heuristic_rank) {
+  if (heuristic_rank < 0 || heuristic_rank > 15) throw Error(ErrorKind::Internal, "LtGemm: heuristic rank outside [0, 15]");
   check(cublasLtCreate(&handle_), "cublasLtCreate");
   (void)workspace(0);
 }
@@ -119,7 +122,7 @@ LtGemm::Plan* LtGemm::plan(const GemmProblem& p) {
   auto it = plans_.find(p);
   if (it == plans_.end()) {
     auto made = std::make_unique<Plan>(p);
-    made->search(handle_, p);
+    made->search(handle_, p, heuristic_rank_);
     it = plans_.emplace(p, std::move(made)).first;
   }
   return it->second->found ? it->second.get() : nullptr;

@@ -5,7 +5,8 @@
 // TF32) and the output is rounded once into the NS dtype: the algorithm search admits split-K
 // only when its partial sums are reduced in fp32 (CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE), never
 // the in-place or output-type reductions that add partial sums in the output dtype.
-// One plan (descriptors, layouts, the heuristic's first algorithm) per problem, cached: a
+// One plan (descriptors, layouts, one of the heuristic's algorithms: its first unless a
+// benchmark asks for another rank) per problem, cached: a
 // problem always runs the same kernel, so results are bit-identical run to run. Launches that
 // may run at the same time on different streams take different workspace lanes.
 #pragma once
@@ -49,7 +50,9 @@ int alignment(const void* base, int64_t stride_bytes);
 
 class LtGemm {
  public:
-  LtGemm();
+  // heuristic_rank: which of cuBLASLt's ranked algorithms each problem runs (0: its first choice,
+  // what the conformance runs use; a problem with fewer candidates has no algorithm).
+  explicit LtGemm(int heuristic_rank = 0);
   ~LtGemm();
   LtGemm(const LtGemm&) = delete;
   LtGemm& operator=(const LtGemm&) = delete;
@@ -69,6 +72,7 @@ class LtGemm {
 
   void* workspace(int lane);
 
+  int heuristic_rank_ = 0;
   cublasLtHandle_t handle_ = nullptr;
   std::vector<std::unique_ptr<DeviceBuffer>> workspaces_;
   std::map<GemmProblem, std::unique_ptr<Plan>> plans_;

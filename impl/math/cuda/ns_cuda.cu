@@ -35,7 +35,7 @@ SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k) {
 }
 
 NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options)
-    : stream_(stream), options_(options) {
+    : stream_(stream), options_(options), gemm_(options.gemm_rank) {
   (void)handle;
 }
 
@@ -66,7 +66,7 @@ void NsDevice::symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, fl
   p.b = b, p.ldb = ldb, p.sb = sb, p.b_transposed = b_transposed;
   p.alpha = alpha, p.beta = beta;
   p.c = c, p.d = d;
-  sym_.run(plan, p, stream_);
+  if (sym_.run(plan, p, stream_) != fitted(plan, m).split) ++split_fallbacks_;
 }
 
 void NsDevice::apply(int batch, int64_t m, int64_t n, float alpha, const void* a, const void* b, float beta,

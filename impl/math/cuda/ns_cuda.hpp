@@ -39,6 +39,7 @@ struct NsOptions {
   Symmetric symmetric = Symmetric::by_shape;
   int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape and full)
   bool graphs = true;
+  int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
 };
 
 // The split of a batch × (m×m, inner dimension k) symmetric product the default uses.
@@ -65,6 +66,11 @@ class NsDevice {
 
   static NsFlops flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options = {});
 
+  // Symmetric products issued as the full GEMM although the plan named a split (cuBLASLt had no
+  // algorithm for its blocks), counted each time the launches are issued (the eager run and the
+  // graph capture; a replay issues none): a benchmark of a split reports it.
+  int64_t split_fallbacks() const { return split_fallbacks_; }
+
  private:
   struct Splits {
     SymmetricPlan gram, square;   // X·Xᵀ (k = n) and the m×m products (k = m)
@@ -87,6 +93,7 @@ class NsDevice {
   NsOptions options_;
   DType dtype_ = DType::bf16;
   Splits splits_;
+  int64_t split_fallbacks_ = 0;
   LtGemm gemm_;
   SymmetricProduct sym_{gemm_};
   GraphCache graphs_;
