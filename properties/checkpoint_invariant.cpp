@@ -90,8 +90,9 @@ Verdict checkpoint_resume_exact(const RunBundle& b, const Observation& uninterru
   // rounding noise (the two share one control ensemble: the checkpoint changes no semantics).
   Verdict v = compare_runs(kId, s, b.oracle, {"resumed (" + label + ")", &b.impl.trajectory, &b.controls},
                            {"uninterrupted", &uninterrupted.trajectory, &uninterrupted_controls});
-  v.message = (shows_resume ? "state at the resume bit-identical to the saved; "
-                            : "the run shows no state at its resume: every step within the band; ") + v.message;
+  v.message = (shows_resume ? "state at the resume bit-identical to the saved, then every step compared within the band: "
+                            : "the run shows no state at its resume, so every step is compared within the band: ") +
+              v.message;
   return v;
 }
 
