@@ -234,15 +234,13 @@ def main():
         scenarios = json.load(open(path))["scenarios"]
         # One report's traces come from one machine: a trace too large to bring back takes the
         # device of the report's other traces.
-        traces = {}
-        for s in scenarios:
-            m = re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"])
-            traces[s["scenario"]] = load_trace(trace_root, m.group(3), m.group(1))
+        named = {s["scenario"]: re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"]) for s in scenarios}
+        traces = {k: load_trace(trace_root, m.group(3), m.group(1)) for k, m in named.items()}
         seen = sorted({device_of(t) for t in traces.values() if t})
         report_device = seen[0] if len(seen) == 1 else "?"
         for s in scenarios:
             columns += [v["id"] for v in s["invariants"] if v["id"] not in columns]
-            m = re.match(r"(.*) \[(\S+) (\S+)\]$", s["scenario"])
+            m = named[s["scenario"]]
             name, version = m.group(1), m.group(3)
             trace = traces[s["scenario"]]
             dp = json.load(open(f"scenarios/deepspeed/{name}.json")).get("engine", {}).get("dp", 1)

@@ -135,8 +135,9 @@ void LtGemm::run(const GemmProblem& p, float alpha, const void* a, const void* b
   Plan* pl = plan(p);
   if (pl == nullptr)
     throw Error(ErrorKind::Infrastructure,
-                "cuBLASLt: no fp32-accumulating algorithm for a " + std::to_string(p.m) + "x" + std::to_string(p.n) +
-                    "x" + std::to_string(p.k) + " GEMM (batch " + std::to_string(p.batch) + ")");
+                "cuBLASLt: no fp32-accumulating algorithm of heuristic rank " + std::to_string(heuristic_rank_) +
+                    " for a " + std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+                    " GEMM (batch " + std::to_string(p.batch) + ")");
   check(cublasLtMatmul(handle_, pl->desc, &alpha, b, pl->a, a, pl->b, &beta, c, pl->c, d, pl->d, &pl->algo,
                        workspace(lane), kWorkspaceBytes, stream),
         "cublasLtMatmul");

@@ -138,30 +138,17 @@ bool SymmetricProduct::halves(int levels, const SymmetricProblem& p, cudaStream_
   return true;
 }
 
-SymmetricProduct::Arrays& SymmetricProduct::arrays(const ArraysKey& key, size_t count,
-                                                   const std::function<void(Arrays&)>& fill, cudaStream_t s) {
-  auto it = arrays_.find(key);
-  if (it == arrays_.end()) {
-    auto made = std::make_unique<Arrays>();
-    made->host.resize(4 * count);
-    fill(*made);
-    made->device.reserve(sizeof(void*) * made->host.size());
-    check(cudaMemcpyAsync(made->device.get(), made->host.data(), sizeof(void*) * made->host.size(),
-                          cudaMemcpyHostToDevice, s),
-          "cudaMemcpyAsync (pointer arrays)");
-    it = arrays_.emplace(key, std::move(made)).first;
-  }
-  return *it->second;
-}
-
 bool SymmetricProduct::tiles(int64_t edge, const SymmetricProblem& p, cudaStream_t s) {
   const int64_t eb = dtype_bytes(p.dtype), m = p.m, mm = m * m, nb = m / edge;
   const bool has_c = p.beta != 0.0f;
   const void* c = has_c ? p.c : p.d;
   const int count = static_cast<int>(p.batch * nb * (nb + 1) / 2);
   const ArraysKey key{p.a, p.b, c, p.d, p.batch, m, p.k, edge, p.lda, p.sa, p.ldb, p.sb, p.b_transposed, int(eb)};
-  void** ptrs = arrays(key, static_cast<size_t>(count), [&](Arrays& made) {
-    std::vector<const void*>& h = made.host;
+  auto it = arrays_.find(key);
+  if (it == arrays_.end()) {
+    auto made = std::make_unique<Arrays>();
+    std::vector<const void*>& h = made->host;
+    h.resize(static_cast<size_t>(4) * count);
     size_t i = 0;
     for (int mat = 0; mat < p.batch; ++mat)
       for (int64_t r = 0; r < nb; ++r)
@@ -171,7 +158,12 @@ bool SymmetricProduct::tiles(int64_t edge, const SymmetricProblem& p, cudaStream
           h[2 * count + i] = at(c, mat * mm + r * edge * m + col * edge, eb);
           h[3 * count + i] = at(p.d, mat * mm + r * edge * m + col * edge, eb);
         }
-  }, s).device.as<void*>();
+    made->device.reserve(sizeof(void*) * h.size());
+    check(cudaMemcpyAsync(made->device.get(), h.data(), sizeof(void*) * h.size(), cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync (tile pointers)");
+    it = arrays_.emplace(key, std::move(made)).first;
+  }
+  void** ptrs = it->second->device.as<void*>();
   GemmProblem g;
   g.dtype = p.dtype;
   g.tb = p.b_transposed;

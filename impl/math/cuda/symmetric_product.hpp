@@ -17,7 +17,6 @@
 //              rounding of its two triangles)
 #pragma once
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -89,9 +88,6 @@ class SymmetricProduct {
   // false (nothing issued) when cuBLASLt has no algorithm for the blocks.
   bool tiles(int64_t edge, const SymmetricProblem& p, cudaStream_t s);
   bool halves(int levels, const SymmetricProblem& p, cudaStream_t s);
-  // The pointer arrays of a pointer-array GEMM of `count` problems, cached by key; fill lists
-  // them (into host) when the key is new.
-  Arrays& arrays(const ArraysKey& key, size_t count, const std::function<void(Arrays&)>& fill, cudaStream_t s);
 
   LtGemm& gemm_;
   StreamBranches branches_;
