@@ -15,7 +15,9 @@ symmetric product (X·Xᵀ, A·A; in gram every m×m product, all polynomials in
 lower triangle with the diagonal, m(m+1)·k, and every other product in full, 2·m·n·k
 (`ns_flops`; bench_ns_cuda reports its own count as the counter "roofline GFLOP" and a
 disagreement is printed and recorded); the dense GEMM rate torch's matmul (cuBLAS) reaches
-here at --gemm-size³ in the row's dtype; and the share of that rate our time reaches. Per-head
+here at --gemm-size³ in the row's dtype (the median of single calls); and the share of that rate
+our time reaches. Beside it, not instead of it: the share of the rate the same GEMM sustains back
+to back for --chain-ms (about one large NS call), which is what a chain of GEMMs can draw. Per-head
 rows add the memory-traffic floor (`traffic_passes`): the bytes our launches must move between
 memory and the chip (X-sized and m×m-sized passes, each read or write once) and the floor of a
 fused kernel that keeps A and B on chip and takes aX from the operand tile, both in ms at the
@@ -282,6 +284,26 @@ def gemm_tflops(clock, torch, device, dtype, size, args):
     return 2 * size ** 3 / (ms * 1e-3) / 1e12
 
 
+def gemm_tflops_back_to_back(clock, torch, device, dtype, size, one_call_tflops, chain_ms, args):
+    """The same GEMM issued back to back for about chain_ms (as long as one large NS call), timed as
+    one: the rate sustained over a run of GEMMs, where the one-call median lets the clocks start
+    from idle between calls. Reported beside the roofline, never instead of it."""
+    gen = torch.Generator(device=device).manual_seed(4097)
+    a = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
+    b = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
+    c = torch.empty((size, size), device=device, dtype=dtype)
+    flop = 2 * size ** 3
+    count = max(1, round(chain_ms * 1e-3 * one_call_tflops * 1e12 / flop))
+
+    def chain():
+        for _ in range(count):
+            torch.matmul(a, b, out=c)
+        return c
+
+    ms = clock.median_ms(chain, args.warmup, args.iters)
+    return count * flop / (ms * 1e-3) / 1e12
+
+
 def copy_bandwidth(clock, torch, device, mib, args):
     """Device-to-device copy: GB/s of bytes read plus written."""
     x = torch.empty(mib << 20, dtype=torch.uint8, device=device)
@@ -347,17 +369,21 @@ def fmt(x, spec):
 def markdown(rows, meta, targets):
     lines = [f"Newton–Schulz, {STEPS} steps, ms per call (median) on {meta['gpu']}: muoncheck bench_ns_cuda vs "
              f"DeepSpeed {meta['deepspeed']} and {meta['torch_ns']}, {meta['date']}. GEMM rate: torch.matmul at "
-             f"{meta['gemm_size']}³ here ({', '.join(f'{k} {v:.0f}' for k, v in meta['gemm_tflops'].items())} TFLOP/s); "
+             f"{meta['gemm_size']}³ here ({', '.join(f'{k} {v:.0f}' for k, v in meta['gemm_tflops'].items())} TFLOP/s, "
+             f"the median of single calls; back to back for {meta['chain_ms']:g} ms: "
+             f"{', '.join(f'{k} {v:.0f}' for k, v in meta['gemm_tflops_back_to_back'].items())} TFLOP/s); "
              f"copy bandwidth {meta['copy_gbps']:.0f} GB/s.", "",
              "| shape | method | ours | DS eager | DS compiled | torch eager | torch compiled | best DS / ours | "
-             "best torch / ours | TFLOP (symmetric) | ours TFLOP/s | % of GEMM rate | traffic floor ms (launched / fused) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "best torch / ours | TFLOP (symmetric) | ours TFLOP/s | % of GEMM rate | % of back-to-back rate | "
+             "traffic floor ms (launched / fused) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         floor = (f"{r['traffic_launched_ms']:.3f} / {r['traffic_fused_ms']:.3f}" if "traffic_launched_ms" in r else "—")
         lines.append(f"| {r['shape']} | {r['method']} | {fmt(r['ours_ms'], '.3f')} | {fmt(r['ds_eager_ms'], '.3f')} | "
                      f"{fmt(r['ds_compiled_ms'], '.3f')} | {fmt(r['torch_eager_ms'], '.3f')} | "
                      f"{fmt(r['torch_compiled_ms'], '.3f')} | {fmt(r['ratio_ds'], '.2f')}× | {fmt(r['ratio_torch'], '.2f')}× | "
-                     f"{r['tflop'] :.4g} | {fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} % | {floor} |")
+                     f"{r['tflop'] :.4g} | {fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} % | "
+                     f"{fmt(r['back_to_back_pct'], '.1f')} % | {floor} |")
     lines.append("")
     lines.append(f"targets: best DS / ours ≥ {targets['ds']}×, best torch / ours ≥ {targets['torch']}×, "
                  f"≥ {targets['roofline_pct']} % of the GEMM rate at 4096² and 4096×14336; met: "
@@ -365,7 +391,8 @@ def markdown(rows, meta, targets):
     return "\n".join(lines) + "\n"
 
 
-def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rates, copy_gbps, config, shape, gen):
+def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rates, rates_b2b, copy_gbps, config, shape,
+            gen):
     prefix, method, fn_name, dtype_name, _ = config
     name, batch, m, n = shape
     key = f"{prefix}/{name}"
@@ -388,6 +415,8 @@ def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rat
            "ratio_ds": best(ds[0], ds[1]) / o, "ratio_torch": best(tm[0], tm[1]) / o,
            "tflop": flop / 1e12, "ours_tflops": flop / (o * 1e-3) / 1e12, "gemm_tflops": rates[dtype_name]}
     row["roofline_pct"] = 100 * row["ours_tflops"] / row["gemm_tflops"]
+    row["gemm_tflops_back_to_back"] = rates_b2b[dtype_name]
+    row["back_to_back_pct"] = 100 * row["ours_tflops"] / rates_b2b[dtype_name]
     if key in ours_flops and abs(ours_flops[key] - flop) > 1e-9 * flop:
         row["flop_model_mismatch"] = ours_flops[key]
         print(f"ns_side_by_side: {key}: bench_ns_cuda counts {ours_flops[key]:.6g} flop, this script {flop:.6g}",
@@ -412,6 +441,8 @@ def main():
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--shapes", help="MxN or BATCHxMxN, comma-separated (default: bench_ns_cuda's)")
     ap.add_argument("--gemm-size", type=int, default=4096, help="the GEMM rate's matrix edge")
+    ap.add_argument("--chain-ms", type=float, default=2.5,
+                    help="how long the back-to-back GEMM run lasts (about one 4096² NS call)")
     ap.add_argument("--copy-mib", type=int, default=2048, help="the copy bandwidth's buffer size")
     ap.add_argument("--compile-backend", default="inductor", help="torch.compile backend for torch.optim.Muon's NS")
     ap.add_argument("--iters", type=int, default=20)
@@ -435,12 +466,16 @@ def main():
     shapes = parse_shapes(args.shapes) if args.shapes else SHAPES
     rates = {d: gemm_tflops(clock, torch, args.device, getattr(torch, d), args.gemm_size, args)
              for d in ("bfloat16", "float16")}
+    rates_b2b = {d: gemm_tflops_back_to_back(clock, torch, args.device, getattr(torch, d), args.gemm_size, rates[d],
+                                             args.chain_ms, args)
+                 for d in ("bfloat16", "float16")}
     copy_gbps = copy_bandwidth(clock, torch, args.device, args.copy_mib, args)
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     meta = {"deepspeed": version, "torch": torch.__version__, "torch_ns": torch_ns_name, "gpu": gpu,
             "cuda": torch.version.cuda, "date": datetime.date.today().isoformat(), "steps": STEPS,
             "iters": args.iters, "warmup": args.warmup, "bench_context": context, "gemm_size": args.gemm_size,
-            "gemm_tflops": rates, "copy_gbps": copy_gbps, "compile_backend": args.compile_backend}
+            "gemm_tflops": rates, "gemm_tflops_back_to_back": rates_b2b, "chain_ms": args.chain_ms,
+            "copy_gbps": copy_gbps, "compile_backend": args.compile_backend}
     rows, torch_times = [], {}
     gen = torch.Generator(device=args.device).manual_seed(8600)
     for config in CONFIGS:
@@ -450,8 +485,8 @@ def main():
             key = f"{config[0]}/{shape[0]}"
             if key not in ours:
                 print(f"ns_side_by_side: {key} missing from the bench output; its ours columns are empty", file=sys.stderr)
-            r = row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rates, copy_gbps, config,
-                        shape, gen)
+            r = row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rates, rates_b2b, copy_gbps,
+                        config, shape, gen)
             rows.append(r)
             print(f"{key:34s} ours {r['ours_ms']:8.3f}  DS {r['ds_eager_ms']:8.3f} / {r['ds_compiled_ms']:8.3f}  "
                   f"torch {r['torch_eager_ms']:8.3f} / {r['torch_compiled_ms']:8.3f}  ratios {r['ratio_ds']:5.2f} "

@@ -2,6 +2,11 @@
 //  - a product computed as lower-triangle blocks plus the mirror (tiles and halves splits) is
 //    exactly symmetric and equals the full GEMM within fp32-accumulation rounding, element by
 //    element; D starts poisoned with NaN, so a skipped mirror (or an unwritten block) fails;
+//  - mirror_lower alone, on both of its kernels (16-byte pieces when m and the base allow,
+//    else pairs, else single elements), m with and without a partial 64-tile: the upper
+//    triangle becomes the lower's transpose bit for bit, the lower triangle is left as it was;
+//  - plus_identity (gram's Q = Z + aI) rounds each diagonal element once and copies the rest
+//    bit for bit, out of place and in place;
 //  - a whole NS run under each split stays within the conformance band against the fp32 CPU
 //    reference (err ≤ 4·err(cpu) + 8u, as cuda_compute_test) and is bit-identical across its
 //    eager run, its graph capture and a graph replay.
@@ -152,6 +157,83 @@ INSTANTIATE_TEST_SUITE_P(
                       ProductCase{"square_halves3_fp32", DType::fp32, {SymmetricSplit::halves, 3}, 1, false},
                       ProductCase{"square_halves2_batch3_fp16", DType::fp16, {SymmetricSplit::halves, 2}, 3, false}),
     [](const auto& info) { return std::string(info.param.name); });
+
+struct MirrorCase {
+  const char* name;
+  DType dtype;
+  int batch;
+  int64_t m;
+  int64_t offset;   // elements from the buffer's start: 1 misaligns the 16-byte pieces
+};
+
+class MirrorTest : public ::testing::TestWithParam<MirrorCase> {
+ protected:
+  void SetUp() override { MUONCHECK_REQUIRE_GPU(); }
+};
+
+TEST_P(MirrorTest, UpperBecomesTheLowersTransposeAndTheLowerStays) {
+  const MirrorCase c = GetParam();
+  const int64_t mm = c.m * c.m, n = c.batch * mm;
+  Device dev;
+  const std::vector<float> lower = rounded(dev, c.dtype, values(n, static_cast<uint32_t>(c.m + c.batch)));
+  std::vector<float> start = lower;   // the upper triangle NaN, as an unwritten product block
+  for (int b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = i + 1; j < c.m; ++j) start[b * mm + i * c.m + j] = std::nanf("");
+  DeviceBuffer buf;
+  const int64_t eb = dtype_bytes(c.dtype);
+  buf.reserve(eb * (n + c.offset));
+  void* d = static_cast<char*>(buf.get()) + eb * c.offset;
+  dev.upload(c.dtype, start, d);
+  mirror_lower(c.dtype, d, c.batch, c.m, dev.stream);
+  const std::vector<float> out = dev.download(c.dtype, d, n);
+  int wrong_upper = 0, changed_lower = 0;
+  for (int b = 0; b < c.batch; ++b)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.m; ++j) {
+        const float got = out[b * mm + i * c.m + j];
+        if (j > i && !(got == lower[b * mm + j * c.m + i])) ++wrong_upper;
+        if (j <= i && !(got == lower[b * mm + i * c.m + j])) ++changed_lower;
+      }
+  EXPECT_EQ(wrong_upper, 0) << c.name << ": upper elements that are not the lower's transpose";
+  EXPECT_EQ(changed_lower, 0) << c.name << ": lower elements the mirror overwrote";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Kernels, MirrorTest,
+    ::testing::Values(MirrorCase{"vectors_bf16_m256", DType::bf16, 1, 256, 0},
+                      MirrorCase{"vectors_bf16_partial_tile_batch3", DType::bf16, 3, 200, 0},
+                      MirrorCase{"vectors_fp16_one_piece", DType::fp16, 2, 8, 0},
+                      MirrorCase{"vectors_fp32_partial_tile", DType::fp32, 2, 100, 0},
+                      MirrorCase{"elements_bf16_misaligned", DType::bf16, 2, 200, 1},
+                      MirrorCase{"pairs_fp16_m_not_a_piece", DType::fp16, 1, 130, 0},
+                      MirrorCase{"elements_bf16_odd_m", DType::bf16, 2, 97, 0}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(PlusIdentity, RoundsTheDiagonalOnceAndCopiesTheRest) {
+  MUONCHECK_REQUIRE_GPU();
+  for (DType t : {DType::fp16, DType::bf16, DType::fp32})
+    for (bool in_place : {false, true}) {
+      const int batch = 3;
+      const int64_t m = 130, mm = m * m;
+      const float a = 3.4445f;
+      Device dev;
+      const std::vector<float> z = rounded(dev, t, values(batch * mm, 11));
+      std::vector<float> want = z;
+      for (int b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < m; ++i) want[b * mm + i * m + i] = z[b * mm + i * m + i] + a;
+      want = rounded(dev, t, want);   // z + a added in fp32 as the kernel does, rounded once
+      DeviceBuffer dz, dq;
+      dz.reserve(dtype_bytes(t) * batch * mm), dq.reserve(dtype_bytes(t) * batch * mm);
+      dev.upload(t, z, dz.get());
+      void* q = in_place ? dz.get() : dq.get();
+      plus_identity(t, dz.get(), q, batch, m, a, dev.stream);
+      const std::vector<float> got = dev.download(t, q, batch * mm);
+      int wrong = 0;
+      for (size_t e = 0; e < got.size(); ++e) wrong += !(got[e] == want[e]);
+      EXPECT_EQ(wrong, 0) << dtype_name(t) << (in_place ? " in place" : " out of place");
+    }
+}
 
 struct NsCase {
   const char* name;

@@ -86,11 +86,13 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
         assert x["torch_eager_ms"] > 0 and x["torch_compiled_ms"] > 0, x
         assert x["tflop"] * 1e12 == mod.ns_flops(x["method"], x["batch"], x["m"], x["n"])
         assert x["roofline_pct"] == pytest.approx(100 * x["ours_tflops"] / x["gemm_tflops"])
+        assert x["back_to_back_pct"] == pytest.approx(100 * x["ours_tflops"] / x["gemm_tflops_back_to_back"])
         assert (x["ds_eager_ms"] > 0) == bool(wheels)
         assert ("traffic_fused_ms" in x) == (x["batch"] > 1)
     mismatched = [x["shape"] + " " + x["method"] for x in rows if "flop_model_mismatch" in x]
     assert mismatched == ["8x24 gram"], "the bench's own flop count must be compared, and only the wrong one flagged"
     assert report["meta"]["gemm_tflops"]["bfloat16"] > 0 and report["meta"]["copy_gbps"] > 0
+    assert report["meta"]["gemm_tflops_back_to_back"]["bfloat16"] > 0
     assert set(report["met"]) == {"ds", "torch", "roofline"}
     table = out_md.read_text()
     assert "| per_head_2x4x16 | gram |" in table and "torch compiled" in table

@@ -75,12 +75,15 @@ __global__ void normalize_by(T* x, int64_t count, int64_t total, const float* de
   }
 }
 
+// q[i][i] = round(z[i][i] + a) in each of the count / m matrices (the rest of q is a copy of z).
+// (It replaced one kernel over every element with two 64-bit divisions each: ncu on the H200,
+// 2026-12-02, 70 µs for a 4096² fp16 matrix, a copy's work.)
 template <class T>
-__global__ void plus_identity_kernel(const T* z, T* q, int64_t m, int64_t total, float a) {
-  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
+__global__ void add_to_diagonal(const T* z, T* q, int64_t m, int64_t count, float a) {
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < count;
        k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = k % (m * m);
-    q[k] = e / m == e % m ? st<T>(ld(z[k]) + a) : z[k];
+    const int64_t e = k / m * m * m + k % m * (m + 1);
+    q[e] = st<T>(ld(z[e]) + a);
   }
 }
 
@@ -92,18 +95,24 @@ struct alignas(2 * sizeof(T)) Pair {
   T v[2];
 };
 
+// Tile k of the tiles on or above the diagonal, numbered column by column: (ti, tj), ti ≤ tj.
+__device__ inline void upper_tile(int64_t k, int64_t* ti, int64_t* tj) {
+  int64_t j = static_cast<int64_t>((sqrt(8.0 * static_cast<double>(k) + 1.0) - 1.0) / 2.0);
+  while (j * (j + 1) / 2 > k) --j;
+  while ((j + 1) * (j + 2) / 2 <= k) ++j;
+  *tj = j;
+  *ti = k - j * (j + 1) / 2;
+}
+
 // One block per 64×64 tile (ti, tj) on or above the diagonal of matrix blockIdx.y: reads the
 // lower tile (tj, ti) row by row (coalesced), writes its transpose over the upper part; each
-// thread moves two adjacent elements of a row (Pair accesses when m is even, so every pair is
-// aligned).
+// thread moves two adjacent elements of a row (Pair accesses when m is even and d is
+// Pair-aligned, so every pair is aligned).
 template <class T, bool kPairs>
 __global__ void mirror_lower_tiles(T* d, int64_t m) {
   __shared__ T tile[kTile][kTile + 2];
-  const int64_t k = blockIdx.x;
-  int64_t tj = static_cast<int64_t>((sqrt(8.0 * static_cast<double>(k) + 1.0) - 1.0) / 2.0);
-  while (tj * (tj + 1) / 2 > k) --tj;
-  while ((tj + 1) * (tj + 2) / 2 <= k) ++tj;
-  const int64_t ti = k - tj * (tj + 1) / 2;   // ti ≤ tj
+  int64_t ti = 0, tj = 0;
+  upper_tile(blockIdx.x, &ti, &tj);
   T* mat = d + static_cast<int64_t>(blockIdx.y) * m * m;
   const int c2 = 2 * static_cast<int>(threadIdx.x);
   for (int r = threadIdx.y; r < kTile; r += kTileRows) {
@@ -131,6 +140,52 @@ __global__ void mirror_lower_tiles(T* d, int64_t m) {
       for (int q = 0; q < 2; ++q)
         if (row < col + q && col + q < m) mat[row * m + col + q] = tile[c2 + q][r];
     }
+  }
+}
+
+// The same tiles for m a multiple of the 16-byte width and a 16-byte aligned d, kThreads
+// threads a tile: each thread issues all its 16-byte loads of lower-tile rows before it
+// stores any (kPasses loads in flight), then writes 16-byte pieces of the upper tile's rows
+// gathered from shared memory; a diagonal tile writes only its elements above the diagonal.
+// (mirror_lower_tiles moves 4 bytes per access with one load in flight: ncu on the H200,
+// 2026-12-02, 16 µs for a 4096² bf16 matrix at 23 % of the DRAM rate.)
+template <class T>
+__global__ void mirror_lower_vectors(T* d, int64_t m) {
+  constexpr int kVec = Vec<T>::n, kPerRow = kTile / kVec, kRows = kThreads / kPerRow, kPasses = kTile / kRows;
+  constexpr int kPad = sizeof(T) == 4 ? 1 : 2;   // column gathers at most 2-way bank conflicts
+  __shared__ T tile[kTile][kTile + kPad];
+  int64_t ti = 0, tj = 0;
+  upper_tile(blockIdx.x, &ti, &tj);
+  T* mat = d + static_cast<int64_t>(blockIdx.y) * m * m;
+  const int r0 = static_cast<int>(threadIdx.x) / kPerRow, c0 = static_cast<int>(threadIdx.x) % kPerRow * kVec;
+  Vec<T> v[kPasses];
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    const int64_t row = tj * kTile + r0 + p * kRows, col = ti * kTile + c0;
+    if (row < m && col < m) v[p] = *reinterpret_cast<const Vec<T>*>(mat + row * m + col);
+  }
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p)
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) tile[r0 + p * kRows][c0 + q] = v[p].v[q];
+  __syncthreads();
+  if (ti == tj) {   // (row, col) ← (col, row) above the diagonal only: the lower part is the result
+    for (int e = static_cast<int>(threadIdx.x); e < kTile * kTile; e += kThreads) {
+      const int r = e / kTile, c = e % kTile;
+      const int64_t row = ti * kTile + r, col = tj * kTile + c;
+      if (r < c && col < m) mat[row * m + col] = tile[c][r];
+    }
+    return;
+  }
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    const int r = r0 + p * kRows;
+    const int64_t row = ti * kTile + r, col = tj * kTile + c0;
+    if (row >= m || col >= m) continue;
+    Vec<T> o;
+#pragma unroll
+    for (int q = 0; q < kVec; ++q) o.v[q] = tile[c0 + q][r];
+    *reinterpret_cast<Vec<T>*>(mat + row * m + col) = o;
   }
 }
 
@@ -183,13 +238,16 @@ void normalize(DType t, void* x, int batch, int64_t count, void* scratch, cudaSt
 }
 
 void plus_identity(DType t, const void* z, void* q, int batch, int64_t m, float a, cudaStream_t s) {
-  const int64_t total = batch * m * m;
+  const int64_t diagonal = batch * m;
+  if (z != q)
+    check(cudaMemcpyAsync(q, z, static_cast<size_t>(dtype_bytes(t)) * diagonal * m, cudaMemcpyDeviceToDevice, s),
+          "cudaMemcpyAsync (Q = Z + aI)");
   with_type(t, [&](auto tag) {
     using T = decltype(tag);
-    plus_identity_kernel<T><<<blocks_for(total, kThreads), kThreads, 0, s>>>(static_cast<const T*>(z),
-                                                                           static_cast<T*>(q), m, total, a);
+    add_to_diagonal<T><<<blocks_for(diagonal, kThreads), kThreads, 0, s>>>(static_cast<const T*>(z),
+                                                                         static_cast<T*>(q), m, diagonal, a);
   });
-  check_launch("plus_identity");
+  check_launch("add_to_diagonal");
 }
 
 void mirror_lower(DType t, void* d, int batch, int64_t m, cudaStream_t s) {
@@ -198,10 +256,15 @@ void mirror_lower(DType t, void* d, int batch, int64_t m, cudaStream_t s) {
   const dim3 block(kTile / 2, kTileRows);
   with_type(t, [&](auto tag) {
     using T = decltype(tag);
-    if (m % 2 == 0) mirror_lower_tiles<T, true><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
-    else mirror_lower_tiles<T, false><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
+    const auto base = reinterpret_cast<uintptr_t>(d);
+    if (m % Vec<T>::n == 0 && base % alignof(Vec<T>) == 0)
+      mirror_lower_vectors<T><<<grid, kThreads, 0, s>>>(static_cast<T*>(d), m);
+    else if (m % 2 == 0 && base % alignof(Pair<T>) == 0)
+      mirror_lower_tiles<T, true><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
+    else
+      mirror_lower_tiles<T, false><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
   });
-  check_launch("mirror_lower_tiles");
+  check_launch("mirror_lower");
 }
 
 void to_dtype(DType t, const float* src, void* dst, int64_t n, cudaStream_t s) {

@@ -18,7 +18,7 @@ size_t normalize_scratch_bytes(int batch, int64_t count);
 // sum of squares in double over a partition fixed by the shape (deterministic).
 void normalize(DType t, void* x, int batch, int64_t count, void* scratch, cudaStream_t s);
 
-// q = z + a·I for `batch` m×m matrices: the diagonal rounded once, the rest copied.
+// q = z + a·I for `batch` m×m matrices: the diagonal rounded once, the rest copied (q may be z).
 void plus_identity(DType t, const void* z, void* q, int batch, int64_t m, float a, cudaStream_t s);
 
 // d[i][j] = d[j][i] for i < j in each of `batch` m×m matrices: the upper triangle becomes the
