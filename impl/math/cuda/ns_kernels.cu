@@ -147,27 +147,33 @@ __global__ void mirror_lower_tiles(T* d, int64_t m) {
 // threads a tile: each thread issues all its 16-byte loads of lower-tile rows before it
 // stores any (kPasses loads in flight), then writes 16-byte pieces of the upper tile's rows
 // gathered from shared memory; a diagonal tile writes only its elements above the diagonal.
-// (mirror_lower_tiles moves 4 bytes per access with one load in flight: ncu on the H200,
-// 2026-12-02, 16 µs for a 4096² bf16 matrix at 23 % of the DRAM rate.)
-template <class T>
-__global__ void mirror_lower_vectors(T* d, int64_t m) {
-  constexpr int kVec = Vec<T>::n, kPerRow = kTile / kVec, kRows = kThreads / kPerRow, kPasses = kTile / kRows;
-  constexpr int kPad = sizeof(T) == 4 ? 1 : 2;   // column gathers at most 2-way bank conflicts
-  __shared__ T tile[kTile][kTile + kPad];
+// A mirror only copies, so U is the element's bits (uint16_t or uint32_t) and each 16-byte
+// piece is packed as four 32-bit words: one 16-byte load and one 16-byte store in the PTX (a
+// struct of eight __nv_bfloat16 was stored as eight 2-byte stores: 32 µs for 4096² on the H200
+// under ncu, 2026-12-02; mirror_lower_tiles' pairs, also stored in 2-byte halves, 16 µs).
+template <class U>
+__global__ void mirror_lower_vectors(U* d, int64_t m) {
+  constexpr int kVec = 16 / sizeof(U), kPerRow = kTile / kVec, kRows = kThreads / kPerRow, kPasses = kTile / kRows;
+  constexpr int kPerWord = 4 / sizeof(U);
+  constexpr int kPad = sizeof(U) == 4 ? 1 : 2;   // column gathers at most 2-way bank conflicts
+  __shared__ U tile[kTile][kTile + kPad];
   int64_t ti = 0, tj = 0;
   upper_tile(blockIdx.x, &ti, &tj);
-  T* mat = d + static_cast<int64_t>(blockIdx.y) * m * m;
+  U* mat = d + static_cast<int64_t>(blockIdx.y) * m * m;
   const int r0 = static_cast<int>(threadIdx.x) / kPerRow, c0 = static_cast<int>(threadIdx.x) % kPerRow * kVec;
-  Vec<T> v[kPasses];
+  uint4 v[kPasses];
 #pragma unroll
   for (int p = 0; p < kPasses; ++p) {
     const int64_t row = tj * kTile + r0 + p * kRows, col = ti * kTile + c0;
-    if (row < m && col < m) v[p] = *reinterpret_cast<const Vec<T>*>(mat + row * m + col);
+    v[p] = row < m && col < m ? *reinterpret_cast<const uint4*>(mat + row * m + col) : make_uint4(0, 0, 0, 0);
   }
 #pragma unroll
-  for (int p = 0; p < kPasses; ++p)
+  for (int p = 0; p < kPasses; ++p) {
+    const uint32_t w[4] = {v[p].x, v[p].y, v[p].z, v[p].w};
 #pragma unroll
-    for (int q = 0; q < kVec; ++q) tile[r0 + p * kRows][c0 + q] = v[p].v[q];
+    for (int q = 0; q < kVec; ++q)
+      tile[r0 + p * kRows][c0 + q] = static_cast<U>(w[q / kPerWord] >> (8 * sizeof(U) * (q % kPerWord)));
+  }
   __syncthreads();
   if (ti == tj) {   // (row, col) ← (col, row) above the diagonal only: the lower part is the result
     for (int e = static_cast<int>(threadIdx.x); e < kTile * kTile; e += kThreads) {
@@ -182,10 +188,13 @@ __global__ void mirror_lower_vectors(T* d, int64_t m) {
     const int r = r0 + p * kRows;
     const int64_t row = ti * kTile + r, col = tj * kTile + c0;
     if (row >= m || col >= m) continue;
-    Vec<T> o;
+    uint32_t w[4] = {0, 0, 0, 0};
 #pragma unroll
-    for (int q = 0; q < kVec; ++q) o.v[q] = tile[c0 + q][r];
-    *reinterpret_cast<Vec<T>*>(mat + row * m + col) = o;
+    for (int q = 0; q < kVec; ++q)
+      w[q / kPerWord] |= static_cast<uint32_t>(tile[c0 + q][r]) << (8 * sizeof(U) * (q % kPerWord));
+    // __stwb: a plain (write-back) store, which nvcc emits as one st.global.v4 where the
+    // assignment through a uint4* came out as four 4-byte stores.
+    __stwb(reinterpret_cast<uint4*>(mat + row * m + col), make_uint4(w[0], w[1], w[2], w[3]));
   }
 }
 
@@ -257,8 +266,9 @@ void mirror_lower(DType t, void* d, int batch, int64_t m, cudaStream_t s) {
   with_type(t, [&](auto tag) {
     using T = decltype(tag);
     const auto base = reinterpret_cast<uintptr_t>(d);
+    using U = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;   // the element's bits
     if (m % Vec<T>::n == 0 && base % alignof(Vec<T>) == 0)
-      mirror_lower_vectors<T><<<grid, kThreads, 0, s>>>(static_cast<T*>(d), m);
+      mirror_lower_vectors<U><<<grid, kThreads, 0, s>>>(static_cast<U*>(d), m);
     else if (m % 2 == 0 && base % alignof(Pair<T>) == 0)
       mirror_lower_tiles<T, true><<<grid, block, 0, s>>>(static_cast<T*>(d), m);
     else
