@@ -117,7 +117,9 @@ class Run:
                 self.clock["micro_step"] = k
                 loss = engine(make_batch(s, t, k, device, dtype))
                 losses.append(float(loss.detach().float()))
+                recorder.in_backward = True
                 engine.backward(loss)
+                recorder.in_backward = False
                 recorder.in_step, recorder.phase = True, "boundary" if k == s.gas - 1 else "micro_step"
                 # a scheduler steps after each applied step; indexing it by t keeps a skipped step counted
                 engine.step(lr_kwargs={"epoch": t + 1} if engine.lr_scheduler is not None else None)

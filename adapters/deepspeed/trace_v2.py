@@ -12,7 +12,10 @@ naming the part, never judged on a guess):
 - collective purpose: DeepSpeed does not say why a collective runs. A gather issued from a
   function whose name contains "muon" is a `muon_gather` (as gather_timer.py counts them); other
   gathers are `param_gather` inside forward/backward and `weight_sync` inside `engine.step()`;
-  reductions of one element are `scalar` (overflow flags, norms), other reductions `grad_reduce`.
+  every reduction inside `engine.backward()` is a `grad_reduce`, whatever its size (a model of
+  one 1×1 weight reduces a one-element gradient bucket there: sweep case
+  cpu-seed2-deepspeed-0.19.6-s2-c64, a false comm-dtype FAIL while size decided); elsewhere a
+  reduction of one element is a `scalar` (overflow flags, norms), any other a `grad_reduce`.
   Collectives of integer, bool or fp64 tensors are not recorded.
 - the scaler's counters exist only with DeepSpeed's dynamic loss scaler (fp16); without one no
   `scaler` is written.
@@ -43,6 +46,7 @@ class CollectiveRecorder:
         self.step = 0
         self.phase = "micro_step"   # "boundary" inside the engine.step() that ends a step
         self.in_step = False        # inside engine.step()
+        self.in_backward = False    # inside engine.backward(): every reduction reduces gradients
         self.exporting = False      # reading state back for the trace: purpose state_export
         self._depth = 0
         self._installed = []
@@ -85,6 +89,8 @@ class CollectiveRecorder:
             purpose = "state_export"
         elif kind == "all_gather":
             purpose = "muon_gather" if _inside_muon() else ("weight_sync" if self.in_step else "param_gather")
+        elif self.in_backward:
+            purpose = "grad_reduce"
         else:
             purpose = "scalar" if elements <= 1 else "grad_reduce"
         self.log.append({"kind": kind, "dtype": _DTYPE[tensors[0].dtype], "elements": int(elements),

@@ -3,9 +3,9 @@ collective log with each collective's purpose, digests of each rank's replicated
 calls as events with the rank that made them, and the step's reduced gradient.
 
 Purposes, from where the collective ran (the adapter knows; torch does not say):
-- forward/backward: an all-gather is a `param_gather` (FSDP2 unsharding params), a reduce-scatter
-  or an all-reduce of more than one element a `grad_reduce` (FSDP2's reduce-scatter, DDP's
-  buckets), a one-element reduction a `scalar`;
+- forward/backward: an all-gather is a `param_gather` (FSDP2 unsharding params), every reduction a
+  `grad_reduce` (FSDP2's reduce-scatter, DDP's buckets), also of one element: a model of one 1×1
+  weight has a one-element bucket;
 - the optimizer step (clipping, Muon, AdamW): inside torch's NS function (the NS counter's depth)
   an `ns_internal` (FSDP2: DTensor's partial products and redistributions of the NS iterate, in
   the NS dtype); outside it a one-element reduction is a `scalar` (norms), any other collective a
@@ -31,9 +31,7 @@ def classify(counter, where):
     """The recorder's purpose function: `where()` is "train" or "step"; `counter` is the NsCounter."""
     def purpose(kind, elements):
         if where() == "train":
-            if kind == "all_gather":
-                return "param_gather"
-            return "grad_reduce" if elements > 1 else "scalar"
+            return "param_gather" if kind == "all_gather" else "grad_reduce"
         if counter.inside > 0:
             return "ns_internal"
         return "scalar" if elements <= 1 else "grad_reduce"
