@@ -277,11 +277,15 @@ def best(*ms):
     return min(finite) if finite else float("nan")
 
 
+def square_operands(torch, device, dtype, size, seed):
+    """Two seeded uniform size×size matrices in [-1, 1), in `dtype`."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    return [(torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype) for _ in range(2)]
+
+
 def gemm_tflops(clock, torch, device, dtype, size, args):
     """The dense GEMM rate torch's matmul (cuBLAS on a GPU) reaches at size³ in `dtype`."""
-    gen = torch.Generator(device=device).manual_seed(4096)
-    a = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
-    b = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
+    a, b = square_operands(torch, device, dtype, size, 4096)
     ms = clock.median_ms(lambda: torch.matmul(a, b), args.warmup, args.iters)
     return 2 * size ** 3 / (ms * 1e-3) / 1e12
 
@@ -289,9 +293,7 @@ def gemm_tflops(clock, torch, device, dtype, size, args):
 def gemm_tflops_back_to_back(clock, torch, device, dtype, size, one_call_tflops, chain_ms, args):
     """The same GEMM issued back to back for about chain_ms (as long as one large NS call), timed as
     one: the rate a run of GEMMs sustains, without the launch gap a single call's time holds."""
-    gen = torch.Generator(device=device).manual_seed(4097)
-    a = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
-    b = (torch.rand((size, size), device=device, generator=gen) * 2 - 1).to(dtype)
+    a, b = square_operands(torch, device, dtype, size, 4097)
     c = torch.empty((size, size), device=device, dtype=dtype)
     flop = 2 * size ** 3
     count = max(1, round(chain_ms * 1e-3 * one_call_tflops * 1e12 / flop))
