@@ -22,8 +22,10 @@ one (a single call's time includes the gap while the CPU launches it: on the H20
 us); and the share of that rate our time reaches. Per-head
 rows add the memory-traffic floor (`traffic_passes`): the bytes our launches must move between
 memory and the chip (X-sized and m×m-sized passes, each read or write once) and the floor of a
-fused kernel that keeps A and B on chip and takes aX from the operand tile, both in ms at the
-device-to-device copy bandwidth measured here.
+fused kernel that keeps A and B on chip and takes aX from the operand tile, and, where our resident
+kernel runs (`resident_passes`: the standard method, m ≤ 128, n ≤ 4096), its own floor: X read once
+and NS(X) written once, the iterations on chip; all in ms at the device-to-device copy bandwidth
+measured here.
 
 torch.optim.Muon's function takes 2-D matrices only (ValueError otherwise): a per-head shape is
 timed as torch.optim.Muon users would have to run it, one call per head. Its input is already
@@ -155,6 +157,13 @@ def traffic_passes(method, m, n, steps=STEPS):
     x, mm = x + (3 if have_q else 0), mm + (1 if have_q else 0)   # QX: X read, output written (+ C = output slot)
     fused = (1 + 1 + (2 + 1 if steps > 2 else 0) + 2, 0)
     return (x, mm), fused
+
+
+def resident_passes(method, m, n):
+    """X-sized passes of our resident kernel (impl/math/cuda/ns_resident.hpp: one read, one write),
+    None where it does not run (it takes the standard method, or gram of a square matrix)."""
+    standard = method == "standard" or m == n
+    return 2 if standard and m <= 128 and m <= n <= 4096 else None
 
 
 def read_module_source(path):
@@ -378,10 +387,12 @@ def markdown(rows, meta, targets):
              f"{', '.join(f'{k} {v:.0f}' for k, v in meta['gemm_tflops_back_to_back'].items())} TFLOP/s); "
              f"copy bandwidth {meta['copy_gbps']:.0f} GB/s.", "",
              "| shape | method | ours | DS eager | DS compiled | torch eager | torch compiled | best DS / ours | "
-             "best torch / ours | TFLOP (symmetric) | ours TFLOP/s | % of GEMM rate | traffic floor ms (launched / fused) |",
+             "best torch / ours | TFLOP (symmetric) | ours TFLOP/s | % of GEMM rate | "
+             "traffic floor ms (launched / fused / resident) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        floor = (f"{r['traffic_launched_ms']:.3f} / {r['traffic_fused_ms']:.3f}" if "traffic_launched_ms" in r else "—")
+        floor = (f"{r['traffic_launched_ms']:.3f} / {r['traffic_fused_ms']:.3f} / "
+                 f"{fmt(r.get('traffic_resident_ms', float('nan')), '.3f')}" if "traffic_launched_ms" in r else "—")
         lines.append(f"| {r['shape']} | {r['method']} | {fmt(r['ours_ms'], '.3f')} | {fmt(r['ds_eager_ms'], '.3f')} | "
                      f"{fmt(r['ds_compiled_ms'], '.3f')} | {fmt(r['torch_eager_ms'], '.3f')} | "
                      f"{fmt(r['torch_compiled_ms'], '.3f')} | {fmt(r['ratio_ds'], '.2f')}× | {fmt(r['ratio_torch'], '.2f')}× | "
@@ -428,6 +439,10 @@ def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rat
         row.update({"traffic_launched_bytes": launched, "traffic_fused_bytes": fused, "copy_gbps": copy_gbps,
                     "traffic_launched_ms": launched / (copy_gbps * 1e9) * 1e3,
                     "traffic_fused_ms": fused / (copy_gbps * 1e9) * 1e3})
+        resident = resident_passes(method, m, n)
+        if resident is not None:
+            row["traffic_resident_bytes"] = batch * eb * resident * m * n
+            row["traffic_resident_ms"] = row["traffic_resident_bytes"] / (copy_gbps * 1e9) * 1e3
     return row
 
 

@@ -7,8 +7,9 @@
 // process; the counter "roofline GFLOP" is one call's flops with symmetric products as exact
 // triangles (bench/ns_side_by_side.py checks its own count against it). Times are CUDA events around one NS call (UseManualTime); inputs are seeded
 // uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
-// 64…512, halves of 1…4 levels side by side), the default without graphs and the default with
-// cuBLASLt's 2nd…5th ranked algorithms, one repetition each.
+// 64…512, halves of 1…4 levels side by side), the default without graphs, the default with the
+// resident kernel off ("gemms") and the default with cuBLASLt's 2nd…5th ranked algorithms, one
+// repetition each. The counter "resident" is 1 where the call was the resident kernel.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -26,6 +27,7 @@
 #include "impl/math/cuda/device_buffer.hpp"
 #include "impl/math/cuda/device_info.hpp"
 #include "impl/math/cuda/ns_cuda.hpp"
+#include "impl/math/cuda/ns_resident.hpp"
 
 namespace {
 
@@ -119,6 +121,8 @@ void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options
   state.counters["issued TFLOP/s"] = benchmark::Counter(f.issued / 1e12, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["roofline GFLOP"] = f.symmetric / 1e9;   // per call, symmetric products as triangles
   state.counters["split fallbacks"] = static_cast<double>(dev.split_fallbacks());   // 0: every split ran as planned
+  state.counters["resident"] = dev.ran_resident() ? 1 : 0;   // 1: one resident kernel (ns_resident.hpp)
+  if (dev.ran_resident()) state.counters["clusters at once"] = cuda::resident_active_clusters(sh.n);
 }
 
 // The standard NS's GEMMs, issued plainly: per step XXᵀ (m×m, K=n), A·A (m³), B·X (m×n, K=m).
@@ -182,6 +186,7 @@ std::vector<Variant> variants() {
   for (int64_t b : {64, 128, 256, 512}) v.push_back({"tiles" + std::to_string(b), {S::tiles, b, true}});
   for (int64_t l : {1, 2, 3, 4}) v.push_back({"halves" + std::to_string(l), {S::halves, l, true}});
   v.push_back({"by_shape_no_graphs", {S::by_shape, 0, false}});
+  v.push_back({"gemms", {S::by_shape, 0, true, 0, false}});   // the resident kernel off: the cuBLAS path
   for (int rank : {1, 2, 3, 4}) v.push_back({"rank" + std::to_string(rank), {S::by_shape, 0, true, rank}});
   return v;
 }

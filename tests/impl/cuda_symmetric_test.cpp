@@ -242,6 +242,7 @@ struct NsCase {
   NsMethod method;
   DType dtype;
   NsOptions options;
+  bool resident = false;   // the run must be the resident kernel (else it must not be)
 };
 
 class SymmetricNsTest : public ::testing::TestWithParam<NsCase> {
@@ -283,6 +284,7 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
   EXPECT_EQ(ns.split_fallbacks(), 0) << c.name << ": a symmetric product ran as the full GEMM instead of its split";
+  EXPECT_EQ(ns.ran_resident(), c.resident) << c.name << ": the resident kernel " << (c.resident ? "did not run" : "ran");
   const std::vector<float> ref = cpu_ns(x, c.batch, c.m, c.n, ref_cfg), on_cpu = cpu_ns(x, c.batch, c.m, c.n, cfg);
   const double e_cpu = relative_error(on_cpu, ref), e_gpu = relative_error(runs[0], ref);
   const double band = 4 * e_cpu + 8 * unit_roundoff(c.dtype) + (c.dtype == DType::fp32 ? 1e-4 : 0.0);
@@ -302,7 +304,16 @@ INSTANTIATE_TEST_SUITE_P(
                              {S::halves, 1}},
                       NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}},
                       NsCase{"standard_tiles128_second_algorithm_bf16", 1, 256, 384, NsMethod::standard, DType::bf16,
-                             {S::tiles, 128, true, 1}}),
+                             {S::tiles, 128, true, 1}},
+                      // The resident kernel: per-head blocks, the widest slice, ragged shapes
+                      // (scalar loads, padded rows and columns), and the same per-head shape on
+                      // the GEMMs for comparison.
+                      NsCase{"resident_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16, {}, true},
+                      NsCase{"resident_full_width_fp16", 1, 128, 4096, NsMethod::standard, DType::fp16, {}, true},
+                      NsCase{"resident_ragged_bf16", 2, 37, 301, NsMethod::standard, DType::bf16, {}, true},
+                      NsCase{"resident_square_gram_fp16", 2, 96, 96, NsMethod::gram, DType::fp16, {}, true},
+                      NsCase{"gemms_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16,
+                             {S::by_shape, 0, true, 0, false}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace

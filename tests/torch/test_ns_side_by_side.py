@@ -55,6 +55,9 @@ def test_flop_model_counts_symmetric_products_as_triangles():
     assert launched == (23, 30) and fused == (16, 0)
     (gx, _), (fx, _) = mod.traffic_passes("gram", 128, 4096)
     assert fx < gx < launched[0]
+    assert mod.resident_passes("standard", 128, 4096) == 2 and mod.resident_passes("gram", 96, 96) == 2
+    assert mod.resident_passes("gram", 128, 4096) is None and mod.resident_passes("standard", 256, 4096) is None
+    assert mod.resident_passes("standard", 128, 4104) is None
 
 
 def test_help_renders():
@@ -90,6 +93,7 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
         assert x["gemm_tflops"] == max(rates), "the roofline takes the higher of the two GEMM rates"
         assert (x["ds_eager_ms"] > 0) == bool(wheels)
         assert ("traffic_fused_ms" in x) == (x["batch"] > 1)
+        assert ("traffic_resident_ms" in x) == (x["batch"] > 1 and x["method"] == "standard")
     mismatched = [x["shape"] + " " + x["method"] for x in rows if "flop_model_mismatch" in x]
     assert mismatched == ["8x24 gram"], "the bench's own flop count must be compared, and only the wrong one flagged"
     assert report["meta"]["gemm_tflops"]["bfloat16"] > 0 and report["meta"]["copy_gbps"] > 0

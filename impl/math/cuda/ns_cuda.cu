@@ -156,6 +156,10 @@ void NsDevice::reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
 }
 
 void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  if (resident_) {
+    resident_standard(x, batch, m, n, cfg, stream_);
+    return x;
+  }
   normalize(dtype_, x, batch, m * n, scratch_.get(), stream_);
   const bool use_gram = cfg.method == NsMethod::gram && m != n;
   return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
@@ -166,7 +170,9 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
   splits_ = splits(options_, batch, m, n);
-  reserve(batch, m, n, cfg);
+  resident_ = options_.resident && options_.symmetric == NsOptions::Symmetric::by_shape &&
+              resident_fits(batch, m, n, cfg);
+  if (!resident_) reserve(batch, m, n, cfg);
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.
   if (graphs_.size() > 64 || sym_.cached_arrays() > 1024) {
@@ -181,6 +187,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
                       static_cast<uint64_t>(cfg.method),
                       static_cast<uint64_t>(cfg.steps),
                       static_cast<uint64_t>(cfg.dtype),
+                      static_cast<uint64_t>(resident_),
                       static_cast<uint64_t>(splits_.gram.split),
                       static_cast<uint64_t>(splits_.gram.param),
                       static_cast<uint64_t>(splits_.square.split),

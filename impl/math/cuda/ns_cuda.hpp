@@ -17,6 +17,8 @@
 // shape and configuration) is replayed as a CUDA graph from its second occurrence
 // (graph_cache.hpp). Runs are bit-identical run to run. Iteration i takes cfg.at(i): a
 // per-iteration schedule changes only the scalars of its launches (they are part of the graph key).
+// The standard NS of matrices small enough (per-head blocks: m ≤ 128, n ≤ 4096) runs instead as
+// one resident kernel under the same rounding model (ns_resident.hpp).
 #pragma once
 #include <cstdint>
 
@@ -27,19 +29,23 @@
 #include "impl/math/cuda/graph_cache.hpp"
 #include "impl/math/cuda/lt_gemm.hpp"
 #include "impl/math/cuda/ns_kernels.hpp"
+#include "impl/math/cuda/ns_resident.hpp"
 #include "impl/math/cuda/symmetric_product.hpp"
 #include "impl/math/newton_schulz.hpp"
 
 namespace muoncheck::impl::cuda {
 
 // How a run computes its symmetric products and whether it uses graphs. The default picks
-// the split by shape (ns_split_for); benchmarks and tests can force one.
+// the split by shape (ns_split_for) and runs the standard NS of a matrix that fits one cluster's
+// shared memory as one resident kernel (ns_resident.hpp); benchmarks and tests can force a split
+// (which runs the cuBLAS path) or turn the resident kernel off.
 struct NsOptions {
   enum class Symmetric { by_shape, full, tiles, halves };
   Symmetric symmetric = Symmetric::by_shape;
   int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape and full)
   bool graphs = true;
   int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
+  bool resident = true;   // with symmetric == by_shape: the resident kernel where resident_fits
 };
 
 // The split of a batch × (m×m, inner dimension k) symmetric product the default uses.
@@ -59,9 +65,9 @@ class NsDevice {
   // own one cuBLAS context per stream. stream: where every launch goes.
   NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options = {});
 
-  // x: batch × m × n elements of cfg.dtype, m ≤ n. Normalizes each matrix in place
-  // (X/(‖X‖_F + 1e-7)) and returns where NS(X) lies: x itself or a workspace buffer of
-  // this NsDevice, valid until its next run (no copy back). Asynchronous on the stream.
+  // x: batch × m × n elements of cfg.dtype, m ≤ n. Normalizes each matrix (X/(‖X‖_F + 1e-7))
+  // and returns where NS(X) lies: x itself or a workspace buffer of this NsDevice, valid until
+  // its next run (no copy back); x's contents are then unspecified. Asynchronous on the stream.
   void* run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
   static NsFlops flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options = {});
@@ -70,6 +76,9 @@ class NsDevice {
   // algorithm for its blocks), counted each time the launches are issued (the eager run and the
   // graph capture; a replay issues none): a benchmark of a split reports it.
   int64_t split_fallbacks() const { return split_fallbacks_; }
+
+  // Whether the last run was the resident kernel (ns_resident.hpp) rather than the GEMMs.
+  bool ran_resident() const { return resident_; }
 
  private:
   struct Splits {
@@ -92,6 +101,7 @@ class NsDevice {
   cudaStream_t stream_;
   NsOptions options_;
   DType dtype_ = DType::bf16;
+  bool resident_ = false;   // this run is one resident kernel (ns_resident.hpp)
   Splits splits_;
   int64_t split_fallbacks_ = 0;
   LtGemm gemm_;

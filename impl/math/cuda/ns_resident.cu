@@ -1,0 +1,467 @@
+// The resident standard Newton–Schulz kernel; see ns_resident.hpp for the contract, the
+// rounding model and the work split.
+#include "impl/math/cuda/ns_resident.hpp"
+
+#include <array>
+
+#include <cooperative_groups.h>
+
+#include "impl/math/cuda/cuda_check.hpp"
+#include "impl/math/cuda/dtype_device.cuh"
+
+namespace muoncheck::impl::cuda {
+namespace {
+
+namespace cg = cooperative_groups;
+
+// A probe build defines it to time the kernel's phases (bench: none here).
+#ifndef MUONCHECK_RESIDENT_MARK
+#define MUONCHECK_RESIDENT_MARK(phase)
+#define MARK_INIT
+#endif
+
+constexpr int kRows = 128;                      // rows every matrix is padded to
+constexpr int kCluster = 8;                     // blocks per matrix
+constexpr int kBand = kRows / kCluster;         // rows of A and B each block computes
+constexpr int kBlockThreads = 256;              // eight warps
+constexpr int kMaxColumns = 4096;
+constexpr int kChunk = 128;                     // columns of X' per pass of X ← aX + BX
+constexpr int kPStride = kRows + 8;             // floats per row of the XXᵀ partial
+constexpr int kBandBytes = kBand * kPStride * 4;
+constexpr int kHalfRowBytes = (kRows + 8) * 2;  // one 16-bit row of A or B
+constexpr int kHalfBandBytes = kBand * kHalfRowBytes;
+static_assert(2 * kHalfBandBytes <= kBandBytes, "A and B bands share the partial's band");
+
+struct Coefficients {
+  int steps = 0;
+  float a[kResidentMaxSteps], b[kResidentMaxSteps], c[kResidentMaxSteps];
+};
+
+int slice_width(int64_t n) {
+  const int64_t per = (n + kCluster - 1) / kCluster;
+  return static_cast<int>((per + kChunk - 1) / kChunk * kChunk);
+}
+
+size_t shared_bytes(int width) {
+  return static_cast<size_t>(kRows) * (width + 8) * 2 + static_cast<size_t>(kCluster) * kBandBytes + 16 * sizeof(double);
+}
+
+// The shared memory layout: X's slice (kRows × (W + 8) values, rows 16 bytes apart modulo 128,
+// so ldmatrix's eight row reads hit distinct banks), then eight bands of kBand rows. Band q
+// first holds rows [16q, 16q + 16) of this block's fp32 partial of XXᵀ; once block q has read
+// them from every block it overwrites the band with its rows of A (first half) and, later, B
+// (second half): each band is read and rewritten by one block only, so no barrier sits between.
+struct Layout {
+  unsigned char* base;
+  int sx;   // X row stride, elements
+  __device__ unsigned char* bands() const { return base + static_cast<size_t>(kRows) * sx * 2; }
+  __device__ float* partial_row(int i) const { return reinterpret_cast<float*>(bands()) + i * kPStride; }
+  __device__ unsigned char* a_row(int i) const { return bands() + (i / kBand) * kBandBytes + (i % kBand) * kHalfRowBytes; }
+  __device__ unsigned char* b_row(int i) const { return a_row(i) + kHalfBandBytes; }
+  __device__ double* reduce() const { return reinterpret_cast<double*>(bands() + kCluster * kBandBytes); }
+};
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(p)));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(shared_address(p)));
+}
+
+// d += a·b for one 16×8 tile, k = 16, fp32 accumulators.
+template <class T>
+__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
+template <>
+__device__ __forceinline__ void mma<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+template <>
+__device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <class T>
+struct alignas(4) Two {
+  T v[2];
+};
+
+// Operand fragments of one warp (lane = threadIdx.x % 32), 16-bit values, for mma m16n8k16:
+// A rows r0..r0+15 × k0..k0+15 of a row-major matrix; B as two n8 tiles n0..n0+15 × k0..k0+15
+// of a matrix stored [n][k] (B = that matrix transposed) or [k][n] (trans).
+template <class Row>
+__device__ __forceinline__ void load_a(uint32_t (&r)[4], Row row, int r0, int k0, int lane) {
+  ldmatrix_x4(r, row(r0 + (lane & 15)) + (k0 + (lane >> 4) * 8) * 2);
+}
+template <class Row>
+__device__ __forceinline__ void load_b_nk(uint32_t (&r)[4], Row row, int n0, int k0, int lane) {
+  ldmatrix_x4(r, row(n0 + (lane & 7) + (lane >> 4) * 8) + (k0 + ((lane >> 3) & 1) * 8) * 2);
+}
+template <class Row>
+__device__ __forceinline__ void load_b_kn(uint32_t (&r)[4], Row row, int n0, int k0, int lane) {
+  ldmatrix_x4_trans(r, row(k0 + (lane & 7) + ((lane >> 3) & 1) * 8) + (n0 + (lane >> 4) * 8) * 2);
+}
+
+// 16 bytes global → shared without holding a register (cp.async); src_bytes 0 writes zeros.
+__device__ __forceinline__ void copy_async_16(void* dst, const void* src, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(src_bytes));
+}
+__device__ __forceinline__ void wait_async_copies() {
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+}
+
+// Σ over the block of one double per thread, in a fixed order; valid in thread 0.
+__device__ double block_sum(double s, double* scratch) {
+  for (int o = 16; o > 0; o /= 2) s += __shfl_down_sync(0xffffffffu, s, o);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = s;
+  __syncthreads();
+  double t = 0.0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kBlockThreads / 32; ++w) t += scratch[w];
+  return t;
+}
+
+// One block of the cluster of matrix blockIdx.x / kCluster; kWidth: its slice's columns.
+template <class T, bool kVectors, int kWidth>
+__global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int n, Coefficients k) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  static_assert(kWidth % kChunk == 0 && kWidth <= kMaxColumns / kCluster, "slice width");
+  constexpr int kStride = kWidth + 8, kPerRow = kWidth / 8, kVectorsPerBlock = kRows * kPerRow;
+  extern __shared__ __align__(16) unsigned char shared[];
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const Layout lay{shared, kStride};
+  T* xs = reinterpret_cast<T*>(shared);
+  auto x_row = [&](int i) { return reinterpret_cast<unsigned char*>(xs + i * kStride); };
+  auto a_row = [&](int i) { return lay.a_row(i); };
+  auto b_row = [&](int i) { return lay.b_row(i); };
+  T* mat = x + static_cast<int64_t>(blockIdx.x / kCluster) * m * n;
+  const int col0 = rank * kWidth;
+  MARK_INIT
+
+  // Load this block's slice (zeros past m and n): every copy in flight at once (cp.async) where
+  // rows are 16-byte vectors, else element by element. Then its Σx².
+  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
+    const int row = v / kPerRow, c = v % kPerRow * 8, col = col0 + c;
+    const bool inside = row < m && col < n;
+    const T* src = mat + (inside ? static_cast<int64_t>(row) * n + col : 0);
+    if constexpr (kVectors) {
+      copy_async_16(xs + row * kStride + c, src, inside ? 16 : 0);
+    } else {
+      Vec<T> w;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) w.v[e] = inside && col + e < n ? src[e] : st<T>(0.0f);
+      *reinterpret_cast<Vec<T>*>(xs + row * kStride + c) = w;
+    }
+  }
+  if constexpr (kVectors) wait_async_copies();
+  __syncthreads();
+  double ss = 0.0;
+  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
+    const Vec<T> w = *reinterpret_cast<const Vec<T>*>(xs + v / kPerRow * kStride + v % kPerRow * 8);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const double d = ld(w.v[e]);
+      ss += d * d;
+    }
+  }
+  double* red = lay.reduce();
+  ss = block_sum(ss, red);
+  if (tid == 0) red[8] = ss;
+  cluster.sync();
+  if (tid == 0) {
+    double total = 0.0;
+    for (int q = 0; q < kCluster; ++q) total += cluster.map_shared_rank(red, q)[8];
+    reinterpret_cast<float*>(red + 9)[0] = ld(st<T>(sqrtf(static_cast<float>(total)))) + 1e-7f;
+  }
+  __syncthreads();
+  const float denom = reinterpret_cast<const float*>(red + 9)[0];
+  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
+    Vec<T>* p = reinterpret_cast<Vec<T>*>(xs + v / kPerRow * kStride + v % kPerRow * 8);
+    Vec<T> w = *p;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) w.v[e] = st<T>(ld(w.v[e]) / denom);
+    *p = w;
+  }
+  __syncthreads();
+  MUONCHECK_RESIDENT_MARK(0);
+
+  const int wm = warp / 2, wn = warp % 2;   // 4 × 2 warps over a 128 × 128 tile: 32 × 64 each
+  for (int it = 0; it < k.steps; ++it) {
+    // This block's partial of XXᵀ over its columns; the next k-step's fragments load while
+    // this one's MMAs run.
+    {
+      float acc[2][8][4] = {};
+      uint32_t fa[2][2][4], fb[2][4][4];
+      auto load = [&](int s, int k0) {
+#pragma unroll
+        for (int i = 0; i < 2; ++i) load_a(fa[s][i], x_row, 32 * wm + 16 * i, k0, lane);
+#pragma unroll
+        for (int p = 0; p < 4; ++p) load_b_nk(fb[s][p], x_row, 64 * wn + 16 * p, k0, lane);
+      };
+      load(0, 0);
+#pragma unroll
+      for (int ks = 0; ks < kWidth / 16; ++ks) {
+        const int s = ks % 2;
+        if (ks + 1 < kWidth / 16) load(1 - s, 16 * (ks + 1));
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+          for (int p = 0; p < 4; ++p) {
+            mma<T>(acc[i][2 * p], fa[s][i], fb[s][p][0], fb[s][p][1]);
+            mma<T>(acc[i][2 * p + 1], fa[s][i], fb[s][p][2], fb[s][p][3]);
+          }
+      }
+#pragma unroll
+      for (int i = 0; i < 2; ++i)
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          const int row = 32 * wm + 16 * i + g, col = 64 * wn + 8 * j + 2 * t;
+          *reinterpret_cast<float2*>(lay.partial_row(row) + col) = make_float2(acc[i][j][0], acc[i][j][1]);
+          *reinterpret_cast<float2*>(lay.partial_row(row + 8) + col) = make_float2(acc[i][j][2], acc[i][j][3]);
+        }
+    }
+    MUONCHECK_RESIDENT_MARK(1);
+    cluster.sync();
+    MUONCHECK_RESIDENT_MARK(2);
+    // A's rows [16·rank, 16·rank + 16): the eight partials summed in rank order, rounded once,
+    // written into every block. All sixteen remote loads are issued before the sums.
+    {
+      const int row = rank * kBand + tid / 16, c = tid % 16 * 8;
+      float4 part[kCluster][2];
+#pragma unroll
+      for (int q = 0; q < kCluster; ++q) {
+        const float4* p = reinterpret_cast<const float4*>(cluster.map_shared_rank(lay.partial_row(row), q) + c);
+        part[q][0] = p[0], part[q][1] = p[1];
+      }
+      float s[8] = {part[0][0].x, part[0][0].y, part[0][0].z, part[0][0].w,
+                    part[0][1].x, part[0][1].y, part[0][1].z, part[0][1].w};
+#pragma unroll
+      for (int q = 1; q < kCluster; ++q) {
+        s[0] += part[q][0].x, s[1] += part[q][0].y, s[2] += part[q][0].z, s[3] += part[q][0].w;
+        s[4] += part[q][1].x, s[5] += part[q][1].y, s[6] += part[q][1].z, s[7] += part[q][1].w;
+      }
+      Vec<T> w;
+#pragma unroll
+      for (int e = 0; e < 8; ++e) w.v[e] = st<T>(s[e]);
+      __syncthreads();   // every thread's reads of band `rank` are done before it is overwritten
+#pragma unroll
+      for (int q = 0; q < kCluster; ++q)
+        *reinterpret_cast<Vec<T>*>(cluster.map_shared_rank(lay.a_row(row), q) + c * 2) = w;
+    }
+    cluster.sync();
+    MUONCHECK_RESIDENT_MARK(3);
+    // B's rows [16·rank, 16·rank + 16) = c·A·A + b·A, warp w columns [16w, 16w + 16); then the
+    // band is copied into every other block.
+    {
+      float acc[2][4] = {};
+      const int r0 = rank * kBand;
+#pragma unroll
+      for (int k0 = 0; k0 < kRows; k0 += 16) {
+        uint32_t fa[4], fb[4];
+        load_a(fa, a_row, r0, k0, lane);
+        load_b_kn(fb, a_row, 16 * warp, k0, lane);
+        mma<T>(acc[0], fa, fb[0], fb[1]);
+        mma<T>(acc[1], fa, fb[2], fb[3]);
+      }
+      const float kb = k.b[it], kc = k.c[it];
+#pragma unroll
+      for (int j = 0; j < 2; ++j) {
+        const int col = 16 * warp + 8 * j + 2 * t;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int row = r0 + g + 8 * h;
+          const Two<T> av = *reinterpret_cast<const Two<T>*>(a_row(row) + col * 2);
+          Two<T> bv;
+          bv.v[0] = st<T>(kc * acc[j][2 * h] + kb * ld(av.v[0]));
+          bv.v[1] = st<T>(kc * acc[j][2 * h + 1] + kb * ld(av.v[1]));
+          *reinterpret_cast<Two<T>*>(b_row(row) + col * 2) = bv;
+        }
+      }
+      __syncthreads();
+      const uint4* band = reinterpret_cast<const uint4*>(b_row(r0));
+      constexpr int kWords = kHalfBandBytes / 16;
+      for (int e = tid; e < kWords * (kCluster - 1); e += kBlockThreads) {
+        const int q = (rank + 1 + e / kWords) % kCluster, wd = e % kWords;
+        reinterpret_cast<uint4*>(cluster.map_shared_rank(b_row(r0), q))[wd] = band[wd];
+      }
+    }
+    cluster.sync();
+    MUONCHECK_RESIDENT_MARK(4);
+    // X ← aX + BX over this block's columns, kChunk at a time, in place. This warp's 32 rows of
+    // B stay in registers for every chunk; X's fragments are double-buffered.
+    {
+      const float ka = k.a[it];
+      uint32_t fm[kRows / 16][2][4];
+#pragma unroll
+      for (int ks = 0; ks < kRows / 16; ++ks)
+#pragma unroll
+        for (int i = 0; i < 2; ++i) load_a(fm[ks][i], b_row, 32 * wm + 16 * i, 16 * ks, lane);
+#pragma unroll 1
+      for (int c0 = 0; c0 < kWidth; c0 += kChunk) {
+        float acc[2][8][4] = {};
+        uint32_t fx[2][4][4];
+        auto load = [&](int s, int k0) {
+#pragma unroll
+          for (int p = 0; p < 4; ++p) load_b_kn(fx[s][p], x_row, c0 + 64 * wn + 16 * p, k0, lane);
+        };
+        load(0, 0);
+#pragma unroll
+        for (int ks = 0; ks < kRows / 16; ++ks) {
+          const int s = ks % 2;
+          if (ks + 1 < kRows / 16) load(1 - s, 16 * (ks + 1));
+#pragma unroll
+          for (int i = 0; i < 2; ++i)
+#pragma unroll
+            for (int p = 0; p < 4; ++p) {
+              mma<T>(acc[i][2 * p], fm[ks][i], fx[s][p][0], fx[s][p][1]);
+              mma<T>(acc[i][2 * p + 1], fm[ks][i], fx[s][p][2], fx[s][p][3]);
+            }
+        }
+        __syncthreads();   // every warp has read the chunk's columns before any is overwritten
+#pragma unroll
+        for (int i = 0; i < 2; ++i)
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const int row = 32 * wm + 16 * i + g + 8 * h, col = c0 + 64 * wn + 8 * j + 2 * t;
+              Two<T>* p = reinterpret_cast<Two<T>*>(xs + row * kStride + col);
+              Two<T> v = *p;
+              v.v[0] = st<T>(acc[i][j][2 * h] + ka * ld(v.v[0]));
+              v.v[1] = st<T>(acc[i][j][2 * h + 1] + ka * ld(v.v[1]));
+              *p = v;
+            }
+      }
+      __syncthreads();
+    }
+    MUONCHECK_RESIDENT_MARK(5);
+  }
+
+  // Write NS(X) back (rows < m, columns < n).
+  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
+    const int row = v / kPerRow, c = v % kPerRow * 8, col = col0 + c;
+    if (row >= m || col >= n) continue;
+    const Vec<T> w = *reinterpret_cast<const Vec<T>*>(xs + row * kStride + c);
+    T* dst = mat + static_cast<int64_t>(row) * n + col;
+    if constexpr (kVectors) {
+      *reinterpret_cast<Vec<T>*>(dst) = w;
+    } else {
+      for (int e = 0; e < 8 && col + e < n; ++e) dst[e] = w.v[e];
+    }
+  }
+#else
+  __trap();   // resident_fits never launches it below sm_90
+#endif
+}
+
+// The kernel for a storage type, load mode and slice width (128, 256, 384 or 512).
+template <class T, bool kVectors>
+auto kernel(int width) {
+  using F = void (*)(T*, int, int, Coefficients);
+  switch (width) {
+    case 128: return static_cast<F>(&ns_resident<T, kVectors, 128>);
+    case 256: return static_cast<F>(&ns_resident<T, kVectors, 256>);
+    case 384: return static_cast<F>(&ns_resident<T, kVectors, 384>);
+    default: return static_cast<F>(&ns_resident<T, kVectors, 512>);
+  }
+}
+
+cudaLaunchConfig_t cluster_config(unsigned clusters, int width, cudaLaunchAttribute* attr) {
+  attr->id = cudaLaunchAttributeClusterDimension;
+  attr->val.clusterDim.x = kCluster, attr->val.clusterDim.y = 1, attr->val.clusterDim.z = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(clusters * kCluster), cfg.blockDim = dim3(kBlockThreads);
+  cfg.dynamicSmemBytes = shared_bytes(width);
+  cfg.attrs = attr, cfg.numAttrs = 1;
+  return cfg;
+}
+
+// Clusters of the kernel that run at once (0: it cannot launch here).
+template <class T, bool kVectors>
+int active_clusters(int width) {
+  cudaLaunchAttribute attr{};
+  const cudaLaunchConfig_t cfg = cluster_config(1, width, &attr);
+  int clusters = 0;
+  return cudaOccupancyMaxActiveClusters(&clusters, kernel<T, kVectors>(width), &cfg) == cudaSuccess ? clusters : 0;
+}
+
+// Per device: whether every instantiation launches there (−1: not asked yet).
+std::array<int, 64> g_device_ok = [] {
+  std::array<int, 64> a{};
+  a.fill(-1);
+  return a;
+}();
+
+template <class T, bool kVectors>
+bool prepare(int width) {
+  const int bytes = static_cast<int>(shared_bytes(width));
+  return cudaFuncSetAttribute(kernel<T, kVectors>(width), cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) ==
+             cudaSuccess &&
+         active_clusters<T, kVectors>(width) > 0;
+}
+
+bool device_ok() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_device_ok.size())) return false;
+  if (g_device_ok[dev] < 0) {
+    int major = 0;
+    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    bool ok = major >= 9;
+    for (int width = kChunk; ok && width <= kMaxColumns / kCluster; width += kChunk)
+      ok = prepare<__nv_bfloat16, true>(width) && prepare<__nv_bfloat16, false>(width) &&
+           prepare<__half, true>(width) && prepare<__half, false>(width);
+    (void)cudaGetLastError();   // a refused attribute leaves no sticky error behind
+    g_device_ok[dev] = ok ? 1 : 0;
+  }
+  return g_device_ok[dev] == 1;
+}
+
+}  // namespace
+
+int resident_active_clusters(int64_t n) {
+  return device_ok() ? active_clusters<__nv_bfloat16, true>(slice_width(n)) : 0;
+}
+
+bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  const bool standard = cfg.method == NsMethod::standard || m == n;
+  const bool sixteen_bit = cfg.dtype == DType::bf16 || cfg.dtype == DType::fp16;
+  return standard && sixteen_bit && batch >= 1 && m >= 1 && m <= kRows && m <= n && n <= kMaxColumns &&
+         cfg.steps >= 0 && cfg.steps <= kResidentMaxSteps && device_ok();
+}
+
+void resident_standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg, cudaStream_t s) {
+  if (!resident_fits(batch, m, n, cfg)) throw Error(ErrorKind::Internal, "resident_standard: the problem does not fit");
+  Coefficients k;
+  k.steps = cfg.steps;
+  for (int i = 0; i < cfg.steps; ++i) k.a[i] = cfg.at(i).a, k.b[i] = cfg.at(i).b, k.c[i] = cfg.at(i).c;
+  const int width = slice_width(n);
+  const bool vectors = n % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
+  cudaLaunchAttribute attr{};
+  cudaLaunchConfig_t lc = cluster_config(static_cast<unsigned>(batch), width, &attr);
+  lc.stream = s;
+  const int mi = static_cast<int>(m), ni = static_cast<int>(n);
+  with_type(cfg.dtype, [&](auto v) {
+    using T = decltype(v);
+    if constexpr (sizeof(T) == 2) {
+      T* p = static_cast<T*>(x);
+      check(cudaLaunchKernelEx(&lc, vectors ? kernel<T, true>(width) : kernel<T, false>(width), p, mi, ni, k),
+            "cudaLaunchKernelEx (ns_resident)");
+    }
+  });
+}
+
+}  // namespace muoncheck::impl::cuda
