@@ -8,8 +8,12 @@
 // triangles (bench/ns_side_by_side.py checks its own count against it). Times are CUDA events around one NS call (UseManualTime); inputs are seeded
 // uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
 // 64…512, halves of 1…4 levels side by side), the default without graphs, the default with the
-// resident kernel off ("gemms") and the default with cuBLASLt's 2nd…5th ranked algorithms, one
-// repetition each. The counter "resident" is 1 where the call was the resident kernel.
+// resident kernel off ("gemms") and forced ("resident"), and the default with cuBLASLt's 2nd…5th
+// ranked algorithms, one repetition each. The counter "resident" is 1 where the call was the
+// resident kernel. `--resident-sweep` adds, for the standard bf16 NS of batches of 1…128 blocks of
+// 128×4096, 128×1024, 64×512 and 32×128, the resident kernel and the GEMMs side by side
+// (`ns_resident_sweep/BATCHxMxN/{resident,gemms}`) and a table of their ratio with the default's
+// choice: the measurements behind resident_pays.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -186,7 +190,8 @@ std::vector<Variant> variants() {
   for (int64_t b : {64, 128, 256, 512}) v.push_back({"tiles" + std::to_string(b), {S::tiles, b, true}});
   for (int64_t l : {1, 2, 3, 4}) v.push_back({"halves" + std::to_string(l), {S::halves, l, true}});
   v.push_back({"by_shape_no_graphs", {S::by_shape, 0, false}});
-  v.push_back({"gemms", {S::by_shape, 0, true, 0, false}});   // the resident kernel off: the cuBLAS path
+  v.push_back({"gemms", {S::by_shape, 0, true, 0, cuda::NsOptions::Resident::never}});
+  v.push_back({"resident", {S::by_shape, 0, true, 0, cuda::NsOptions::Resident::always}});
   for (int rank : {1, 2, 3, 4}) v.push_back({"rank" + std::to_string(rank), {S::by_shape, 0, true, rank}});
   return v;
 }
@@ -202,6 +207,22 @@ bool take_flag(int* argc, char** argv, const std::string& flag) {
   return false;
 }
 
+// The batches and block shapes of --resident-sweep (names live as long as the program).
+std::vector<Shape> sweep_shapes() {
+  static std::vector<std::string> names;
+  std::vector<Shape> out;
+  auto add = [&](int batch, int64_t m, int64_t n) {
+    names.push_back(std::to_string(batch) + "x" + std::to_string(m) + "x" + std::to_string(n));
+    out.push_back({nullptr, batch, m, n});
+  };
+  for (int b : {1, 2, 4, 8, 15, 16, 30, 32, 45, 48, 60, 64, 128}) add(b, 128, 4096);
+  for (int b : {1, 8, 16, 64}) add(b, 128, 1024);
+  for (int b : {1, 8, 32}) add(b, 64, 512);
+  for (int b : {1, 4}) add(b, 32, 128);
+  for (size_t i = 0; i < out.size(); ++i) out[i].name = names[i].c_str();
+  return out;
+}
+
 void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, cuda::NsOptions o, int reps) {
   auto* b = benchmark::RegisterBenchmark(name.c_str(), ns, sh, cfg, o);
   b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(reps > 1 ? 0.2 : 0.1);
@@ -212,6 +233,7 @@ void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, 
 
 int main(int argc, char** argv) {
   const bool with_variants = take_flag(&argc, argv, "--variants");
+  const bool resident_sweep = take_flag(&argc, argv, "--resident-sweep");
   benchmark::Initialize(&argc, argv);
   std::printf("device: %s\n", muoncheck::impl::cuda::environment().c_str());
   const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
@@ -234,6 +256,14 @@ int main(int argc, char** argv) {
         register_ns("ns_gram_fp16_" + sch.name + "/" + s, sh, scheduled(NsMethod::gram, DType::fp16, sch), {}, 3);
     }
   }
+  const std::vector<Shape> sweep = resident_sweep ? sweep_shapes() : std::vector<Shape>{};
+  for (const Shape& sh : sweep)
+    for (const auto& [name, mode] : {std::pair{"resident", cuda::NsOptions::Resident::always},
+                                     std::pair{"gemms", cuda::NsOptions::Resident::never}}) {
+      cuda::NsOptions o;
+      o.resident = mode;
+      register_ns(std::string("ns_resident_sweep/") + sh.name + "/" + name, sh, config(NsMethod::standard, DType::bf16), o, 1);
+    }
   TableReporter table;
   benchmark::RunSpecifiedBenchmarks(&table);
   auto get = [](const std::map<std::string, double>& m, const std::string& k) {
@@ -261,6 +291,16 @@ int main(int argc, char** argv) {
         for (const Variant& v : vs) std::printf(" %9.3f", get(table.ms, base + "/" + v.name));
         std::printf(" %9.3f\n", get(table.ms, base));
       }
+  }
+  if (!sweep.empty()) {
+    std::printf("\nresident kernel vs GEMMs, standard bf16 (ms per call)\n%-16s %10s %10s %8s %8s\n", "shape", "resident",
+                "gemms", "ratio", "default");
+    for (const Shape& sh : sweep) {
+      const std::string base = std::string("ns_resident_sweep/") + sh.name;
+      const double r = get(table.ms, base + "/resident"), g = get(table.ms, base + "/gemms");
+      std::printf("%-16s %10.4f %10.4f %7.2fx %8s\n", sh.name, r, g, r > 0 ? g / r : 0.0,
+                  cuda::resident_pays(sh.batch, sh.m, sh.n) ? "resident" : "gemms");
+    }
   }
   benchmark::Shutdown();
   return 0;

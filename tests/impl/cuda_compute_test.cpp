@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
+#include "ns_test_config.hpp"
 #include "relative_error.hpp"
-#include "core/ns_schedules.hpp"
 #include "impl/math/compute.hpp"
 
 namespace muoncheck::impl {
@@ -99,16 +99,7 @@ struct NsCase {
   const char* schedule = nullptr;   // a named per-iteration schedule (core/ns_schedules.hpp), else the one triple
 };
 
-NsConfig config_of(const NsCase& c) {
-  OptimizerConfig o;
-  o.ns_method = c.method;
-  o.ns_dtype = c.dtype;
-  if (c.schedule) {
-    o.ns_coefficients = find_ns_schedule(c.schedule)->coefficients;
-    o.ns_steps = static_cast<int>(o.ns_coefficients.size());
-  }
-  return NsConfig::from(o);
-}
+NsConfig config_of(const NsCase& c) { return ns_test_config(c.method, c.dtype, c.schedule); }
 
 class CudaNs : public CudaCompute, public ::testing::WithParamInterface<NsCase> {};
 

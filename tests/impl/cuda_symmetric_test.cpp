@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "gpu_skip.hpp"
+#include "ns_test_config.hpp"
 #include "relative_error.hpp"
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/ns_cuda.hpp"
@@ -243,6 +244,7 @@ struct NsCase {
   DType dtype;
   NsOptions options;
   bool resident = false;   // the run must be the resident kernel (else it must not be)
+  const char* schedule = nullptr;   // a named per-iteration schedule (core/ns_schedules.hpp), else the one triple
 };
 
 class SymmetricNsTest : public ::testing::TestWithParam<NsCase> {
@@ -264,9 +266,7 @@ std::vector<float> cpu_ns(const std::vector<float>& x, int batch, int64_t m, int
 
 TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   const NsCase c = GetParam();
-  NsConfig cfg;
-  cfg.method = c.method;
-  cfg.dtype = c.dtype;
+  const NsConfig cfg = ns_test_config(c.method, c.dtype, c.schedule);
   NsConfig ref_cfg = cfg;
   ref_cfg.dtype = DType::fp32;
   const int64_t count = c.batch * c.m * c.n;
@@ -292,6 +292,7 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
 }
 
 using S = NsOptions::Symmetric;
+using R = NsOptions::Resident;
 INSTANTIATE_TEST_SUITE_P(
     Splits, SymmetricNsTest,
     ::testing::Values(NsCase{"standard_tiles32_bf16", 1, 128, 192, NsMethod::standard, DType::bf16, {S::tiles, 32}},
@@ -308,13 +309,40 @@ INSTANTIATE_TEST_SUITE_P(
                       // The resident kernel: per-head blocks, the widest slice, ragged shapes
                       // (scalar loads, padded rows and columns), and the same per-head shape on
                       // the GEMMs for comparison.
-                      NsCase{"resident_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16, {}, true},
-                      NsCase{"resident_full_width_fp16", 1, 128, 4096, NsMethod::standard, DType::fp16, {}, true},
-                      NsCase{"resident_ragged_bf16", 2, 37, 301, NsMethod::standard, DType::bf16, {}, true},
-                      NsCase{"resident_square_gram_fp16", 2, 96, 96, NsMethod::gram, DType::fp16, {}, true},
+                      NsCase{"resident_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
+                      NsCase{"resident_full_width_fp16", 1, 128, 4096, NsMethod::standard, DType::fp16, {S::by_shape, 0, true, 0, R::always}, true},
+                      NsCase{"resident_ragged_bf16", 2, 37, 301, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
+                      NsCase{"resident_square_gram_fp16", 2, 96, 96, NsMethod::gram, DType::fp16, {S::by_shape, 0, true, 0, R::always}, true},
+                      NsCase{"resident_polar_express_bf16", 4, 64, 512, NsMethod::standard, DType::bf16,
+                             {S::by_shape, 0, true, 0, R::always}, true, "polar_express"},
                       NsCase{"gemms_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16,
-                             {S::by_shape, 0, true, 0, false}}),
+                             {S::by_shape, 0, true, 0, R::never}}),
     [](const auto& info) { return std::string(info.param.name); });
+
+// The default's rule (resident_pays): waves filled, not too small, not one or two matrices.
+TEST(ResidentRule, RunsWhereItsWavesAreFilled) {
+  MUONCHECK_REQUIRE_GPU();
+  const int c = resident_active_clusters(4096);
+  ASSERT_GT(c, 1) << "the resident kernel does not launch on this device";
+  EXPECT_TRUE(resident_pays(c, 128, 4096));
+  EXPECT_TRUE(resident_pays(4, 128, 4096));
+  EXPECT_TRUE(resident_pays(2 * c, 128, 4096));
+  EXPECT_FALSE(resident_pays(c + 1, 128, 4096)) << "a nearly empty second wave";
+  EXPECT_FALSE(resident_pays(2, 128, 4096));
+  EXPECT_FALSE(resident_pays(c, 32, 128)) << "tiny matrices";
+  NsConfig cfg;
+  cfg.method = NsMethod::standard;
+  cfg.dtype = DType::bf16;
+  Device dev;
+  DeviceBuffer dx;
+  dx.reserve(2 * static_cast<size_t>(c + 1) * 128 * 4096);
+  ASSERT_EQ(cudaMemset(dx.get(), 0, 2 * static_cast<size_t>(c + 1) * 128 * 4096), cudaSuccess);
+  NsDevice ns(nullptr, dev.stream);
+  ns.run(dx.get(), c, 128, 4096, cfg);
+  EXPECT_TRUE(ns.ran_resident());
+  ns.run(dx.get(), c + 1, 128, 4096, cfg);
+  EXPECT_FALSE(ns.ran_resident());
+}
 
 }  // namespace
 }  // namespace muoncheck::impl::cuda

@@ -170,8 +170,9 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
   splits_ = splits(options_, batch, m, n);
-  resident_ = options_.resident && options_.symmetric == NsOptions::Symmetric::by_shape &&
-              resident_fits(batch, m, n, cfg);
+  using R = NsOptions::Resident;
+  resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
+              resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
   if (!resident_) reserve(batch, m, n, cfg);
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.

@@ -18,7 +18,7 @@
 // (graph_cache.hpp). Runs are bit-identical run to run. Iteration i takes cfg.at(i): a
 // per-iteration schedule changes only the scalars of its launches (they are part of the graph key).
 // The standard NS of matrices small enough (per-head blocks: m ≤ 128, n ≤ 4096) runs instead as
-// one resident kernel under the same rounding model (ns_resident.hpp).
+// one resident kernel under the same rounding model where that is faster (ns_resident.hpp).
 #pragma once
 #include <cstdint>
 
@@ -36,16 +36,17 @@
 namespace muoncheck::impl::cuda {
 
 // How a run computes its symmetric products and whether it uses graphs. The default picks
-// the split by shape (ns_split_for) and runs the standard NS of a matrix that fits one cluster's
-// shared memory as one resident kernel (ns_resident.hpp); benchmarks and tests can force a split
-// (which runs the cuBLAS path) or turn the resident kernel off.
+// the split by shape (ns_split_for) and runs the standard NS as one resident kernel
+// (ns_resident.hpp) where it fits and measured faster (resident_pays); benchmarks and tests can
+// force a split (which runs the GEMMs) or the resident kernel on or off.
 struct NsOptions {
   enum class Symmetric { by_shape, full, tiles, halves };
+  enum class Resident { by_shape, always, never };   // always: wherever resident_fits
   Symmetric symmetric = Symmetric::by_shape;
   int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape and full)
   bool graphs = true;
   int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
-  bool resident = true;   // with symmetric == by_shape: the resident kernel where resident_fits
+  Resident resident = Resident::by_shape;   // only with symmetric == by_shape
 };
 
 // The split of a batch × (m×m, inner dimension k) symmetric product the default uses.

@@ -1,23 +1,26 @@
 // The standard Newton–Schulz of small matrices in one kernel whose matrix stays on the chip
-// from the normalization to the last iteration (the per-head split: 64 heads of 128×4096).
+// from the normalization to the last iteration (the per-head split: heads of 128×4096).
 //
 // Each matrix (m ≤ 128 rows, m ≤ n ≤ 4096 columns, bf16 or fp16) belongs to one cluster of
 // eight thread blocks; block r holds columns [r·W, r·W + W) of every row in shared memory
 // (W = ⌈n/8⌉ rounded up to 128; rows past m and columns past n are zeros, which change no
 // sum). One read of X, one write of NS(X): the iterations move no matrix through memory.
-//   normalize   Σx² in double per block, the eight partials summed in rank order in every
-//               block; X ← round(X / (round(√Σ) + 1e-7)) as normalize() does
-//   A = XXᵀ     each block its partial X_r·X_rᵀ (fp32 accumulation over its columns); block r
-//               sums rows [16r, 16r + 16) of the eight partials in rank order (fp32), rounds
-//               them once and writes them into every block (distributed shared memory)
-//   B = cA² + bA  block r computes its 16 rows (fp32 accumulation over all 128, epilogue
-//               c·AA + b·A rounded once) and writes them into every block
+//   normalize   Σx² in double per block, the eight sums added in rank order in every block;
+//               X ← round(X / (round(√Σ) + 1e-7)), the division correctly rounded as in
+//               normalize()
+//   A = XXᵀ     each block the lower 16×16 tiles of its partial X_r·X_rᵀ (fp32 accumulation
+//               over its columns), each 8-row half-tile sent to the block that owns it (nine
+//               per block, distributed shared memory); the owner adds the eight partials in
+//               rank order (fp32), rounds once and writes the half-tile into every block
+//   B = cA² + bA  every block computes B's lower tiles itself (fp32 accumulation over all 128,
+//               epilogue c·AA + b·A rounded once)
 //   X ← aX + BX each block its columns in place (fp32 accumulation, epilogue + a·X, rounded once)
-// The rounding model is the cuBLAS path's (ns_cuda.hpp): every product fp32-accumulated over
-// its full K and rounded once into the NS dtype with its combination, A and B rounded as the
-// GEMMs round them; only the order of the fp32 sums differs (XXᵀ is summed in eight column
-// slices). Results are the same bits run to run. The products are warp-level bf16/fp16 MMAs
-// (mma.sync m16n8k16, fp32 accumulators) on ldmatrix fragments.
+// A and B are defined by their lower triangle, the upper one read as its transpose, as the
+// GEMMs' lower-triangle split defines them (symmetric_product.hpp). The rounding model is the
+// GEMM path's (ns_cuda.hpp): every product fp32-accumulated over its full K and rounded once into
+// the NS dtype with its combination; only the order of the fp32 sums differs (XXᵀ is summed in
+// eight column slices). Results are the same bits run to run. The products are warp-level
+// bf16/fp16 MMAs (mma.sync m16n8k16, fp32 accumulators) on ldmatrix fragments.
 #pragma once
 #include <cstdint>
 
@@ -39,6 +42,14 @@ bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg);
 // How many eight-block clusters of the kernel for n columns run at once on the current device
 // (0 where it does not run): a batch of more matrices than that runs in waves.
 int resident_active_clusters(int64_t n);
+
+// Where the resident kernel beats the GEMMs, as measured on the H200 (bench_ns_cuda
+// --resident-sweep, 2026-12-02; docs/gpu.md): a batch of at least 4 matrices of at least 64 × 512
+// elements that fills its waves, i.e. at most one wave (batch ≤ resident_active_clusters) or
+// whole waves. A part-filled last wave costs a whole one (64 heads of 128 × 4096: 5 waves of
+// 15, 0.43 ms against the GEMMs' 0.41); one or two matrices, or tiny ones, are launch- or
+// latency-bound either way and the GEMMs' graph is as fast.
+bool resident_pays(int batch, int64_t m, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its
 // normalization included). Asynchronous on the stream; capturable.
