@@ -23,7 +23,8 @@ us); and the share of that rate our time reaches. Per-head
 rows add the memory-traffic floor (`traffic_passes`): the bytes our launches must move between
 memory and the chip (X-sized and m×m-sized passes, each read or write once) and the floor of a
 fused kernel that keeps A and B on chip and takes aX from the operand tile, and, where our resident
-kernel runs (`resident_passes`: the standard method, m ≤ 128, n ≤ 4096), its own floor: X read once
+kernel can run (`resident_passes`: the standard method, m ≤ 128, n ≤ 4096; whether the default
+takes it is bench_ns_cuda's counter "resident"), its own floor: X read once
 and NS(X) written once, the iterations on chip; all in ms at the device-to-device copy bandwidth
 measured here.
 
@@ -161,7 +162,7 @@ def traffic_passes(method, m, n, steps=STEPS):
 
 def resident_passes(method, m, n):
     """X-sized passes of our resident kernel (impl/math/cuda/ns_resident.hpp: one read, one write),
-    None where it does not run (it takes the standard method, or gram of a square matrix)."""
+    None where it cannot run (it takes the standard method, or gram of a square matrix)."""
     standard = method == "standard" or m == n
     return 2 if standard and m <= 128 and m <= n <= 4096 else None
 

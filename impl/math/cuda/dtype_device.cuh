@@ -1,5 +1,5 @@
 // Device-side access to the NS storage types (fp32, bf16, fp16): load as float, store with
-// round-to-nearest-even, dispatch a host call on a DType, 16-byte vectors, launch sizing.
+// round-to-nearest-even, dispatch a host call on a DType, 16-byte vectors and pairs, launch sizing.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -36,6 +36,12 @@ template <class T>
 struct alignas(16) Vec {
   static constexpr int n = 16 / sizeof(T);
   T v[n];
+};
+
+// Two adjacent elements: one 4-byte (16-bit types) or 8-byte (fp32) access.
+template <class T>
+struct alignas(2 * sizeof(T)) Pair {
+  T v[2];
 };
 
 constexpr int kThreads = 256;

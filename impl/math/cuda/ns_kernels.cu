@@ -89,12 +89,6 @@ __global__ void add_to_diagonal(const T* z, T* q, int64_t m, int64_t count, floa
 
 constexpr int kTile = 64, kTileRows = 8;
 
-// Two adjacent elements: one 4-byte (16-bit types) or 8-byte (fp32) access.
-template <class T>
-struct alignas(2 * sizeof(T)) Pair {
-  T v[2];
-};
-
 // Tile k of the tiles on or above the diagonal, numbered column by column: (ti, tj), ti ≤ tj.
 __device__ inline void upper_tile(int64_t k, int64_t* ti, int64_t* tj) {
   int64_t j = static_cast<int64_t>((sqrt(8.0 * static_cast<double>(k) + 1.0) - 1.0) / 2.0);

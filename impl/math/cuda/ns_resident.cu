@@ -104,14 +104,10 @@ __device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-template <class T>
-struct alignas(4) Two {
-  T v[2];
-};
-
 // Operand fragments of one warp (lane = threadIdx.x % 32), 16-bit values, for mma m16n8k16:
 // A rows r0..r0+15 × k0..k0+15 of a row-major matrix; B as two n8 tiles n0..n0+15 × k0..k0+15
-// of a matrix stored [n][k] (B = that matrix transposed) or [k][n] (trans).
+// of a matrix stored [n][k] (B = that matrix transposed) or [k][n] (trans). row(i): where row i
+// starts (a base and a row stride instead made ptxas spill 16 bytes in four instantiations).
 template <class Row>
 __device__ __forceinline__ void load_a(uint32_t (&r)[4], Row row, int r0, int k0, int lane) {
   ldmatrix_x4(r, row(r0 + (lane & 15)) + (k0 + (lane >> 4) * 8) * 2);
@@ -123,6 +119,21 @@ __device__ __forceinline__ void load_b_nk(uint32_t (&r)[4], Row row, int n0, int
 template <class Row>
 __device__ __forceinline__ void load_b_kn(uint32_t (&r)[4], Row row, int n0, int k0, int lane) {
   ldmatrix_x4_trans(r, row(k0 + (lane & 7) + ((lane >> 3) & 1) * 8) + (n0 + (lane >> 4) * 8) * 2);
+}
+
+// One k-step of a warp's 32 × 64 tile: acc[i][n8] += a[i] · b (b: four n16 pairs of n8
+// fragments), the 16 × 16 blocks (i, p) that keep(i, p) names.
+template <class T, class Keep>
+__device__ __forceinline__ void mma_32x64(float (&acc)[2][8][4], const uint32_t (&a)[2][4], const uint32_t (&b)[4][4],
+                                          Keep keep) {
+#pragma unroll
+  for (int i = 0; i < 2; ++i)
+#pragma unroll
+    for (int p = 0; p < 4; ++p)
+      if (keep(i, p)) {
+        mma<T>(acc[i][2 * p], a[i], b[p][0], b[p][1]);
+        mma<T>(acc[i][2 * p + 1], a[i], b[p][2], b[p][3]);
+      }
 }
 
 // 16 bytes global → shared without holding a register (cp.async); src_bytes 0 writes zeros.
@@ -254,14 +265,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
       for (int ks = 0; ks < kWidth / 16; ++ks) {
         const int s = ks % 2;
         if (ks + 1 < kWidth / 16) load(1 - s, 16 * (ks + 1));
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-          for (int p = 0; p < 4; ++p)
-            if (2 * xm + i >= 4 * xn + p) {   // tile (I, J) on or below the diagonal
-              mma<T>(acc[i][2 * p], fa[s][i], fb[s][p][0], fb[s][p][1]);
-              mma<T>(acc[i][2 * p + 1], fa[s][i], fb[s][p][2], fb[s][p][3]);
-            }
+        mma_32x64<T>(acc, fa[s], fb[s], [&](int i, int p) { return 2 * xm + i >= 4 * xn + p; });   // on or below the diagonal
       }
 #pragma unroll
       for (int i = 0; i < 2; ++i)
@@ -346,11 +350,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
 #pragma unroll
               for (int r = 0; r < 2; ++r) {
                 const int off = lower_index(2 * bp + i, 2 * bq + j) * kTileBytes + h * 256 + (g + 8 * r) * 16 + 4 * t;
-                const Two<T> av = *reinterpret_cast<const Two<T>*>(at + off);
-                Two<T> bv;
+                const Pair<T> av = *reinterpret_cast<const Pair<T>*>(at + off);
+                Pair<T> bv;
                 bv.v[0] = st<T>(kc * acc[i][j][h][2 * r] + kb * ld(av.v[0]));
                 bv.v[1] = st<T>(kc * acc[i][j][h][2 * r + 1] + kb * ld(av.v[1]));
-                *reinterpret_cast<Two<T>*>(bt + off) = bv;
+                *reinterpret_cast<Pair<T>*>(bt + off) = bv;
               }
           }
       }
@@ -378,13 +382,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
         for (int ks = 0; ks < kRows / 16; ++ks) {
           const int s = ks % 2;
           if (ks + 1 < kRows / 16) load(1 - s, 16 * (ks + 1));
-#pragma unroll
-          for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int p = 0; p < 4; ++p) {
-              mma<T>(acc[i][2 * p], fm[ks][i], fx[s][p][0], fx[s][p][1]);
-              mma<T>(acc[i][2 * p + 1], fm[ks][i], fx[s][p][2], fx[s][p][3]);
-            }
+          mma_32x64<T>(acc, fm[ks], fx[s], [](int, int) { return true; });
         }
         __syncthreads();   // every warp has read the chunk's columns before any is overwritten
 #pragma unroll
@@ -394,8 +392,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const int row = 32 * wm + 16 * i + g + 8 * h, col = c0 + 64 * wn + 8 * j + 2 * t;
-              Two<T>* p = reinterpret_cast<Two<T>*>(xs + row * kStride + col);
-              Two<T> v = *p;
+              Pair<T>* p = reinterpret_cast<Pair<T>*>(xs + row * kStride + col);
+              Pair<T> v = *p;
               v.v[0] = st<T>(acc[i][j][2 * h] + ka * ld(v.v[0]));
               v.v[1] = st<T>(acc[i][j][2 * h + 1] + ka * ld(v.v[1]));
               *p = v;
