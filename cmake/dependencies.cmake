@@ -18,7 +18,7 @@ if(MUONCHECK_BENCH)
 endif()
 if(MUONCHECK_CUDA)
   if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-    set(CMAKE_CUDA_ARCHITECTURES 90)                 # H100/H200 (sm_90); override with -D
+    set(CMAKE_CUDA_ARCHITECTURES 90a)                # H100/H200 (sm_90a: the resident NS kernel uses wgmma); override with -D
   endif()
   enable_language(CUDA)
   # CMake 3.25 has no CUDA20 dialect flags for nvcc 13; the .cu files need only C++17.

@@ -2,7 +2,7 @@
 # The one-line route to a GPU conformance run.
 #
 #   here (no GPU needed):   scripts/gpu-run.sh build
-#       configures build-cuda/ with -DMUONCHECK_CUDA=ON for sm_90, builds it, and packs
+#       configures build-cuda/ with -DMUONCHECK_CUDA=ON for sm_90a, builds it, and packs
 #       build-cuda/bundle/ (bin/: muoncheck, the gpu tests, bench_ns_cuda; lib/: the
 #       shared libraries the GPU machine lacks: Gloo and its deps, Google Benchmark,
 #       libquadmath). RapidCheck and GoogleTest are static, so nothing else travels.
@@ -47,7 +47,7 @@ mode=${1:-}
 
 build() {
   set -e
-  cmake -S . -B build-cuda -G Ninja -DMUONCHECK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_BUILD_TYPE=Release
+  cmake -S . -B build-cuda -G Ninja -DMUONCHECK_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90a -DCMAKE_BUILD_TYPE=Release
   cmake --build build-cuda -j"${JOBS:-2}" --target muoncheck bench_ns_cuda \
       cuda_compute_test cuda_symmetric_test nccl_comm_test impl_cuda_engine_test
   local b=build-cuda/bundle

@@ -3,11 +3,13 @@
 #include "impl/math/cuda/ns_resident.hpp"
 
 #include <array>
+#include <type_traits>
 
 #include <cooperative_groups.h>
 
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/dtype_device.cuh"
+#include "impl/math/cuda/wgmma.cuh"
 
 namespace muoncheck::impl::cuda {
 namespace {
@@ -18,7 +20,10 @@ constexpr int kRows = 128;                      // rows every matrix is padded t
 constexpr int kCluster = 8;                     // blocks per matrix
 constexpr int kBlockThreads = 256;              // eight warps
 constexpr int kMaxColumns = 4096;
-constexpr int kChunk = 128;                     // columns of X' per pass of X ← aX + BX
+constexpr int kChunk = 128;                     // columns of X' per pass of X ← aX + BX (one wgmma N)
+constexpr int kLoadStages = 4;                  // copy groups the load is split into, Σx² follows them
+constexpr int kAlign = 1024;                    // the swizzled X's alignment in shared memory
+using XLayout = wgmma::Swizzled128<kRows>;
 constexpr int kTiles = kRows / 16;                           // 16 × 16 tiles per side
 constexpr int kLowerTiles = kTiles * (kTiles + 1) / 2;       // on and below the diagonal
 constexpr int kTileBytes = 16 * 16 * 2;
@@ -39,28 +44,38 @@ int slice_width(int64_t n) {
 }
 
 size_t shared_bytes(int width) {
-  return static_cast<size_t>(kRows) * (width + 8) * 2 + kReceiveBytes + 2 * kLowerTiles * kTileBytes + 16 * sizeof(double);
+  return kAlign + static_cast<size_t>(kRows) * (width + kRows) * 2 + kReceiveBytes + kLowerTiles * kTileBytes +
+         16 * sizeof(double);
 }
 
-// The shared memory layout: X's slice (kRows × (W + 8) values, rows 16 bytes apart modulo 128,
-// so ldmatrix's eight row reads hit distinct banks); the receive slots of this block's units of
-// XXᵀ (slot (unit, q): block q's fp32 partial, 8 rows × 16 columns); B's tiles; A's tiles; the
-// norm's scratch. A and B are symmetric and kept as their 36 lower 16 × 16 tiles (the diagonal
-// tiles in full): tile (I, J), I ≥ J, at lower_index(I, J), its 8-column halves one after the
-// other, each 16 rows of 16 bytes, so eight consecutive rows of a half are one conflict-free
-// ldmatrix read. An upper tile is read as the transpose of its mirror (ldmatrix .trans), as
-// cuBLAS's lower-triangle split defines the upper triangle (symmetric_product.hpp). A unit is an
-// 8-row half of a lower tile, u = 2·lower_index(I, J) + half; block r owns units [9r, 9r + 9).
+// The shared memory layout, from the first 1024-byte boundary: X's slice and A (kRows × W and
+// kRows × kRows values in the 128-byte-swizzled layout that wgmma reads, wgmma.cuh; the eight
+// rows of a 16-byte column piece lie in distinct banks, so ldmatrix reads them without
+// conflict); the receive slots of this block's units of XXᵀ (slot (unit, q): block q's fp32
+// partial, 8 rows × 16 columns); B's tiles; the norm's scratch. A and B are symmetric and
+// defined by their 36 lower 16 × 16 tiles, as cuBLAS's lower-triangle split defines them
+// (symmetric_product.hpp): A's upper tiles are copies of the transposed lower ones, B is kept as
+// its lower tiles (the diagonal tiles in full): tile (I, J), I ≥ J, at lower_index(I, J), its
+// 8-column halves one after the other, each 16 rows of 16 bytes, so eight consecutive rows of a
+// half are one conflict-free ldmatrix read, and an upper tile is read as the transpose of its
+// mirror (ldmatrix .trans). A unit is an 8-row half of a lower tile, u = 2·lower_index(I, J) +
+// half; block r owns units [9r, 9r + 9).
 struct Layout {
-  unsigned char* base;
-  int sx;   // X row stride, elements
-  __device__ unsigned char* receive() const { return base + static_cast<size_t>(kRows) * sx * 2; }
+  unsigned char* base;   // X
+  int width;             // X's columns
+  __device__ unsigned char* a() const { return base + static_cast<size_t>(kRows) * width * 2; }
+  __device__ unsigned char* receive() const { return a() + kRows * kRows * 2; }
   __device__ unsigned char* b_tiles() const { return receive() + kReceiveBytes; }
-  __device__ unsigned char* a_tiles() const { return b_tiles() + kLowerTiles * kTileBytes; }
-  __device__ double* reduce() const { return reinterpret_cast<double*>(a_tiles() + kLowerTiles * kTileBytes); }
+  __device__ double* reduce() const { return reinterpret_cast<double*>(b_tiles() + kLowerTiles * kTileBytes); }
 };
 
 __device__ __forceinline__ int lower_index(int i, int j) { return i * (i + 1) / 2 + j; }
+// The tile (I, J), I ≥ J, at lower index l.
+__device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
+  i = 0;
+  while (lower_index(i + 1, 0) <= l) ++i;
+  j = l - lower_index(i, 0);
+}
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -72,80 +87,88 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
                : "r"(shared_address(p)));
 }
 
-__device__ __forceinline__ void ldmatrix_x2(uint32_t (&r)[2], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r[0]), "=r"(r[1]) : "r"(shared_address(p)));
-}
-
-__device__ __forceinline__ void ldmatrix_x2_trans(uint32_t (&r)[2], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%0,%1}, [%2];\n"
-               : "=r"(r[0]), "=r"(r[1])
-               : "r"(shared_address(p)));
-}
-
 __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(shared_address(p)));
 }
 
-// d += a·b for one 16×8 tile, k = 16, fp32 accumulators.
 template <class T>
-__device__ __forceinline__ void mma(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1);
-template <>
-__device__ __forceinline__ void mma<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+__device__ __forceinline__ uint32_t as_bits(const Pair<T>& p) {
+  return *reinterpret_cast<const uint32_t*>(&p);
 }
-template <>
-__device__ __forceinline__ void mma<__half>(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+__device__ __forceinline__ void stmatrix_x4_trans(void* p, const uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(shared_address(p)), "r"(r[0]),
+               "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
 }
 
-// Operand fragments of one warp (lane = threadIdx.x % 32), 16-bit values, for mma m16n8k16:
-// A rows r0..r0+15 × k0..k0+15 of a row-major matrix; B as two n8 tiles n0..n0+15 × k0..k0+15
-// of a matrix stored [n][k] (B = that matrix transposed) or [k][n] (trans). row(i): where row i
-// starts (a base and a row stride instead made ptxas spill 16 bytes in four instantiations).
-template <class Row>
-__device__ __forceinline__ void load_a(uint32_t (&r)[4], Row row, int r0, int k0, int lane) {
-  ldmatrix_x4(r, row(r0 + (lane & 15)) + (k0 + (lane >> 4) * 8) * 2);
-}
-template <class Row>
-__device__ __forceinline__ void load_b_nk(uint32_t (&r)[4], Row row, int n0, int k0, int lane) {
-  ldmatrix_x4(r, row(n0 + (lane & 7) + (lane >> 4) * 8) + (k0 + ((lane >> 3) & 1) * 8) * 2);
-}
-template <class Row>
-__device__ __forceinline__ void load_b_kn(uint32_t (&r)[4], Row row, int n0, int k0, int lane) {
-  ldmatrix_x4_trans(r, row(k0 + (lane & 7) + ((lane >> 3) & 1) * 8) + (n0 + (lane >> 4) * 8) * 2);
+// The 128 threads of warpgroup wg wait for each other (named barrier 1 + wg; 0 is __syncthreads).
+__device__ __forceinline__ void warpgroup_barrier(int wg) {
+  if (wg == 0)
+    asm volatile("bar.sync 1, 128;\n" ::: "memory");
+  else
+    asm volatile("bar.sync 2, 128;\n" ::: "memory");
 }
 
-// One k-step of a warp's 32 × 64 tile: acc[i][n8] += a[i] · b (b: four n16 pairs of n8
-// fragments), the 16 × 16 blocks (i, p) that keep(i, p) names.
-template <class T, class Keep>
-__device__ __forceinline__ void mma_32x64(float (&acc)[2][8][4], const uint32_t (&a)[2][4], const uint32_t (&b)[4][4],
-                                          Keep keep) {
-#pragma unroll
-  for (int i = 0; i < 2; ++i)
-#pragma unroll
-    for (int p = 0; p < 4; ++p)
-      if (keep(i, p)) {
-        mma<T>(acc[i][2 * p], a[i], b[p][0], b[p][1]);
-        mma<T>(acc[i][2 * p + 1], a[i], b[p][2], b[p][3]);
-      }
+// v, as a value the compiler cannot see through: what is derived from it in a loop is computed
+// there, not hoisted out of the loop and held in registers across it.
+__device__ __forceinline__ int opaque(int v) {
+  asm volatile("mov.b32 %0, %0;\n" : "+r"(v));
+  return v;
 }
+
+// Distributed shared memory through 32-bit addresses: where shared address a of this block
+// lies in block `rank` of the cluster, and 16-byte stores there.
+__device__ __forceinline__ uint32_t cluster_address(uint32_t a, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
+}
+__device__ __forceinline__ void store_cluster(uint32_t a, float4 v) {
+  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+               : "memory");
+}
+__device__ __forceinline__ void store_cluster(uint32_t a, const uint4& v) {
+  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+// The row address one lane gives ldmatrix_x4 for the 16 × 16 blocks (rows r0 + 16·i..,
+// columns k0..) of a Swizzled128 matrix, r0 a multiple of 16 and k0 of 16. For mma m16n8k16's
+// A fragment lane_row = r0 + lane % 16 and lane_half = lane / 16; for B as two n8 tiles of a
+// matrix stored [n][k], lane_row = n0 + lane % 8 + 8·(lane / 16) and lane_half = lane / 8 % 2.
+// The swizzled pieces are computed once, so a load in an unrolled loop adds only constants.
+struct SwizzledRows {
+  const unsigned char* row;
+  int piece[4];   // byte offset of the lane's 16 bytes for k0 % 64 = 16·j
+  __device__ SwizzledRows(const unsigned char* base, int lane_row, int lane_half) : row(base + lane_row * 128) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) piece[j] = ((2 * j + lane_half) ^ (lane_row % 8)) * 16;
+  }
+  __device__ const unsigned char* at(int i, int k0) const {
+    return row + i * 16 * 128 + (k0 / 64) * XLayout::kBlockBytes + piece[k0 % 64 / 16];
+  }
+};
 
 // 16 bytes global → shared without holding a register (cp.async); src_bytes 0 writes zeros.
 __device__ __forceinline__ void copy_async_16(void* dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(src_bytes));
 }
-__device__ __forceinline__ void wait_async_copies() {
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+__device__ __forceinline__ void commit_async_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+// This thread's copies of all but the last `pending` (0 to 3) groups have landed; in an unrolled
+// loop the switch folds to one wait.
+__device__ __forceinline__ void wait_async_copies(int pending) {
+  switch (pending) {
+    case 3: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
+    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
+    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
+    default: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
+  }
 }
 
-// Fragments of a symmetric matrix kept as lower tiles (Layout): the A operand of rows 16i.. ×
-// k 16k.., and the B operand of k 16k.. × the 8 columns 16j + 8h...
+// The A operand fragment of rows 16i.. × k 16k.. of a symmetric matrix kept as lower tiles
+// (Layout).
 __device__ __forceinline__ void load_sym_a(uint32_t (&r)[4], const unsigned char* tiles, int i, int k, int lane) {
   if (i >= k) {
     ldmatrix_x4(r, tiles + lower_index(i, k) * kTileBytes + lane * 16);
@@ -153,13 +176,6 @@ __device__ __forceinline__ void load_sym_a(uint32_t (&r)[4], const unsigned char
     const int a = (lane >> 3) & 1, b = lane >> 4;
     ldmatrix_x4_trans(r, tiles + lower_index(k, i) * kTileBytes + (a * 16 + 8 * b + (lane & 7)) * 16);
   }
-}
-__device__ __forceinline__ void load_sym_b(uint32_t (&r)[2], const unsigned char* tiles, int k, int j, int h, int lane) {
-  const int kb = (lane >> 3) & 1;
-  if (k >= j)
-    ldmatrix_x2_trans(r, tiles + lower_index(k, j) * kTileBytes + (h * 16 + 8 * kb + (lane & 7)) * 16);
-  else
-    ldmatrix_x2(r, tiles + lower_index(j, k) * kTileBytes + (kb * 16 + 8 * h + (lane & 7)) * 16);
 }
 
 // x / d correctly rounded from y = 1/d (Markstein): q = xy, then q + (x − qd)·y with FMAs.
@@ -182,48 +198,62 @@ __device__ double block_sum(double s, double* scratch) {
 // One block of the cluster of matrix blockIdx.x / kCluster; kWidth: its slice's columns.
 template <class T, bool kVectors, int kWidth>
 __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int n, Coefficients k) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kWidth % kChunk == 0 && kWidth <= kMaxColumns / kCluster, "slice width");
-  constexpr int kStride = kWidth + 8, kPerRow = kWidth / 8, kVectorsPerBlock = kRows * kPerRow;
+  constexpr int kPerRow = kWidth / 8, kVectorsPerBlock = kRows * kPerRow;
+  constexpr int kPerThread = kVectorsPerBlock / kBlockThreads, kPerStage = kPerThread / kLoadStages;
+  static_assert(kPerStage * kLoadStages * kBlockThreads == kVectorsPerBlock && kLoadStages <= 4, "the load splits evenly");
   extern __shared__ __align__(16) unsigned char shared[];
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = static_cast<int>(cluster.block_rank());
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-  const Layout lay{shared, kStride};
-  T* xs = reinterpret_cast<T*>(shared);
-  auto x_row = [&](int i) { return reinterpret_cast<unsigned char*>(xs + i * kStride); };
+  unsigned char* xb = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
+  const Layout lay{xb, kWidth};
+  auto x_at = [&](int row, int col) { return xb + XLayout::offset(row, col); };
+  // This thread's i-th vector of 8 values: row and first column in the slice.
+  auto vector_row = [&](int i) { return (tid + i * kBlockThreads) / kPerRow; };
+  auto vector_col = [&](int i) { return (tid + i * kBlockThreads) % kPerRow * 8; };
   T* mat = x + static_cast<int64_t>(blockIdx.x / kCluster) * m * n;
   const int col0 = rank * kWidth;
 
-  // Load this block's slice (zeros past m and n): every copy in flight at once (cp.async) where
-  // rows are 16-byte vectors, else element by element. Then its Σx².
-  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
-    const int row = v / kPerRow, c = v % kPerRow * 8, col = col0 + c;
-    const bool inside = row < m && col < n;
-    const T* src = mat + (inside ? static_cast<int64_t>(row) * n + col : 0);
-    if constexpr (kVectors) {
-      copy_async_16(xs + row * kStride + c, src, inside ? 16 : 0);
-    } else {
-      Vec<T> w;
+  // Load this block's slice (zeros past m and n): with cp.async where rows are 16-byte vectors
+  // (in kLoadStages groups, each thread summing its own vectors of a group while the later ones
+  // are in flight), else element by element. Σx² in double, each thread over its vectors in order.
 #pragma unroll
-      for (int e = 0; e < 8; ++e) w.v[e] = inside && col + e < n ? src[e] : st<T>(0.0f);
-      *reinterpret_cast<Vec<T>*>(xs + row * kStride + c) = w;
+  for (int s = 0; s < kLoadStages; ++s) {
+#pragma unroll 1
+    for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
+      const int row = vector_row(i), c = vector_col(i), col = col0 + c;
+      const bool inside = row < m && col < n;
+      const T* src = mat + (inside ? static_cast<int64_t>(row) * n + col : 0);
+      if constexpr (kVectors) {
+        copy_async_16(x_at(row, c), src, inside ? 16 : 0);
+      } else {
+        Vec<T> w;
+#pragma unroll
+        for (int e = 0; e < 8; ++e) w.v[e] = inside && col + e < n ? src[e] : st<T>(0.0f);
+        *reinterpret_cast<Vec<T>*>(x_at(row, c)) = w;
+      }
     }
+    if constexpr (kVectors) commit_async_copies();
   }
-  if constexpr (kVectors) wait_async_copies();
-  __syncthreads();
-  double ss = 0.0;
-  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
-    const Vec<T> w = *reinterpret_cast<const Vec<T>*>(xs + v / kPerRow * kStride + v % kPerRow * 8);
+  double ss[8] = {};   // one sum per position in the vector: eight independent chains
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {
-      const double d = ld(w.v[e]);
-      ss += d * d;
+  for (int s = 0; s < kLoadStages; ++s) {
+    if constexpr (kVectors) wait_async_copies(kLoadStages - 1 - s);
+#pragma unroll 1
+    for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
+      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i), vector_col(i)));
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {
+        const double d = ld(w.v[e]);
+        ss[e] += d * d;
+      }
     }
   }
   double* red = lay.reduce();
-  ss = block_sum(ss, red);
-  if (tid == 0) red[8] = ss;
+  const double block_total = block_sum(((ss[0] + ss[1]) + (ss[2] + ss[3])) + ((ss[4] + ss[5]) + (ss[6] + ss[7])), red);
+  if (tid == 0) red[8] = block_total;
   cluster.sync();
   if (warp == 0) {   // the eight blocks' sums read at once, added in rank order
     const double mine = lane < kCluster ? cluster.map_shared_rank(red, lane)[8] : 0.0;
@@ -233,56 +263,75 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
   }
   __syncthreads();
   const float denom = reinterpret_cast<const float*>(red + 9)[0], inverse = __frcp_rn(denom);
-  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
-    Vec<T>* p = reinterpret_cast<Vec<T>*>(xs + v / kPerRow * kStride + v % kPerRow * 8);
-    Vec<T> w = *p;
+  constexpr int kGroup = 4;   // vectors read before any is written (see write_back below)
+  static_assert(kPerThread % kGroup == 0, "whole groups");
+#pragma unroll 1
+  for (int i0 = 0; i0 < kPerThread; i0 += kGroup) {
+    Vec<T> w[kGroup];
 #pragma unroll
-    for (int e = 0; e < 8; ++e) w.v[e] = st<T>(divide(ld(w.v[e]), denom, inverse));
-    *p = w;
+    for (int q = 0; q < kGroup; ++q) w[q] = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q)));
+#pragma unroll
+    for (int q = 0; q < kGroup; ++q) {
+#pragma unroll
+      for (int e = 0; e < 8; ++e) w[q].v[e] = st<T>(divide(ld(w[q].v[e]), denom, inverse));
+      *reinterpret_cast<Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q))) = w[q];
+    }
   }
+  wgmma::proxy_fence();   // the first X ← aX + BX reads the normalized X through wgmma
   __syncthreads();
 
-  // XXᵀ is needed on and below the diagonal only: of the 4 × 2 warp tiles of 32 × 64, two lie
-  // above it and others partly. Warps w and w + 4 share a scheduler; this placement gives each
-  // scheduler 8 or 10 of the 16-wide tiles to compute instead of up to 15.
-  // (row, column) of warp w's tile: rows 2, 3, 1, 3, 0, 1, 0, 2 and columns 0, 0, 0, 1, 1, 1, 0, 1.
-  const int xm = (0x20103132 >> (4 * warp)) & 0xf, xn = (0xb8 >> warp) & 1;
-  const int wm = warp / 2, wn = warp % 2;   // X ← aX + BX: 4 × 2 warps of 32 × 64
+  const int wg = warp / 4, ww = warp % 4;   // warpgroup, warp in it: rows 16·ww.. of a 64-row product
+  const uint32_t x_shared = shared_address(xb), receive_shared = shared_address(lay.receive()),
+                 a_shared = shared_address(lay.a());
   for (int it = 0; it < k.steps; ++it) {
-    // This block's partial of XXᵀ over its columns, its lower tiles only (the next k-step's
-    // fragments load while this one's MMAs run), each unit sent to its owner's receive slot.
-    if (2 * xm + 1 >= 4 * xn) {
-      float acc[2][8][4] = {};
-      uint32_t fa[2][2][4], fb[2][4][4];
-      auto load = [&](int s, int k0) {
+    // This block's partial of XXᵀ over its columns, wgmma products of X with itself: warpgroup 0
+    // rows 0..63 × columns 0..63 and rows 64..127 × columns 96..127, warpgroup 1 rows
+    // 64..127 × columns 0..95 (the lower 16 × 16 tiles and a few above the diagonal, in equal
+    // shares). Each lower unit is sent to its owner's receive slot.
+    {
+      // A product's lower units: d holds rows 16·(tile_row + ww).. × columns 16·tile_col.. .
+      auto push = [&](auto& d, int tile_row, int tile_col) {
+        constexpr int kTilesAcross = static_cast<int>(sizeof(d) / sizeof(float)) / 8;
+        const int ti = tile_row + opaque(ww);   // the units' slots are computed here, each iteration
 #pragma unroll
-        for (int i = 0; i < 2; ++i) load_a(fa[s][i], x_row, 32 * xm + 16 * i, k0, lane);
-#pragma unroll
-        for (int p = 0; p < 4; ++p) load_b_nk(fb[s][p], x_row, 64 * xn + 16 * p, k0, lane);
-      };
-      load(0, 0);
-#pragma unroll
-      for (int ks = 0; ks < kWidth / 16; ++ks) {
-        const int s = ks % 2;
-        if (ks + 1 < kWidth / 16) load(1 - s, 16 * (ks + 1));
-        mma_32x64<T>(acc, fa[s], fb[s], [&](int i, int p) { return 2 * xm + i >= 4 * xn + p; });   // on or below the diagonal
-      }
-#pragma unroll
-      for (int i = 0; i < 2; ++i)
-#pragma unroll
-        for (int p = 0; p < 4; ++p) {
-          const int ti = 2 * xm + i, tj = 4 * xn + p;
+        for (int jt = 0; jt < kTilesAcross; ++jt) {
+          const int tj = tile_col + jt;
           if (ti < tj) continue;
 #pragma unroll
           for (int h = 0; h < 2; ++h) {   // a slot holds (row, column 8s + 2t + e) at [row][t][s][e]
             const int u = 2 * lower_index(ti, tj) + h, owner = u / kUnitsPerBlock;
-            unsigned char* slot = cluster.map_shared_rank(lay.receive(), owner) +
-                                  ((u % kUnitsPerBlock) * kCluster + rank) * kUnitBytes;
-            const float* lo = acc[i][2 * p] + 2 * h;
-            const float* hi = acc[i][2 * p + 1] + 2 * h;
-            *reinterpret_cast<float4*>(slot + (g * 4 + t) * 16) = make_float4(lo[0], lo[1], hi[0], hi[1]);
+            const uint32_t slot = receive_shared + ((u % kUnitsPerBlock) * kCluster + rank) * kUnitBytes + (g * 4 + t) * 16;
+            store_cluster(cluster_address(slot, owner),
+                          make_float4(d[8 * jt + 2 * h], d[8 * jt + 2 * h + 1], d[8 * jt + 4 + 2 * h], d[8 * jt + 5 + 2 * h]));
           }
         }
+      };
+      const uint32_t xs = static_cast<uint32_t>(opaque(static_cast<int>(x_shared)));   // see issue() below
+      auto x_desc = [&](int row0, int k0) { return wgmma::k_major_descriptor<kRows>(xs, row0, k0); };
+      if (wg == 0) {
+        float top[32], corner[16];
+        wgmma::fence();
+#pragma unroll
+        for (int ks = 0; ks < kWidth / 16; ++ks) {
+          wgmma::Ss<T, 64>::mma(top, x_desc(0, 16 * ks), x_desc(0, 16 * ks), ks);
+          wgmma::Ss<T, 32>::mma(corner, x_desc(64, 16 * ks), x_desc(96, 16 * ks), ks);
+        }
+        wgmma::commit();
+        wgmma::wait<0>();
+        wgmma::pin(top);
+        wgmma::pin(corner);
+        push(top, 0, 0);
+        push(corner, 4, 6);
+      } else {
+        float bottom[48];
+        wgmma::fence();
+#pragma unroll
+        for (int ks = 0; ks < kWidth / 16; ++ks) wgmma::Ss<T, 96>::mma(bottom, x_desc(64, 16 * ks), x_desc(0, 16 * ks), ks);
+        wgmma::commit();
+        wgmma::wait<0>();
+        wgmma::pin(bottom);
+        push(bottom, 4, 0);
+      }
     }
     cluster.sync();
     // A's lower tiles: block r sums each of its units' eight partials in rank order, rounds
@@ -307,107 +356,152 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
       Vec<T> w;
 #pragma unroll
       for (int e = 0; e < 8; ++e) w.v[e] = st<T>(sum[e]);
-      const int at = (u / 2) * kTileBytes + (seg * 16 + 8 * half + rr) * 16;
+      int ti, tj;
+      lower_tile(u / 2, ti, tj);
+      const int at = XLayout::offset(16 * ti + 8 * half + rr, 16 * tj + 8 * seg);
 #pragma unroll
-      for (int q = 0; q < kCluster; ++q) *reinterpret_cast<Vec<T>*>(cluster.map_shared_rank(lay.a_tiles(), q) + at) = w;
+      for (int q = 0; q < kCluster; ++q) store_cluster(cluster_address(a_shared + at, q), *reinterpret_cast<const uint4*>(&w));
     }
     cluster.sync();
-    // B = c·A·A + b·A, its lower tiles, in every block: cheaper than computing an eighth and
-    // exchanging them. In 32 × 32 blocks (P, Q), P ≥ Q: the six below the diagonal, then the
-    // four on it (their upper tile skipped); warp w takes block w, warps 0 and 1 also 8 and 9.
-    {
-      constexpr uint64_t kBlockRow = 0x3210333221ull, kBlockCol = 0x3210210100ull;   // nibble b: block b
-      const float kb = k.b[it], kc = k.c[it];
-      const unsigned char* at = lay.a_tiles();
-      unsigned char* bt = lay.b_tiles();
-      for (int blk = warp; blk < 10; blk += kBlockThreads / 32) {
-        const int bp = static_cast<int>(kBlockRow >> (4 * blk)) & 0xf, bq = static_cast<int>(kBlockCol >> (4 * blk)) & 0xf;
-        float acc[2][2][2][4] = {};   // [I − 2P][J − 2Q][half]
-#pragma unroll
-        for (int kt = 0; kt < kTiles; ++kt) {
-          uint32_t fa[2][4], fb[2][2][2];
-#pragma unroll
-          for (int i = 0; i < 2; ++i) load_sym_a(fa[i], at, 2 * bp + i, kt, lane);
-#pragma unroll
-          for (int j = 0; j < 2; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) load_sym_b(fb[j][h], at, kt, 2 * bq + j, h, lane);
-#pragma unroll
-          for (int i = 0; i < 2; ++i)
-#pragma unroll
-            for (int j = 0; j < 2; ++j)
-              if (bp != bq || i >= j)
-#pragma unroll
-                for (int h = 0; h < 2; ++h) mma<T>(acc[i][j][h], fa[i], fb[j][h][0], fb[j][h][1]);
-        }
-#pragma unroll
-        for (int i = 0; i < 2; ++i)
-#pragma unroll
-          for (int j = 0; j < 2; ++j) {
-            if (bp == bq && i < j) continue;
-#pragma unroll
-            for (int h = 0; h < 2; ++h)
-#pragma unroll
-              for (int r = 0; r < 2; ++r) {
-                const int off = lower_index(2 * bp + i, 2 * bq + j) * kTileBytes + h * 256 + (g + 8 * r) * 16 + 4 * t;
-                const Pair<T> av = *reinterpret_cast<const Pair<T>*>(at + off);
-                Pair<T> bv;
-                bv.v[0] = st<T>(kc * acc[i][j][h][2 * r] + kb * ld(av.v[0]));
-                bv.v[1] = st<T>(kc * acc[i][j][h][2 * r + 1] + kb * ld(av.v[1]));
-                *reinterpret_cast<Pair<T>*>(bt + off) = bv;
-              }
-          }
-      }
+    // A's upper tiles: the transposes of the 28 lower ones off the diagonal, each read as four
+    // 8 × 8 blocks and stored transposed (block (r, c) of tile (I, J) to block (c, r) of (J, I)).
+    for (int l = warp; l < kLowerTiles - kTiles; l += kBlockThreads / 32) {
+      int ti = 1, tj = l;   // the l-th tile below the diagonal
+      while (tj >= ti) tj -= ti++;
+      const int r = lane / 8 % 2, c = lane / 16;
+      uint32_t f[4];
+      ldmatrix_x4(f, lay.a() + XLayout::offset(16 * ti + 8 * r + lane % 8, 16 * tj + 8 * c));
+      stmatrix_x4_trans(lay.a() + XLayout::offset(16 * tj + 8 * c + lane % 8, 16 * ti + 8 * r), f);
     }
+    wgmma::proxy_fence();   // A is read by wgmma next
     __syncthreads();
-    // X ← aX + BX over this block's columns, kChunk at a time, in place. This warp's 32 rows of
-    // B stay in registers for every chunk; X's fragments are double-buffered.
+    // B = c·A·A + b·A in every block (cheaper than computing an eighth and exchanging them),
+    // as wgmma products: warpgroup 0 rows 0..63 × columns 0..63, warpgroup 1 rows 64..127 ×
+    // all columns, A's rows in registers, A itself as the shared operand. B then takes A's place:
+    // its lower tiles as computed, the upper ones their transposes (stmatrix .trans).
+    {
+      const float kb = k.b[it], kc = k.c[it];
+      const int ti = 4 * wg + ww, n8 = wg == 0 ? 8 : 16;   // this warp's tile row; its 8-column groups
+      const SwizzledRows rows(lay.a(), 16 * ti + lane % 16, lane / 16);
+      uint32_t fa[kRows / 16][4];
+#pragma unroll
+      for (int ks = 0; ks < kRows / 16; ++ks) ldmatrix_x4(fa[ks], rows.at(0, 16 * ks));
+      Pair<T> bv[16][2];   // B at (16·ti + g + 8h, 8j + 2t), two columns
+      auto product = [&](auto n) {
+        constexpr int kN = decltype(n)::value;
+        float acc[kN / 2];
+        wgmma::issue<T, kN, kRows>(acc, fa, a_shared, 0);
+        wgmma::wait<0>();
+        wgmma::pin(acc);
+        Pair<T> av[kN / 8][2];
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h)
+            av[j][h] = *reinterpret_cast<const Pair<T>*>(lay.a() + XLayout::offset(16 * ti + g + 8 * h, 8 * j + 2 * t));
+#pragma unroll
+        for (int j = 0; j < kN / 8; ++j)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            bv[j][h].v[0] = st<T>(kc * acc[4 * j + 2 * h] + kb * ld(av[j][h].v[0]));
+            bv[j][h].v[1] = st<T>(kc * acc[4 * j + 2 * h + 1] + kb * ld(av[j][h].v[1]));
+          }
+      };
+      if (wg == 0)
+        product(std::integral_constant<int, 64>{});
+      else
+        product(std::integral_constant<int, 128>{});
+      __syncthreads();   // every product and every read of A is done
+#pragma unroll
+      for (int j = 0; j < 16; ++j) {
+        if (j >= n8 || j / 2 > ti) continue;   // past this warp's product, or above the diagonal
+#pragma unroll
+        for (int h = 0; h < 2; ++h) *reinterpret_cast<Pair<T>*>(lay.a() + XLayout::offset(16 * ti + g + 8 * h, 8 * j + 2 * t)) = bv[j][h];
+      }
+      // The tiles (ti, J), J < ti, transposed into (J, ti): 8 × 8 block (h, s) of the tile is
+      // matrix h + 2s of the stmatrix, stored at block (s, h).
+#pragma unroll
+      for (int tj = 0; tj < 8; ++tj) {
+        if (tj >= ti) continue;
+        const uint32_t f[4] = {as_bits(bv[2 * tj][0]), as_bits(bv[2 * tj][1]), as_bits(bv[2 * tj + 1][0]), as_bits(bv[2 * tj + 1][1])};
+        const int mi = lane / 8;
+        stmatrix_x4_trans(lay.a() + XLayout::offset(16 * tj + 8 * (mi / 2) + lane % 8, 16 * ti + 8 * (mi % 2)), f);
+      }
+      wgmma::proxy_fence();   // X ← aX + BX reads B through wgmma
+      __syncthreads();
+    }
+    // X ← aX + BX over this block's columns in place, as wgmma products from shared memory:
+    // warpgroup wg takes the 64-column chunks wg, wg + 2, ..., all 128 rows of each, so that a
+    // warpgroup writes only what it alone reads. The next chunk's products run while a chunk is
+    // written back.
     {
       const float ka = k.a[it];
-      uint32_t fm[kRows / 16][2][4];
-#pragma unroll
-      for (int ks = 0; ks < kRows / 16; ++ks)
-#pragma unroll
-        for (int i = 0; i < 2; ++i) load_sym_a(fm[ks][i], lay.b_tiles(), 2 * wm + i, ks, lane);
-#pragma unroll 1
-      for (int c0 = 0; c0 < kWidth; c0 += kChunk) {
-        float acc[2][8][4] = {};
-        uint32_t fx[2][4][4];
-        auto load = [&](int s, int k0) {
-#pragma unroll
-          for (int p = 0; p < 4; ++p) load_b_kn(fx[s][p], x_row, c0 + 64 * wn + 16 * p, k0, lane);
-        };
-        load(0, 0);
+      auto issue = [&](float (&d)[2][32], int c0) {
+        // Descriptors from opaque bases: computed at each issue, not all held from the start.
+        const uint32_t xs = static_cast<uint32_t>(opaque(static_cast<int>(x_shared))), bs = static_cast<uint32_t>(opaque(static_cast<int>(a_shared)));
+        wgmma::fence();
 #pragma unroll
         for (int ks = 0; ks < kRows / 16; ++ks) {
-          const int s = ks % 2;
-          if (ks + 1 < kRows / 16) load(1 - s, 16 * (ks + 1));
-          mma_32x64<T>(acc, fm[ks], fx[s], [](int, int) { return true; });
-        }
-        __syncthreads();   // every warp has read the chunk's columns before any is overwritten
+          const uint64_t xd = wgmma::mn_major_descriptor<kRows>(xs, 16 * ks, c0);
 #pragma unroll
-        for (int i = 0; i < 2; ++i)
+          for (int half = 0; half < 2; ++half)
+            wgmma::Ss<T, 64, true>::mma(d[half], wgmma::k_major_descriptor<kRows>(bs, 64 * half, 16 * ks), xd, ks);
+        }
+        wgmma::commit();
+      };
+      // All of the chunk's old values are read before any new one is written: stores and loads
+      // through one pointer type would otherwise run one after the other.
+      auto write_back = [&](float (&d)[2][32], int c0) {
+        // x_at(64·half + 16·ww + g + 8h, c0 + 8j + 2t), from a base the compiler cannot hoist
+        // out of the iterations (c0 is a multiple of 64; the row is g modulo 8).
+        unsigned char* const base = xb + opaque(c0 / 64) * XLayout::kBlockBytes + (16 * ww + g) * 128 + 4 * t;
+        auto at = [&](int half, int j, int h) { return base + (64 * half + 8 * h) * 128 + (j ^ g) * 16; };
+        Pair<T> old[2][8][2];
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
+#pragma unroll
+          for (int j = 0; j < 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) old[half][j][h] = *reinterpret_cast<const Pair<T>*>(at(half, j, h));
+#pragma unroll
+        for (int half = 0; half < 2; ++half)
 #pragma unroll
           for (int j = 0; j < 8; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              const int row = 32 * wm + 16 * i + g + 8 * h, col = c0 + 64 * wn + 8 * j + 2 * t;
-              Pair<T>* p = reinterpret_cast<Pair<T>*>(xs + row * kStride + col);
-              Pair<T> v = *p;
-              v.v[0] = st<T>(acc[i][j][2 * h] + ka * ld(v.v[0]));
-              v.v[1] = st<T>(acc[i][j][2 * h + 1] + ka * ld(v.v[1]));
-              *p = v;
+              Pair<T> v;
+              v.v[0] = st<T>(d[half][4 * j + 2 * h] + ka * ld(old[half][j][h].v[0]));
+              v.v[1] = st<T>(d[half][4 * j + 2 * h + 1] + ka * ld(old[half][j][h].v[1]));
+              *reinterpret_cast<Pair<T>*>(at(half, j, h)) = v;
             }
+      };
+      constexpr int kPerWarpgroup = kWidth / 128;
+      float acc[2][2][32];   // [chunk % 2][rows 0..63, 64..127]
+      issue(acc[0], 64 * wg);
+#pragma unroll
+      for (int i = 0; i < kPerWarpgroup; ++i) {
+        if (i + 1 < kPerWarpgroup) {
+          issue(acc[(i + 1) % 2], 64 * wg + 128 * (i + 1));
+          wgmma::wait<1>();
+        } else {
+          wgmma::wait<0>();
+        }
+        wgmma::pin(acc[i % 2][0]);
+        wgmma::pin(acc[i % 2][1]);
+        warpgroup_barrier(wg);   // the warpgroup's products of chunk i are done
+        write_back(acc[i % 2], 64 * wg + 128 * i);
       }
+      wgmma::proxy_fence();   // the next iteration's products read the new X
       __syncthreads();
     }
   }
 
   // Write NS(X) back (rows < m, columns < n).
-  for (int v = tid; v < kVectorsPerBlock; v += kBlockThreads) {
-    const int row = v / kPerRow, c = v % kPerRow * 8, col = col0 + c;
+#pragma unroll 1
+  for (int i = 0; i < kPerThread; ++i) {
+    const int row = vector_row(i), c = vector_col(i), col = col0 + c;
     if (row >= m || col >= n) continue;
-    const Vec<T> w = *reinterpret_cast<const Vec<T>*>(xs + row * kStride + c);
+    const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(row, c));
     T* dst = mat + static_cast<int64_t>(row) * n + col;
     if constexpr (kVectors) {
       *reinterpret_cast<Vec<T>*>(dst) = w;
@@ -416,9 +510,16 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
     }
   }
 #else
-  __trap();   // resident_fits never launches it below sm_90
+  __trap();   // built without sm_90a's wgmma: resident_fits never launches it (g_built_with_wgmma)
 #endif
 }
+
+// 1 in the device code of an sm_90a build (the kernel's wgmma products), 0 in any other.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ int g_built_with_wgmma = 1;
+#else
+__device__ int g_built_with_wgmma = 0;
+#endif
 
 // The kernel for a storage type, load mode and slice width (128, 256, 384 or 512).
 template <class T, bool kVectors>
@@ -470,9 +571,8 @@ bool device_ok() {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_device_ok.size())) return false;
   if (g_device_ok[dev] < 0) {
-    int major = 0;
-    (void)cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    bool ok = major >= 9;
+    int built = 0;   // the device code loaded for this device is the sm_90a one
+    bool ok = cudaMemcpyFromSymbol(&built, g_built_with_wgmma, sizeof built) == cudaSuccess && built == 1;
     for (int width = kChunk; ok && width <= kMaxColumns / kCluster; width += kChunk)
       ok = prepare<__nv_bfloat16, true>(width) && prepare<__nv_bfloat16, false>(width) &&
            prepare<__half, true>(width) && prepare<__half, false>(width);
