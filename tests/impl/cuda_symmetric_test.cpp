@@ -319,16 +319,18 @@ INSTANTIATE_TEST_SUITE_P(
                              {S::by_shape, 0, true, 0, R::never}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// The default's rule (resident_pays): waves filled, not too small, not one or two matrices.
-TEST(ResidentRule, RunsWhereItsWavesAreFilled) {
+// The default's rule (resident_pays): rounds that pay, matrices not too small, more than one.
+TEST(ResidentRule, RunsWhereItsRoundsPay) {
   MUONCHECK_REQUIRE_GPU();
   const int c = resident_active_clusters(4096);
-  ASSERT_GT(c, 1) << "the resident kernel does not launch on this device";
+  ASSERT_GT(c, 2) << "the resident kernel does not launch on this device";
   EXPECT_TRUE(resident_pays(c, 128, 4096));
-  EXPECT_TRUE(resident_pays(4, 128, 4096));
-  EXPECT_TRUE(resident_pays(2 * c, 128, 4096));
-  EXPECT_FALSE(resident_pays(c + 1, 128, 4096)) << "a nearly empty second wave";
-  EXPECT_FALSE(resident_pays(2, 128, 4096));
+  EXPECT_TRUE(resident_pays(2, 128, 4096));
+  EXPECT_TRUE(resident_pays(4 * c + 4, 128, 4096)) << "64 heads on the H200: five rounds, the last holding 4";
+  EXPECT_FALSE(resident_pays(c + 1, 128, 4096)) << "a second round for one matrix";
+  EXPECT_FALSE(resident_pays(1, 128, 4096));
+  EXPECT_TRUE(resident_pays(c, 128, 1024));
+  EXPECT_FALSE(resident_pays(2 * c, 128, 1024)) << "several rounds of smaller matrices";
   EXPECT_FALSE(resident_pays(c, 32, 128)) << "tiny matrices";
   NsConfig cfg;
   cfg.method = NsMethod::standard;

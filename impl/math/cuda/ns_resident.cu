@@ -2,6 +2,7 @@
 // rounding model and the work split.
 #include "impl/math/cuda/ns_resident.hpp"
 
+#include <algorithm>
 #include <array>
 #include <type_traits>
 
@@ -26,7 +27,6 @@ constexpr int kAlign = 1024;                    // the swizzled X's alignment in
 using XLayout = wgmma::Swizzled128<kRows>;
 constexpr int kTiles = kRows / 16;                           // 16 × 16 tiles per side
 constexpr int kLowerTiles = kTiles * (kTiles + 1) / 2;       // on and below the diagonal
-constexpr int kTileBytes = 16 * 16 * 2;
 constexpr int kUnits = 2 * kLowerTiles;                      // halves of lower tiles
 constexpr int kUnitsPerBlock = kUnits / kCluster;
 constexpr int kUnitBytes = 8 * 16 * 4;                       // one unit of a partial, fp32
@@ -44,29 +44,24 @@ int slice_width(int64_t n) {
 }
 
 size_t shared_bytes(int width) {
-  return kAlign + static_cast<size_t>(kRows) * (width + kRows) * 2 + kReceiveBytes + kLowerTiles * kTileBytes +
-         16 * sizeof(double);
+  return kAlign + static_cast<size_t>(kRows) * (width + kRows) * 2 + kReceiveBytes + 16 * sizeof(double);
 }
 
-// The shared memory layout, from the first 1024-byte boundary: X's slice and A (kRows × W and
-// kRows × kRows values in the 128-byte-swizzled layout that wgmma reads, wgmma.cuh; the eight
-// rows of a 16-byte column piece lie in distinct banks, so ldmatrix reads them without
-// conflict); the receive slots of this block's units of XXᵀ (slot (unit, q): block q's fp32
-// partial, 8 rows × 16 columns); B's tiles; the norm's scratch. A and B are symmetric and
-// defined by their 36 lower 16 × 16 tiles, as cuBLAS's lower-triangle split defines them
-// (symmetric_product.hpp): A's upper tiles are copies of the transposed lower ones, B is kept as
-// its lower tiles (the diagonal tiles in full): tile (I, J), I ≥ J, at lower_index(I, J), its
-// 8-column halves one after the other, each 16 rows of 16 bytes, so eight consecutive rows of a
-// half are one conflict-free ldmatrix read, and an upper tile is read as the transpose of its
-// mirror (ldmatrix .trans). A unit is an 8-row half of a lower tile, u = 2·lower_index(I, J) +
-// half; block r owns units [9r, 9r + 9).
+// The shared memory layout, from the first 1024-byte boundary: X's slice (kRows × W values),
+// then A and later B in its place (kRows × kRows), both in the 128-byte-swizzled layout that
+// wgmma reads (wgmma.cuh; the eight rows of a 16-byte column piece lie in distinct banks, so
+// ldmatrix and stmatrix reach them without conflict); the receive slots of this block's units of
+// XXᵀ (slot (unit, q): block q's fp32 partial, 8 rows × 16 columns); the norm's scratch. A and B
+// are symmetric and defined by their 36 lower 16 × 16 tiles, as cuBLAS's lower-triangle split
+// defines them (symmetric_product.hpp): the upper tiles off the diagonal are copies of the
+// transposed lower ones, the diagonal tiles are as computed. A unit is an 8-row half of a lower
+// tile, u = 2·lower_index(I, J) + half; block r owns units [9r, 9r + 9).
 struct Layout {
   unsigned char* base;   // X
   int width;             // X's columns
   __device__ unsigned char* a() const { return base + static_cast<size_t>(kRows) * width * 2; }
   __device__ unsigned char* receive() const { return a() + kRows * kRows * 2; }
-  __device__ unsigned char* b_tiles() const { return receive() + kReceiveBytes; }
-  __device__ double* reduce() const { return reinterpret_cast<double*>(b_tiles() + kLowerTiles * kTileBytes); }
+  __device__ double* reduce() const { return reinterpret_cast<double*>(receive() + kReceiveBytes); }
 };
 
 __device__ __forceinline__ int lower_index(int i, int j) { return i * (i + 1) / 2 + j; }
@@ -87,12 +82,6 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
                : "r"(shared_address(p)));
 }
 
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(p)));
-}
-
 template <class T>
 __device__ __forceinline__ uint32_t as_bits(const Pair<T>& p) {
   return *reinterpret_cast<const uint32_t*>(&p);
@@ -101,14 +90,6 @@ __device__ __forceinline__ void stmatrix_x4_trans(void* p, const uint32_t (&r)[4
   asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(shared_address(p)), "r"(r[0]),
                "r"(r[1]), "r"(r[2]), "r"(r[3])
                : "memory");
-}
-
-// The 128 threads of warpgroup wg wait for each other (named barrier 1 + wg; 0 is __syncthreads).
-__device__ __forceinline__ void warpgroup_barrier(int wg) {
-  if (wg == 0)
-    asm volatile("bar.sync 1, 128;\n" ::: "memory");
-  else
-    asm volatile("bar.sync 2, 128;\n" ::: "memory");
 }
 
 // v, as a value the compiler cannot see through: what is derived from it in a loop is computed
@@ -167,17 +148,6 @@ __device__ __forceinline__ void wait_async_copies(int pending) {
   }
 }
 
-// The A operand fragment of rows 16i.. × k 16k.. of a symmetric matrix kept as lower tiles
-// (Layout).
-__device__ __forceinline__ void load_sym_a(uint32_t (&r)[4], const unsigned char* tiles, int i, int k, int lane) {
-  if (i >= k) {
-    ldmatrix_x4(r, tiles + lower_index(i, k) * kTileBytes + lane * 16);
-  } else {   // the transpose of tile (k, i): its 8 × 8 block (8b.., 8a..) for the fragment's block (a, b)
-    const int a = (lane >> 3) & 1, b = lane >> 4;
-    ldmatrix_x4_trans(r, tiles + lower_index(k, i) * kTileBytes + (a * 16 + 8 * b + (lane & 7)) * 16);
-  }
-}
-
 // x / d correctly rounded from y = 1/d (Markstein): q = xy, then q + (x − qd)·y with FMAs.
 __device__ __forceinline__ float divide(float x, float d, float y) {
   const float q = x * y;
@@ -197,7 +167,7 @@ __device__ double block_sum(double s, double* scratch) {
 
 // One block of the cluster of matrix blockIdx.x / kCluster; kWidth: its slice's columns.
 template <class T, bool kVectors, int kWidth>
-__global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int n, Coefficients k) {
+__global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch, int m, int n, Coefficients k) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   static_assert(kWidth % kChunk == 0 && kWidth <= kMaxColumns / kCluster, "slice width");
   constexpr int kPerRow = kWidth / 8, kVectorsPerBlock = kRows * kPerRow;
@@ -213,300 +183,297 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int m, int
   // This thread's i-th vector of 8 values: row and first column in the slice.
   auto vector_row = [&](int i) { return (tid + i * kBlockThreads) / kPerRow; };
   auto vector_col = [&](int i) { return (tid + i * kBlockThreads) % kPerRow * 8; };
-  T* mat = x + static_cast<int64_t>(blockIdx.x / kCluster) * m * n;
   const int col0 = rank * kWidth;
 
-  // Load this block's slice (zeros past m and n): with cp.async where rows are 16-byte vectors
-  // (in kLoadStages groups, each thread summing its own vectors of a group while the later ones
-  // are in flight), else element by element. Σx² in double, each thread over its vectors in order.
+  // The cluster's matrices one after the other (one when the grid holds a cluster per matrix).
+  const int clusters = static_cast<int>(gridDim.x) / kCluster;
+  for (int index = static_cast<int>(blockIdx.x) / kCluster, round = 0; index < batch; index += clusters, ++round) {
+    T* mat = x + static_cast<int64_t>(index) * m * n;
+    // Load this block's slice (zeros past m and n): with cp.async where rows are 16-byte vectors
+    // (in kLoadStages groups, each thread summing its own vectors of a group while the later ones
+    // are in flight), else element by element. Σx² in double, each thread over its vectors in order.
 #pragma unroll
-  for (int s = 0; s < kLoadStages; ++s) {
+    for (int s = 0; s < kLoadStages; ++s) {
 #pragma unroll 1
-    for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
-      const int row = vector_row(i), c = vector_col(i), col = col0 + c;
-      const bool inside = row < m && col < n;
-      const T* src = mat + (inside ? static_cast<int64_t>(row) * n + col : 0);
-      if constexpr (kVectors) {
-        copy_async_16(x_at(row, c), src, inside ? 16 : 0);
-      } else {
-        Vec<T> w;
+      for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
+        const int row = vector_row(i), c = vector_col(i), col = col0 + c;
+        const bool inside = row < m && col < n;
+        const T* src = mat + (inside ? static_cast<int64_t>(row) * n + col : 0);
+        if constexpr (kVectors) {
+          copy_async_16(x_at(row, c), src, inside ? 16 : 0);
+        } else {
+          Vec<T> w;
 #pragma unroll
-        for (int e = 0; e < 8; ++e) w.v[e] = inside && col + e < n ? src[e] : st<T>(0.0f);
-        *reinterpret_cast<Vec<T>*>(x_at(row, c)) = w;
-      }
-    }
-    if constexpr (kVectors) commit_async_copies();
-  }
-  double ss[8] = {};   // one sum per position in the vector: eight independent chains
-#pragma unroll
-  for (int s = 0; s < kLoadStages; ++s) {
-    if constexpr (kVectors) wait_async_copies(kLoadStages - 1 - s);
-#pragma unroll 1
-    for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
-      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i), vector_col(i)));
-#pragma unroll
-      for (int e = 0; e < 8; ++e) {
-        const double d = ld(w.v[e]);
-        ss[e] += d * d;
-      }
-    }
-  }
-  double* red = lay.reduce();
-  const double block_total = block_sum(((ss[0] + ss[1]) + (ss[2] + ss[3])) + ((ss[4] + ss[5]) + (ss[6] + ss[7])), red);
-  if (tid == 0) red[8] = block_total;
-  cluster.sync();
-  if (warp == 0) {   // the eight blocks' sums read at once, added in rank order
-    const double mine = lane < kCluster ? cluster.map_shared_rank(red, lane)[8] : 0.0;
-    double total = 0.0;
-    for (int q = 0; q < kCluster; ++q) total += __shfl_sync(0xffffffffu, mine, q);
-    if (lane == 0) reinterpret_cast<float*>(red + 9)[0] = ld(st<T>(sqrtf(static_cast<float>(total)))) + 1e-7f;
-  }
-  __syncthreads();
-  const float denom = reinterpret_cast<const float*>(red + 9)[0], inverse = __frcp_rn(denom);
-  constexpr int kGroup = 4;   // vectors read before any is written (see write_back below)
-  static_assert(kPerThread % kGroup == 0, "whole groups");
-#pragma unroll 1
-  for (int i0 = 0; i0 < kPerThread; i0 += kGroup) {
-    Vec<T> w[kGroup];
-#pragma unroll
-    for (int q = 0; q < kGroup; ++q) w[q] = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q)));
-#pragma unroll
-    for (int q = 0; q < kGroup; ++q) {
-#pragma unroll
-      for (int e = 0; e < 8; ++e) w[q].v[e] = st<T>(divide(ld(w[q].v[e]), denom, inverse));
-      *reinterpret_cast<Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q))) = w[q];
-    }
-  }
-  wgmma::proxy_fence();   // the first X ← aX + BX reads the normalized X through wgmma
-  __syncthreads();
-
-  const int wg = warp / 4, ww = warp % 4;   // warpgroup, warp in it: rows 16·ww.. of a 64-row product
-  const uint32_t x_shared = shared_address(xb), receive_shared = shared_address(lay.receive()),
-                 a_shared = shared_address(lay.a());
-  for (int it = 0; it < k.steps; ++it) {
-    // This block's partial of XXᵀ over its columns, wgmma products of X with itself: warpgroup 0
-    // rows 0..63 × columns 0..63 and rows 64..127 × columns 96..127, warpgroup 1 rows
-    // 64..127 × columns 0..95 (the lower 16 × 16 tiles and a few above the diagonal, in equal
-    // shares). Each lower unit is sent to its owner's receive slot.
-    {
-      // A product's lower units: d holds rows 16·(tile_row + ww).. × columns 16·tile_col.. .
-      auto push = [&](auto& d, int tile_row, int tile_col) {
-        constexpr int kTilesAcross = static_cast<int>(sizeof(d) / sizeof(float)) / 8;
-        const int ti = tile_row + opaque(ww);   // the units' slots are computed here, each iteration
-#pragma unroll
-        for (int jt = 0; jt < kTilesAcross; ++jt) {
-          const int tj = tile_col + jt;
-          if (ti < tj) continue;
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {   // a slot holds (row, column 8s + 2t + e) at [row][t][s][e]
-            const int u = 2 * lower_index(ti, tj) + h, owner = u / kUnitsPerBlock;
-            const uint32_t slot = receive_shared + ((u % kUnitsPerBlock) * kCluster + rank) * kUnitBytes + (g * 4 + t) * 16;
-            store_cluster(cluster_address(slot, owner),
-                          make_float4(d[8 * jt + 2 * h], d[8 * jt + 2 * h + 1], d[8 * jt + 4 + 2 * h], d[8 * jt + 5 + 2 * h]));
-          }
+          for (int e = 0; e < 8; ++e) w.v[e] = inside && col + e < n ? src[e] : st<T>(0.0f);
+          *reinterpret_cast<Vec<T>*>(x_at(row, c)) = w;
         }
-      };
-      const uint32_t xs = static_cast<uint32_t>(opaque(static_cast<int>(x_shared)));   // see issue() below
-      auto x_desc = [&](int row0, int k0) { return wgmma::k_major_descriptor<kRows>(xs, row0, k0); };
-      if (wg == 0) {
-        float top[32], corner[16];
-        wgmma::fence();
+      }
+      if constexpr (kVectors) commit_async_copies();
+    }
+    double ss[8] = {};   // one sum per position in the vector: eight independent chains
 #pragma unroll
-        for (int ks = 0; ks < kWidth / 16; ++ks) {
-          wgmma::Ss<T, 64>::mma(top, x_desc(0, 16 * ks), x_desc(0, 16 * ks), ks);
-          wgmma::Ss<T, 32>::mma(corner, x_desc(64, 16 * ks), x_desc(96, 16 * ks), ks);
+    for (int s = 0; s < kLoadStages; ++s) {
+      if constexpr (kVectors) wait_async_copies(kLoadStages - 1 - s);
+#pragma unroll 1
+      for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
+        const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i), vector_col(i)));
+#pragma unroll
+        for (int e = 0; e < 8; ++e) {
+          const double d = ld(w.v[e]);
+          ss[e] += d * d;
         }
-        wgmma::commit();
-        wgmma::wait<0>();
-        wgmma::pin(top);
-        wgmma::pin(corner);
-        push(top, 0, 0);
-        push(corner, 4, 6);
-      } else {
-        float bottom[48];
-        wgmma::fence();
-#pragma unroll
-        for (int ks = 0; ks < kWidth / 16; ++ks) wgmma::Ss<T, 96>::mma(bottom, x_desc(64, 16 * ks), x_desc(0, 16 * ks), ks);
-        wgmma::commit();
-        wgmma::wait<0>();
-        wgmma::pin(bottom);
-        push(bottom, 4, 0);
       }
     }
+    double* red = lay.reduce();
+    const double block_total = block_sum(((ss[0] + ss[1]) + (ss[2] + ss[3])) + ((ss[4] + ss[5]) + (ss[6] + ss[7])), red);
+    if (tid == 0) red[8 + round % 2] = block_total;   // by parity: a block a round ahead writes the other
     cluster.sync();
-    // A's lower tiles: block r sums each of its units' eight partials in rank order, rounds
-    // once and writes the unit into every block.
-    if (tid < kUnitsPerBlock * 16) {
-      const int ul = tid / 16, u = rank * kUnitsPerBlock + ul, half = u % 2, rr = tid % 16 / 2, seg = tid % 2;
-      // Columns 8·seg + 2t + e of row rr: [rr][t][seg][e] in each slot (see the sender).
-      const float2* p = reinterpret_cast<const float2*>(lay.receive() + ul * kCluster * kUnitBytes) + rr * 8 + seg;
-      float sum[8];
+    if (warp == 0) {   // the eight blocks' sums read at once, added in rank order
+      const double mine = lane < kCluster ? cluster.map_shared_rank(red, lane)[8 + round % 2] : 0.0;
+      double total = 0.0;
+      for (int q = 0; q < kCluster; ++q) total += __shfl_sync(0xffffffffu, mine, q);
+      if (lane == 0) reinterpret_cast<float*>(red + 10)[0] = ld(st<T>(sqrtf(static_cast<float>(total)))) + 1e-7f;
+    }
+    __syncthreads();
+    const float denom = reinterpret_cast<const float*>(red + 10)[0], inverse = __frcp_rn(denom);
+    constexpr int kGroup = 4;   // vectors read before any is written (see write_back below)
+    static_assert(kPerThread % kGroup == 0, "whole groups");
+#pragma unroll 1
+    for (int i0 = 0; i0 < kPerThread; i0 += kGroup) {
+      Vec<T> w[kGroup];
 #pragma unroll
-      for (int tt = 0; tt < 4; ++tt) {
-        const float2 v = p[2 * tt];
-        sum[2 * tt] = v.x, sum[2 * tt + 1] = v.y;
+      for (int q = 0; q < kGroup; ++q) w[q] = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q)));
+#pragma unroll
+      for (int q = 0; q < kGroup; ++q) {
+#pragma unroll
+        for (int e = 0; e < 8; ++e) w[q].v[e] = st<T>(divide(ld(w[q].v[e]), denom, inverse));
+        *reinterpret_cast<Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q))) = w[q];
       }
+    }
+    wgmma::proxy_fence();   // the first X ← aX + BX reads the normalized X through wgmma
+    __syncthreads();
+
+    const int wg = warp / 4, ww = warp % 4;   // warpgroup, warp in it: rows 16·ww.. of a 64-row product
+    const uint32_t x_shared = shared_address(xb), receive_shared = shared_address(lay.receive()),
+                   a_shared = shared_address(lay.a());
+    for (int it = 0; it < k.steps; ++it) {
+      // This block's partial of XXᵀ over its columns, wgmma products of X with itself: warpgroup 0
+      // rows 0..63 × columns 0..63 and rows 64..127 × columns 96..127, warpgroup 1 rows
+      // 64..127 × columns 0..95 (the lower 16 × 16 tiles and a few above the diagonal, in equal
+      // shares). Each lower unit is sent to its owner's receive slot.
+      {
+        // A product's lower units: d holds rows 16·(tile_row + ww).. × columns 16·tile_col.. .
+        auto push = [&](auto& d, int tile_row, int tile_col) {
+          constexpr int kTilesAcross = static_cast<int>(sizeof(d) / sizeof(float)) / 8;
+          const int ti = tile_row + opaque(ww);   // the units' slots are computed here, each iteration
 #pragma unroll
-      for (int q = 1; q < kCluster; ++q)
+          for (int jt = 0; jt < kTilesAcross; ++jt) {
+            const int tj = tile_col + jt;
+            if (ti < tj) continue;
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {   // a slot holds (row, column 8s + 2t + e) at [row][t][s][e]
+              const int u = 2 * lower_index(ti, tj) + h, owner = u / kUnitsPerBlock;
+              const uint32_t slot = receive_shared + ((u % kUnitsPerBlock) * kCluster + rank) * kUnitBytes + (g * 4 + t) * 16;
+              store_cluster(cluster_address(slot, owner),
+                            make_float4(d[8 * jt + 2 * h], d[8 * jt + 2 * h + 1], d[8 * jt + 4 + 2 * h], d[8 * jt + 5 + 2 * h]));
+            }
+          }
+        };
+        const uint32_t xs = static_cast<uint32_t>(opaque(static_cast<int>(x_shared)));   // see issue() below
+        auto x_desc = [&](int row0, int k0) { return wgmma::k_major_descriptor<kRows>(xs, row0, k0); };
+        if (wg == 0) {
+          float top[32], corner[16];
+          wgmma::fence();
+#pragma unroll
+          for (int ks = 0; ks < kWidth / 16; ++ks) {
+            wgmma::Ss<T, 64>::mma(top, x_desc(0, 16 * ks), x_desc(0, 16 * ks), ks);
+            wgmma::Ss<T, 32>::mma(corner, x_desc(64, 16 * ks), x_desc(96, 16 * ks), ks);
+          }
+          wgmma::commit();
+          wgmma::wait<0>();
+          wgmma::pin(top);
+          wgmma::pin(corner);
+          push(top, 0, 0);
+          push(corner, 4, 6);
+        } else {
+          float bottom[48];
+          wgmma::fence();
+#pragma unroll
+          for (int ks = 0; ks < kWidth / 16; ++ks) wgmma::Ss<T, 96>::mma(bottom, x_desc(64, 16 * ks), x_desc(0, 16 * ks), ks);
+          wgmma::commit();
+          wgmma::wait<0>();
+          wgmma::pin(bottom);
+          push(bottom, 4, 0);
+        }
+      }
+      cluster.sync();
+      // A's lower tiles: block r sums each of its units' eight partials in rank order, rounds
+      // once and writes the unit into every block.
+      if (tid < kUnitsPerBlock * 16) {
+        const int ul = tid / 16, u = rank * kUnitsPerBlock + ul, half = u % 2, rr = tid % 16 / 2, seg = tid % 2;
+        // Columns 8·seg + 2t + e of row rr: [rr][t][seg][e] in each slot (see the sender).
+        const float2* p = reinterpret_cast<const float2*>(lay.receive() + ul * kCluster * kUnitBytes) + rr * 8 + seg;
+        float sum[8];
 #pragma unroll
         for (int tt = 0; tt < 4; ++tt) {
-          const float2 v = p[q * kUnitBytes / 8 + 2 * tt];
-          sum[2 * tt] += v.x, sum[2 * tt + 1] += v.y;
+          const float2 v = p[2 * tt];
+          sum[2 * tt] = v.x, sum[2 * tt + 1] = v.y;
         }
-      Vec<T> w;
 #pragma unroll
-      for (int e = 0; e < 8; ++e) w.v[e] = st<T>(sum[e]);
-      int ti, tj;
-      lower_tile(u / 2, ti, tj);
-      const int at = XLayout::offset(16 * ti + 8 * half + rr, 16 * tj + 8 * seg);
+        for (int q = 1; q < kCluster; ++q)
 #pragma unroll
-      for (int q = 0; q < kCluster; ++q) store_cluster(cluster_address(a_shared + at, q), *reinterpret_cast<const uint4*>(&w));
-    }
-    cluster.sync();
-    // A's upper tiles: the transposes of the 28 lower ones off the diagonal, each read as four
-    // 8 × 8 blocks and stored transposed (block (r, c) of tile (I, J) to block (c, r) of (J, I)).
-    for (int l = warp; l < kLowerTiles - kTiles; l += kBlockThreads / 32) {
-      int ti = 1, tj = l;   // the l-th tile below the diagonal
-      while (tj >= ti) tj -= ti++;
-      const int r = lane / 8 % 2, c = lane / 16;
-      uint32_t f[4];
-      ldmatrix_x4(f, lay.a() + XLayout::offset(16 * ti + 8 * r + lane % 8, 16 * tj + 8 * c));
-      stmatrix_x4_trans(lay.a() + XLayout::offset(16 * tj + 8 * c + lane % 8, 16 * ti + 8 * r), f);
-    }
-    wgmma::proxy_fence();   // A is read by wgmma next
-    __syncthreads();
-    // B = c·A·A + b·A in every block (cheaper than computing an eighth and exchanging them),
-    // as wgmma products: warpgroup 0 rows 0..63 × columns 0..63, warpgroup 1 rows 64..127 ×
-    // all columns, A's rows in registers, A itself as the shared operand. B then takes A's place:
-    // its lower tiles as computed, the upper ones their transposes (stmatrix .trans).
-    {
-      const float kb = k.b[it], kc = k.c[it];
-      const int ti = 4 * wg + ww, n8 = wg == 0 ? 8 : 16;   // this warp's tile row; its 8-column groups
-      const SwizzledRows rows(lay.a(), 16 * ti + lane % 16, lane / 16);
-      uint32_t fa[kRows / 16][4];
-#pragma unroll
-      for (int ks = 0; ks < kRows / 16; ++ks) ldmatrix_x4(fa[ks], rows.at(0, 16 * ks));
-      Pair<T> bv[16][2];   // B at (16·ti + g + 8h, 8j + 2t), two columns
-      auto product = [&](auto n) {
-        constexpr int kN = decltype(n)::value;
-        float acc[kN / 2];
-        wgmma::issue<T, kN, kRows>(acc, fa, a_shared, 0);
-        wgmma::wait<0>();
-        wgmma::pin(acc);
-        Pair<T> av[kN / 8][2];
-#pragma unroll
-        for (int j = 0; j < kN / 8; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h)
-            av[j][h] = *reinterpret_cast<const Pair<T>*>(lay.a() + XLayout::offset(16 * ti + g + 8 * h, 8 * j + 2 * t));
-#pragma unroll
-        for (int j = 0; j < kN / 8; ++j)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            bv[j][h].v[0] = st<T>(kc * acc[4 * j + 2 * h] + kb * ld(av[j][h].v[0]));
-            bv[j][h].v[1] = st<T>(kc * acc[4 * j + 2 * h + 1] + kb * ld(av[j][h].v[1]));
+          for (int tt = 0; tt < 4; ++tt) {
+            const float2 v = p[q * kUnitBytes / 8 + 2 * tt];
+            sum[2 * tt] += v.x, sum[2 * tt + 1] += v.y;
           }
-      };
-      if (wg == 0)
-        product(std::integral_constant<int, 64>{});
-      else
-        product(std::integral_constant<int, 128>{});
-      __syncthreads();   // every product and every read of A is done
+        Vec<T> w;
 #pragma unroll
-      for (int j = 0; j < 16; ++j) {
-        if (j >= n8 || j / 2 > ti) continue;   // past this warp's product, or above the diagonal
+        for (int e = 0; e < 8; ++e) w.v[e] = st<T>(sum[e]);
+        int ti, tj;
+        lower_tile(u / 2, ti, tj);
+        const int at = XLayout::offset(16 * ti + 8 * half + rr, 16 * tj + 8 * seg);
 #pragma unroll
-        for (int h = 0; h < 2; ++h) *reinterpret_cast<Pair<T>*>(lay.a() + XLayout::offset(16 * ti + g + 8 * h, 8 * j + 2 * t)) = bv[j][h];
+        for (int q = 0; q < kCluster; ++q) store_cluster(cluster_address(a_shared + at, q), *reinterpret_cast<const uint4*>(&w));
       }
-      // The tiles (ti, J), J < ti, transposed into (J, ti): 8 × 8 block (h, s) of the tile is
-      // matrix h + 2s of the stmatrix, stored at block (s, h).
-#pragma unroll
-      for (int tj = 0; tj < 8; ++tj) {
-        if (tj >= ti) continue;
-        const uint32_t f[4] = {as_bits(bv[2 * tj][0]), as_bits(bv[2 * tj][1]), as_bits(bv[2 * tj + 1][0]), as_bits(bv[2 * tj + 1][1])};
-        const int mi = lane / 8;
-        stmatrix_x4_trans(lay.a() + XLayout::offset(16 * tj + 8 * (mi / 2) + lane % 8, 16 * ti + 8 * (mi % 2)), f);
+      cluster.sync();
+      // A's upper tiles: the transposes of the 28 lower ones off the diagonal, each read as four
+      // 8 × 8 blocks and stored transposed (block (r, c) of tile (I, J) to block (c, r) of (J, I)).
+      for (int l = warp; l < kLowerTiles - kTiles; l += kBlockThreads / 32) {
+        int ti = 1, tj = l;   // the l-th tile below the diagonal
+        while (tj >= ti) tj -= ti++;
+        const int r = lane / 8 % 2, c = lane / 16;
+        uint32_t f[4];
+        ldmatrix_x4(f, lay.a() + XLayout::offset(16 * ti + 8 * r + lane % 8, 16 * tj + 8 * c));
+        stmatrix_x4_trans(lay.a() + XLayout::offset(16 * tj + 8 * c + lane % 8, 16 * ti + 8 * r), f);
       }
-      wgmma::proxy_fence();   // X ← aX + BX reads B through wgmma
+      wgmma::proxy_fence();   // A is read by wgmma next
       __syncthreads();
-    }
-    // X ← aX + BX over this block's columns in place, as wgmma products from shared memory:
-    // warpgroup wg takes the 64-column chunks wg, wg + 2, ..., all 128 rows of each, so that a
-    // warpgroup writes only what it alone reads. The next chunk's products run while a chunk is
-    // written back.
-    {
-      const float ka = k.a[it];
-      auto issue = [&](float (&d)[2][32], int c0) {
-        // Descriptors from opaque bases: computed at each issue, not all held from the start.
-        const uint32_t xs = static_cast<uint32_t>(opaque(static_cast<int>(x_shared))), bs = static_cast<uint32_t>(opaque(static_cast<int>(a_shared)));
-        wgmma::fence();
+      // B = c·A·A + b·A in every block (cheaper than computing an eighth and exchanging them),
+      // as wgmma products: warpgroup 0 rows 0..63 × columns 0..63, warpgroup 1 rows 64..127 ×
+      // all columns, A's rows in registers, A itself as the shared operand. B then takes A's place:
+      // its lower tiles as computed, the upper ones their transposes (stmatrix .trans).
+      {
+        const float kb = k.b[it], kc = k.c[it];
+        const int ti = 4 * wg + ww, n8 = wg == 0 ? 8 : 16;   // this warp's tile row; its 8-column groups
+        const SwizzledRows rows(lay.a(), 16 * ti + lane % 16, lane / 16);
+        uint32_t fa[kRows / 16][4];
 #pragma unroll
-        for (int ks = 0; ks < kRows / 16; ++ks) {
-          const uint64_t xd = wgmma::mn_major_descriptor<kRows>(xs, 16 * ks, c0);
+        for (int ks = 0; ks < kRows / 16; ++ks) ldmatrix_x4(fa[ks], rows.at(0, 16 * ks));
+        Pair<T> bv[16][2];   // B at (16·ti + g + 8h, 8j + 2t), two columns
+        auto product = [&](auto n) {
+          constexpr int kN = decltype(n)::value;
+          float acc[kN / 2];
+          wgmma::issue<T, kN, kRows>(acc, fa, a_shared, 0);
+          wgmma::wait<0>();
+          wgmma::pin(acc);
+          Pair<T> av[kN / 8][2];
 #pragma unroll
-          for (int half = 0; half < 2; ++half)
-            wgmma::Ss<T, 64, true>::mma(d[half], wgmma::k_major_descriptor<kRows>(bs, 64 * half, 16 * ks), xd, ks);
-        }
-        wgmma::commit();
-      };
-      // All of the chunk's old values are read before any new one is written: stores and loads
-      // through one pointer type would otherwise run one after the other.
-      auto write_back = [&](float (&d)[2][32], int c0) {
-        // x_at(64·half + 16·ww + g + 8h, c0 + 8j + 2t), from a base the compiler cannot hoist
-        // out of the iterations (c0 is a multiple of 64; the row is g modulo 8).
-        unsigned char* const base = xb + opaque(c0 / 64) * XLayout::kBlockBytes + (16 * ww + g) * 128 + 4 * t;
-        auto at = [&](int half, int j, int h) { return base + (64 * half + 8 * h) * 128 + (j ^ g) * 16; };
-        Pair<T> old[2][8][2];
+          for (int j = 0; j < kN / 8; ++j)
 #pragma unroll
-        for (int half = 0; half < 2; ++half)
+            for (int h = 0; h < 2; ++h)
+              av[j][h] = *reinterpret_cast<const Pair<T>*>(lay.a() + XLayout::offset(16 * ti + g + 8 * h, 8 * j + 2 * t));
 #pragma unroll
-          for (int j = 0; j < 8; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) old[half][j][h] = *reinterpret_cast<const Pair<T>*>(at(half, j, h));
-#pragma unroll
-        for (int half = 0; half < 2; ++half)
-#pragma unroll
-          for (int j = 0; j < 8; ++j)
+          for (int j = 0; j < kN / 8; ++j)
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
-              Pair<T> v;
-              v.v[0] = st<T>(d[half][4 * j + 2 * h] + ka * ld(old[half][j][h].v[0]));
-              v.v[1] = st<T>(d[half][4 * j + 2 * h + 1] + ka * ld(old[half][j][h].v[1]));
-              *reinterpret_cast<Pair<T>*>(at(half, j, h)) = v;
+              bv[j][h].v[0] = st<T>(kc * acc[4 * j + 2 * h] + kb * ld(av[j][h].v[0]));
+              bv[j][h].v[1] = st<T>(kc * acc[4 * j + 2 * h + 1] + kb * ld(av[j][h].v[1]));
             }
-      };
-      constexpr int kPerWarpgroup = kWidth / 128;
-      float acc[2][2][32];   // [chunk % 2][rows 0..63, 64..127]
-      issue(acc[0], 64 * wg);
+        };
+        if (wg == 0)
+          product(std::integral_constant<int, 64>{});
+        else
+          product(std::integral_constant<int, 128>{});
+        __syncthreads();   // every product and every read of A is done
 #pragma unroll
-      for (int i = 0; i < kPerWarpgroup; ++i) {
-        if (i + 1 < kPerWarpgroup) {
-          issue(acc[(i + 1) % 2], 64 * wg + 128 * (i + 1));
-          wgmma::wait<1>();
-        } else {
-          wgmma::wait<0>();
+        for (int j = 0; j < 16; ++j) {
+          if (j >= n8 || j / 2 > ti) continue;   // past this warp's product, or above the diagonal
+#pragma unroll
+          for (int h = 0; h < 2; ++h) *reinterpret_cast<Pair<T>*>(lay.a() + XLayout::offset(16 * ti + g + 8 * h, 8 * j + 2 * t)) = bv[j][h];
         }
-        wgmma::pin(acc[i % 2][0]);
-        wgmma::pin(acc[i % 2][1]);
-        warpgroup_barrier(wg);   // the warpgroup's products of chunk i are done
-        write_back(acc[i % 2], 64 * wg + 128 * i);
+        // The tiles (ti, J), J < ti, transposed into (J, ti): 8 × 8 block (h, s) of the tile is
+        // matrix h + 2s of the stmatrix, stored at block (s, h).
+#pragma unroll
+        for (int tj = 0; tj < 8; ++tj) {
+          if (tj >= ti) continue;
+          const uint32_t f[4] = {as_bits(bv[2 * tj][0]), as_bits(bv[2 * tj][1]), as_bits(bv[2 * tj + 1][0]), as_bits(bv[2 * tj + 1][1])};
+          const int mi = lane / 8;
+          stmatrix_x4_trans(lay.a() + XLayout::offset(16 * tj + 8 * (mi / 2) + lane % 8, 16 * ti + 8 * (mi % 2)), f);
+        }
+        wgmma::proxy_fence();   // X ← aX + BX reads B through wgmma
+        __syncthreads();
       }
-      wgmma::proxy_fence();   // the next iteration's products read the new X
-      __syncthreads();
+      // X ← aX + BX over this block's columns in place, kChunk at a time, as wgmma products:
+      // warpgroup wg the rows 64·wg.., its rows of B in registers for every chunk. Chunk c + 1's
+      // products run while chunk c is written back; a chunk is written once both warpgroups'
+      // products have read it.
+      {
+        const float ka = k.a[it];
+        const SwizzledRows rows(lay.a(), 64 * wg + 16 * ww + lane % 16, lane / 16);
+        uint32_t fb[kRows / 16][4];
+#pragma unroll
+        for (int ks = 0; ks < kRows / 16; ++ks) ldmatrix_x4(fb[ks], rows.at(0, 16 * ks));
+        // The descriptors from an opaque base: computed at each issue, not all held from the start.
+        auto issue = [&](float (&d)[64], int c0) {
+          wgmma::issue<T, kChunk, kRows>(d, fb, static_cast<uint32_t>(opaque(static_cast<int>(x_shared))), c0);
+        };
+        // All of the chunk's old values are read before any new one is written: stores and loads
+        // through one pointer type would otherwise run one after the other.
+        auto write_back = [&](float (&d)[64], int c0) {
+          // x_at(64·wg + 16·ww + g + 8h, c0 + 8j + 2t), from a base the compiler cannot hoist out
+          // of the iterations (c0 is a multiple of 64; the row is g modulo 8).
+          unsigned char* const base = xb + opaque(c0 / 64) * XLayout::kBlockBytes + (64 * wg + 16 * ww + g) * 128 + 4 * t;
+          auto at = [&](int j, int h) { return base + (j / 8) * XLayout::kBlockBytes + 8 * h * 128 + (j % 8 ^ g) * 16; };
+#pragma unroll
+          for (int j0 = 0; j0 < kChunk / 8; j0 += 8) {   // in two halves, to hold fewer registers
+            Pair<T> old[8][2];
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) old[j][h] = *reinterpret_cast<const Pair<T>*>(at(j0 + j, h));
+#pragma unroll
+            for (int j = 0; j < 8; ++j)
+#pragma unroll
+              for (int h = 0; h < 2; ++h) {
+                Pair<T> v;
+                v.v[0] = st<T>(d[4 * (j0 + j) + 2 * h] + ka * ld(old[j][h].v[0]));
+                v.v[1] = st<T>(d[4 * (j0 + j) + 2 * h + 1] + ka * ld(old[j][h].v[1]));
+                *reinterpret_cast<Pair<T>*>(at(j0 + j, h)) = v;
+              }
+          }
+        };
+        constexpr int kChunks = kWidth / kChunk;
+        float acc[2][64];
+        issue(acc[0], 0);
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          if (c + 1 < kChunks) {
+            issue(acc[(c + 1) % 2], kChunk * (c + 1));
+            wgmma::wait<1>();
+          } else {
+            wgmma::wait<0>();
+          }
+          wgmma::pin(acc[c % 2]);
+          __syncthreads();   // both warpgroups' products of chunk c are done
+          write_back(acc[c % 2], kChunk * c);
+        }
+        wgmma::proxy_fence();   // the next iteration's products read the new X
+        __syncthreads();
+      }
     }
-  }
 
-  // Write NS(X) back (rows < m, columns < n).
+    // Write NS(X) back (rows < m, columns < n).
 #pragma unroll 1
-  for (int i = 0; i < kPerThread; ++i) {
-    const int row = vector_row(i), c = vector_col(i), col = col0 + c;
-    if (row >= m || col >= n) continue;
-    const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(row, c));
-    T* dst = mat + static_cast<int64_t>(row) * n + col;
-    if constexpr (kVectors) {
-      *reinterpret_cast<Vec<T>*>(dst) = w;
-    } else {
-      for (int e = 0; e < 8 && col + e < n; ++e) dst[e] = w.v[e];
+    for (int i = 0; i < kPerThread; ++i) {
+      const int row = vector_row(i), c = vector_col(i), col = col0 + c;
+      if (row >= m || col >= n) continue;
+      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(row, c));
+      T* dst = mat + static_cast<int64_t>(row) * n + col;
+      if constexpr (kVectors) {
+        *reinterpret_cast<Vec<T>*>(dst) = w;
+      } else {
+        for (int e = 0; e < 8 && col + e < n; ++e) dst[e] = w.v[e];
+      }
     }
   }
 #else
@@ -524,7 +491,7 @@ __device__ int g_built_with_wgmma = 0;
 // The kernel for a storage type, load mode and slice width (128, 256, 384 or 512).
 template <class T, bool kVectors>
 auto kernel(int width) {
-  using F = void (*)(T*, int, int, Coefficients);
+  using F = void (*)(T*, int, int, int, Coefficients);
   switch (width) {
     case 128: return static_cast<F>(&ns_resident<T, kVectors, 128>);
     case 256: return static_cast<F>(&ns_resident<T, kVectors, 256>);
@@ -552,45 +519,55 @@ int active_clusters(int width) {
   return cudaOccupancyMaxActiveClusters(&clusters, kernel<T, kVectors>(width), &cfg) == cudaSuccess ? clusters : 0;
 }
 
-// Per device: whether every instantiation launches there (−1: not asked yet).
-std::array<int, 64> g_device_ok = [] {
-  std::array<int, 64> a{};
-  a.fill(-1);
-  return a;
-}();
+// Per device, asked once: whether every instantiation launches there, and for each slice width
+// (128, 256, 384, 512) the clusters that run at once (the fewest of the four instantiations).
+struct DeviceFacts {
+  int ok = -1;   // −1: not asked yet
+  std::array<int, kMaxColumns / kCluster / kChunk> clusters{};
+};
+std::array<DeviceFacts, 64> g_devices;
 
 template <class T, bool kVectors>
-bool prepare(int width) {
+int prepare(int width) {
   const int bytes = static_cast<int>(shared_bytes(width));
   return cudaFuncSetAttribute(kernel<T, kVectors>(width), cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) ==
-             cudaSuccess &&
-         active_clusters<T, kVectors>(width) > 0;
+                 cudaSuccess
+             ? active_clusters<T, kVectors>(width)
+             : 0;
 }
 
-bool device_ok() {
+const DeviceFacts* device_facts() {
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_device_ok.size())) return false;
-  if (g_device_ok[dev] < 0) {
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_devices.size())) return nullptr;
+  DeviceFacts& f = g_devices[dev];
+  if (f.ok < 0) {
     int built = 0;   // the device code loaded for this device is the sm_90a one
     bool ok = cudaMemcpyFromSymbol(&built, g_built_with_wgmma, sizeof built) == cudaSuccess && built == 1;
-    for (int width = kChunk; ok && width <= kMaxColumns / kCluster; width += kChunk)
-      ok = prepare<__nv_bfloat16, true>(width) && prepare<__nv_bfloat16, false>(width) &&
-           prepare<__half, true>(width) && prepare<__half, false>(width);
+    for (int w = 0; ok && w < static_cast<int>(f.clusters.size()); ++w) {
+      const int width = kChunk * (w + 1);
+      f.clusters[w] = std::min({prepare<__nv_bfloat16, true>(width), prepare<__nv_bfloat16, false>(width),
+                                prepare<__half, true>(width), prepare<__half, false>(width)});
+      ok = f.clusters[w] > 0;
+    }
     (void)cudaGetLastError();   // a refused attribute leaves no sticky error behind
-    g_device_ok[dev] = ok ? 1 : 0;
+    f.ok = ok ? 1 : 0;
   }
-  return g_device_ok[dev] == 1;
+  return f.ok == 1 ? &f : nullptr;
 }
+
+bool device_ok() { return device_facts() != nullptr; }
 
 }  // namespace
 
 int resident_active_clusters(int64_t n) {
-  return device_ok() ? active_clusters<__nv_bfloat16, true>(slice_width(n)) : 0;
+  const DeviceFacts* f = device_facts();
+  return f ? f->clusters[slice_width(n) / kChunk - 1] : 0;
 }
 
 bool resident_pays(int batch, int64_t m, int64_t n) {
-  const int waves_of = resident_active_clusters(n);
-  return waves_of > 0 && batch >= 4 && m * n >= 64 * 512 && (batch <= waves_of || batch % waves_of == 0);
+  const int clusters = resident_active_clusters(n);
+  return clusters > 0 && batch >= 2 && m * n >= 64 * 512 &&
+         (batch <= clusters || (m * n >= 128 * 4096 && batch % clusters != 1));
 }
 
 bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
@@ -608,14 +585,16 @@ void resident_standard(void* x, int batch, int64_t m, int64_t n, const NsConfig&
   const int width = slice_width(n);
   const bool vectors = n % 8 == 0 && reinterpret_cast<uintptr_t>(x) % 16 == 0;
   cudaLaunchAttribute attr{};
-  cudaLaunchConfig_t lc = cluster_config(static_cast<unsigned>(batch), width, &attr);
+  // As many clusters as run at once (or one per matrix): each works through its share in turn.
+  const int clusters = std::min(batch, resident_active_clusters(n));
+  cudaLaunchConfig_t lc = cluster_config(static_cast<unsigned>(clusters), width, &attr);
   lc.stream = s;
   const int mi = static_cast<int>(m), ni = static_cast<int>(n);
   with_type(cfg.dtype, [&](auto v) {
     using T = decltype(v);
     if constexpr (sizeof(T) == 2) {
       T* p = static_cast<T*>(x);
-      check(cudaLaunchKernelEx(&lc, vectors ? kernel<T, true>(width) : kernel<T, false>(width), p, mi, ni, k),
+      check(cudaLaunchKernelEx(&lc, vectors ? kernel<T, true>(width) : kernel<T, false>(width), p, batch, mi, ni, k),
             "cudaLaunchKernelEx (ns_resident)");
     }
   });

@@ -4,7 +4,9 @@
 // Each matrix (m ≤ 128 rows, m ≤ n ≤ 4096 columns, bf16 or fp16) belongs to one cluster of
 // eight thread blocks; block r holds columns [r·W, r·W + W) of every row in shared memory
 // (W = ⌈n/8⌉ rounded up to 128; rows past m and columns past n are zeros, which change no
-// sum). One read of X, one write of NS(X): the iterations move no matrix through memory.
+// sum). One read of X, one write of NS(X): the iterations move no matrix through memory. The
+// grid holds as many clusters as run at once (or one per matrix); each works through its
+// matrices one after the other (rounds).
 //   normalize   Σx² in double per block, the eight sums added in rank order in every block;
 //               X ← round(X / (round(√Σ) + 1e-7)), the division correctly rounded as in
 //               normalize()
@@ -12,15 +14,15 @@
 //               over its columns), each 8-row half-tile sent to the block that owns it (nine
 //               per block, distributed shared memory); the owner adds the eight partials in
 //               rank order (fp32), rounds once and writes the half-tile into every block
-//   B = cA² + bA  every block computes B's lower tiles itself (fp32 accumulation over all 128,
-//               epilogue c·AA + b·A rounded once)
+//   B = cA² + bA  every block computes B itself (fp32 accumulation over all 128, epilogue
+//               c·AA + b·A rounded once; the upper tiles off the diagonal copied from the lower)
 //   X ← aX + BX each block its columns in place (fp32 accumulation, epilogue + a·X, rounded once)
 // A and B are defined by their lower triangle, the upper one read as its transpose, as the
 // GEMMs' lower-triangle split defines them (symmetric_product.hpp). The rounding model is the
 // GEMM path's (ns_cuda.hpp): every product fp32-accumulated over its full K and rounded once into
 // the NS dtype with its combination; only the order of the fp32 sums differs (XXᵀ is summed in
-// eight column slices). Results are the same bits run to run. The products are warp-level
-// bf16/fp16 MMAs (mma.sync m16n8k16, fp32 accumulators) on ldmatrix fragments.
+// eight column slices). Results are the same bits run to run. The products are Hopper
+// warpgroup MMAs (wgmma, fp32 accumulators; wgmma.cuh), so the kernel exists in sm_90a builds.
 #pragma once
 #include <cstdint>
 
@@ -35,8 +37,8 @@ constexpr int kResidentMaxSteps = 16;   // iterations one launch carries coeffic
 // Whether resident_standard runs this problem on the current device: the standard method (or
 // gram of a square matrix, which is the same iteration), bf16 or fp16, m ≤ 128, m ≤ n ≤ 4096,
 // at most kResidentMaxSteps iterations, and a device that launches eight-block clusters with
-// the shared memory they need (sm_90 and later). Not a stream operation: call it before a
-// graph capture.
+// the shared memory they need (an sm_90a build on a device that runs its code: H100/H200).
+// Not a stream operation: call it before a graph capture.
 bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
 // How many eight-block clusters of the kernel for n columns run at once on the current device
@@ -44,11 +46,12 @@ bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg);
 int resident_active_clusters(int64_t n);
 
 // Where the resident kernel beats the GEMMs, as measured on the H200 (bench_ns_cuda
-// --resident-sweep, 2026-12-02; docs/gpu.md): a batch of at least 4 matrices of at least 64 × 512
-// elements that fills its waves, i.e. at most one wave (batch ≤ resident_active_clusters) or
-// whole waves. A part-filled last wave costs a whole one (64 heads of 128 × 4096: 5 waves of
-// 15, 0.43 ms against the GEMMs' 0.41); one or two matrices, or tiny ones, are launch- or
-// latency-bound either way and the GEMMs' graph is as fast.
+// --resident-sweep, 2026-12-02; docs/gpu.md): at least 2 matrices of at least 64 × 512 elements
+// that run in one round (batch ≤ resident_active_clusters: every cluster holds one), or, for
+// matrices of 128 × 4096 elements and more, in several rounds whose last one holds more than one
+// matrix (a round costs the same whatever it holds: 16 heads of 128 × 4096 are a round of 15 and
+// one of 1, 0.150 ms against the GEMMs' 0.147). One matrix, tiny ones, or several rounds of
+// smaller ones are faster or as fast on the GEMMs.
 bool resident_pays(int batch, int64_t m, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its
