@@ -116,10 +116,10 @@ __device__ __forceinline__ void store_cluster(uint32_t a, const uint4& v) {
 }
 
 // The row address one lane gives ldmatrix_x4 for the 16 × 16 blocks (rows r0 + 16·i..,
-// columns k0..) of a Swizzled128 matrix, r0 a multiple of 16 and k0 of 16. For mma m16n8k16's
-// A fragment lane_row = r0 + lane % 16 and lane_half = lane / 16; for B as two n8 tiles of a
-// matrix stored [n][k], lane_row = n0 + lane % 8 + 8·(lane / 16) and lane_half = lane / 8 % 2.
-// The swizzled pieces are computed once, so a load in an unrolled loop adds only constants.
+// columns k0..) of a Swizzled128 matrix, r0 a multiple of 16 and k0 of 16: for the A fragment
+// of an MMA (mma.sync m16n8k16, or a warp's share of a wgmma's A in registers), lane_row =
+// r0 + lane % 16 and lane_half = lane / 16. The swizzled pieces are computed once, so a load in
+// an unrolled loop adds only constants.
 struct SwizzledRows {
   const unsigned char* row;
   int piece[4];   // byte offset of the lane's 16 bytes for k0 % 64 = 16·j
@@ -165,7 +165,8 @@ __device__ double block_sum(double s, double* scratch) {
   return t;
 }
 
-// One block of the cluster of matrix blockIdx.x / kCluster; kWidth: its slice's columns.
+// One block of cluster blockIdx.x / kCluster, which takes the matrices blockIdx.x / kCluster +
+// i · (the clusters in the grid) in turn; kWidth: the block's slice's columns.
 template <class T, bool kVectors, int kWidth>
 __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch, int m, int n, Coefficients k) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -42,7 +42,7 @@ constexpr int kResidentMaxSteps = 16;   // iterations one launch carries coeffic
 bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
 // How many eight-block clusters of the kernel for n columns run at once on the current device
-// (0 where it does not run): a batch of more matrices than that runs in waves.
+// (0 where it does not run): a batch of more matrices than that runs in rounds.
 int resident_active_clusters(int64_t n);
 
 // Where the resident kernel beats the GEMMs, as measured on the H200 (bench_ns_cuda

@@ -126,32 +126,32 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
       : MUONCHECK_WGMMA_D64 \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_SS_M64N32K16(TYPE, TRANS_B) \
+#define MUONCHECK_WGMMA_SS_M64N32K16(TYPE) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
-      "%7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, " TRANS_B ";" \
+      "%7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;" \
       "\n}\n" \
       : MUONCHECK_WGMMA_D16 \
       : "l"(a), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_SS_M64N64K16(TYPE, TRANS_B) \
+#define MUONCHECK_WGMMA_SS_M64N64K16(TYPE) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
       "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
-      "%25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, " TRANS_B ";" \
+      "%25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;" \
       "\n}\n" \
       : MUONCHECK_WGMMA_D32 \
       : "l"(a), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_SS_M64N96K16(TYPE, TRANS_B) \
+#define MUONCHECK_WGMMA_SS_M64N96K16(TYPE) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n96k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
       "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
       "%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, " \
-      "%43, %44, %45, %46, %47}, %48, %49, p, 1, 1, 0, " TRANS_B ";" \
+      "%43, %44, %45, %46, %47}, %48, %49, p, 1, 1, 0, 0;" \
       "\n}\n" \
       : MUONCHECK_WGMMA_D48 \
       : "l"(a), "l"(b), "r"(accumulate))
@@ -160,51 +160,35 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
 // descriptor of B (16 × kN, MN-major); accumulate 0 overwrites d.
 template <class T, int kN>
 struct Rs;
-template <>
-struct Rs<__nv_bfloat16, 64> {
-  __device__ static __forceinline__ void mma(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int accumulate) {
-    MUONCHECK_WGMMA_RS_M64N64K16("bf16");
-  }
-};
-template <>
-struct Rs<__half, 64> {
-  __device__ static __forceinline__ void mma(float (&d)[32], const uint32_t (&a)[4], uint64_t b, int accumulate) {
-    MUONCHECK_WGMMA_RS_M64N64K16("f16");
-  }
-};
-template <>
-struct Rs<__nv_bfloat16, 128> {
-  __device__ static __forceinline__ void mma(float (&d)[64], const uint32_t (&a)[4], uint64_t b, int accumulate) {
-    MUONCHECK_WGMMA_RS_M64N128K16("bf16");
-  }
-};
-template <>
-struct Rs<__half, 128> {
-  __device__ static __forceinline__ void mma(float (&d)[64], const uint32_t (&a)[4], uint64_t b, int accumulate) {
-    MUONCHECK_WGMMA_RS_M64N128K16("f16");
-  }
-};
-
-// d (+)= A · B for one k-step of 16, both from shared memory: A K-major, B K-major or, with
-// kTransB, MN-major; N = kN (32, 64 or 96); accumulate 0 overwrites d.
-template <class T, int kN, bool kTransB = false>
+// d (+)= A · B for one k-step of 16, both from shared memory, K-major; N = kN (32, 64 or 96).
+template <class T, int kN>
 struct Ss;
-#define MUONCHECK_WGMMA_SS(N, T, NAME, TRANS_B, TRANS_B_TEXT)                                      \
-  template <>                                                                                       \
-  struct Ss<T, N, TRANS_B> {                                                                        \
-    __device__ static __forceinline__ void mma(float (&d)[N / 2], uint64_t a, uint64_t b, int accumulate) { \
-      MUONCHECK_WGMMA_SS_M64N##N##K16(NAME, TRANS_B_TEXT);                                          \
-    }                                                                                               \
+#define MUONCHECK_WGMMA_RS(N, T, NAME)                                                                       \
+  template <>                                                                                                \
+  struct Rs<T, N> {                                                                                          \
+    __device__ static __forceinline__ void mma(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b, int accumulate) { \
+      MUONCHECK_WGMMA_RS_M64N##N##K16(NAME);                                                                 \
+    }                                                                                                        \
   };
-MUONCHECK_WGMMA_SS(32, __nv_bfloat16, "bf16", false, "0")
-MUONCHECK_WGMMA_SS(32, __half, "f16", false, "0")
-MUONCHECK_WGMMA_SS(64, __nv_bfloat16, "bf16", false, "0")
-MUONCHECK_WGMMA_SS(64, __half, "f16", false, "0")
-MUONCHECK_WGMMA_SS(96, __nv_bfloat16, "bf16", false, "0")
-MUONCHECK_WGMMA_SS(96, __half, "f16", false, "0")
-MUONCHECK_WGMMA_SS(64, __nv_bfloat16, "bf16", true, "1")
-MUONCHECK_WGMMA_SS(64, __half, "f16", true, "1")
+#define MUONCHECK_WGMMA_SS(N, T, NAME)                                                                   \
+  template <>                                                                                            \
+  struct Ss<T, N> {                                                                                      \
+    __device__ static __forceinline__ void mma(float (&d)[N / 2], uint64_t a, uint64_t b, int accumulate) { \
+      MUONCHECK_WGMMA_SS_M64N##N##K16(NAME);                                                             \
+    }                                                                                                    \
+  };
+MUONCHECK_WGMMA_RS(64, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_RS(64, __half, "f16")
+MUONCHECK_WGMMA_RS(128, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_RS(128, __half, "f16")
+MUONCHECK_WGMMA_SS(32, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_SS(32, __half, "f16")
+MUONCHECK_WGMMA_SS(64, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_SS(64, __half, "f16")
+MUONCHECK_WGMMA_SS(96, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_SS(96, __half, "f16")
 #undef MUONCHECK_WGMMA_SS
+#undef MUONCHECK_WGMMA_RS
 
 // d = Σ_ks a[ks] · B(16·ks.., col0..): all kRows/16 k-steps of a kRows-row Swizzled128 B at
 // shared address b_base, issued as one group (fence, the MMAs, commit); wait before reading d.
