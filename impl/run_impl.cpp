@@ -29,7 +29,9 @@ bool parse_comm_backend(const std::string& s, CommBackend& out) {
 
 
 std::string backend_label(const ImplOptions& o) {
-  return compute_backend_name(o.backend) + "+" + comm_backend_name(o.comm);
+  std::string label = compute_backend_name(o.backend) + "+" + comm_backend_name(o.comm);
+  if (o.ns_kernel != NsKernel::by_shape) label += " (ns-kernel " + ns_kernel_name(o.ns_kernel) + ")";
+  return label;
 }
 
 std::string backend_description(const ImplOptions& o) {
@@ -66,6 +68,8 @@ void run_on_ranks(int dp, const ImplOptions& opts, const std::function<void(Comm
 
 void check_supported(const Scenario& s, const ImplOptions& opts) {
   (void)FaultSet::from_ids(opts.faults);
+  if (opts.ns_kernel != NsKernel::by_shape && opts.backend != ComputeBackend::cuda)
+    throw Error(ErrorKind::Usage, "--ns-kernel " + ns_kernel_name(opts.ns_kernel) + " chooses a path of the cuda backend: it needs --backend cuda");
 #ifndef MUONCHECK_HAVE_CUDA
   if (opts.backend == ComputeBackend::cuda || opts.comm == CommBackend::nccl)  // CHECK_EXCL_BR_LINE: another build's backend
     throw Error(ErrorKind::Unsupported, backend_label(opts) + ": this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");  // CHECK_EXCL_LINE: another build's backend

@@ -34,9 +34,11 @@ struct ImplOptions {
   std::chrono::milliseconds timeout{30000};       // per collective (and rendezvous)
   ComputeBackend backend = ComputeBackend::cpu;    // where NS and the optimizer kernels run
   CommBackend comm = CommBackend::gloo;            // nccl: one GPU per rank, needs dp GPUs
+  NsKernel ns_kernel = NsKernel::by_shape;         // a cuda backend's NS path (compute.hpp)
 };
 
-// "cpu+gloo", "cuda+nccl", ...: what a report records as the backend.
+// "cpu+gloo", "cuda+nccl", "cuda+gloo (ns-kernel resident)", ...: what a report records as the
+// backend.
 std::string backend_label(const ImplOptions& o);
 // The label plus the GPU, driver, CUDA, cuBLAS and NCCL versions when CUDA is in use.
 std::string backend_description(const ImplOptions& o);

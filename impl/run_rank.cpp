@@ -45,7 +45,7 @@ ImplResult run_legs(const Scenario& s, const std::function<ImplResult(const Leg&
 RankObservation observe_rank(const Leg& leg, const FaultSet& faults, const ImplOptions& opts, Communicator& comm,
                              int device, const EngineCheckpoint* from, RankShard* save) {
   CountingCommunicator counting(comm);
-  const auto backend = make_compute(opts.backend, device);
+  const auto backend = make_compute(opts.backend, device, opts.ns_kernel);
   CountingCompute math(*backend, comm.rank());
   RankEngine engine(leg.scenario, faults, counting, math);
   RankObservation o;

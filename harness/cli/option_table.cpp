@@ -52,6 +52,9 @@ std::vector<OptionEntry> build_table() {
       value("backend", "cpu | cuda: where the implementation's NS and optimizer math run", "cpu"),
       value("comm", "gloo (host TCP; cuda ranks share the GPUs) | nccl (one GPU per rank): the implementation's "
                     "collectives", "gloo"),
+      value("ns-kernel", "default | resident | gemms: which Newton–Schulz path the cuda backend takes: the default's "
+                         "rule by shape, the resident kernel for every call (a scenario with a call it cannot run is "
+                         "UNSUPPORTED, with the call named), or cuBLASLt's GEMMs for every call (docs/gpu.md)", "default"),
       value("dp", "re-split each scenario's global batch over N ranks, N in [1, 64] (same trajectory; none "
                   "given: the scenario's own)"),
       value("ranks", "threads (one process) | processes (one per rank, started by torchrun, srun or mpirun: "
@@ -222,6 +225,13 @@ impl::CommBackend comm_from(const cli::Args& args) {
   impl::CommBackend c;
   if (!impl::parse_comm_backend(text, c)) expected("comm", "gloo|nccl", text);
   return c;
+}
+
+impl::NsKernel ns_kernel_from(const cli::Args& args) {
+  const auto text = option_text(args, "ns-kernel");
+  impl::NsKernel k;
+  if (!impl::parse_ns_kernel(text, k)) expected("ns-kernel", "default|resident|gemms", text);
+  return k;
 }
 
 CheckMode mode_from(const cli::Args& args) {

@@ -43,6 +43,7 @@ std::uint64_t seed_from(const cli::Args& args, std::string_view key = "seed");
 oracle::Precision precision_from(const cli::Args& args, std::string_view key = "oracle-precision");
 impl::ComputeBackend backend_from(const cli::Args& args);        // --backend cpu|cuda
 impl::CommBackend comm_from(const cli::Args& args);              // --comm gloo|nccl
+impl::NsKernel ns_kernel_from(const cli::Args& args);            // --ns-kernel default|resident|gemms
 CheckMode mode_from(const cli::Args& args);                      // --mode trajectory|stepwise|both
 int dp_from(const cli::Args& args);                              // --dp in [1, 64]; 0 when not given
 int control_members_from(const cli::Args& args, int min = 1);    // --control-members in [min, 64]

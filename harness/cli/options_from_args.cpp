@@ -22,6 +22,9 @@ JudgeOptions judge_options_from(const cli::Args& args) {
   o.timeout = timeout_from(args);
   o.backend = backend_from(args);
   o.comm = comm_from(args);
+  o.ns_kernel = ns_kernel_from(args);
+  if (o.ns_kernel != impl::NsKernel::by_shape && o.backend != impl::ComputeBackend::cuda)
+    throw Error(ErrorKind::Usage, "--ns-kernel " + impl::ns_kernel_name(o.ns_kernel) + ": chooses a path of the cuda backend, needs --backend cuda");
   o.control_members = control_members_from(args);
   o.dp = dp_from(args);
   return o;
@@ -29,7 +32,7 @@ JudgeOptions judge_options_from(const cli::Args& args) {
 
 std::vector<std::string> with_judge_options(const std::vector<std::string>& more) {
   std::vector<std::string> keys = {"fault", "mode",  "oracle-precision", "invariant",      "timeout-ms",
-                                   "backend", "comm", "dp",               "control-members", "ranks", "store"};
+                                   "backend", "comm", "ns-kernel", "dp",  "control-members", "ranks", "store"};
   keys.insert(keys.end(), more.begin(), more.end());
   return keys;
 }

@@ -76,6 +76,7 @@ impl::ImplOptions impl_options(const JudgeOptions& o) {
   io.timeout = o.timeout;
   io.backend = o.backend;
   io.comm = o.comm;
+  io.ns_kernel = o.ns_kernel;
   return io;
 }
 

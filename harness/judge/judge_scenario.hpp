@@ -32,6 +32,7 @@ struct JudgeOptions {
   std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // --backend: where impl's math runs
   impl::CommBackend comm = impl::CommBackend::gloo;           // --comm: impl's collectives
+  impl::NsKernel ns_kernel = impl::NsKernel::by_shape;        // --ns-kernel: a cuda backend's NS path
   int control_members = oracle::kDefaultControlMembers;   // --control-members: the noise ensemble's size
   int dp = 0;    // --dp: re-split each scenario's global batch over this many ranks (0: as written)
   // The oracle and control results shared with other judgements (a suite's); null: the

@@ -16,6 +16,8 @@ std::string repro_flags(const JudgeOptions& o) {
     f += (f.empty() ? "" : " ") + std::string("--oracle-precision ") + oracle::precision_name(o.precision);
   if (o.backend != impl::ComputeBackend::cpu) f += (f.empty() ? "" : " ") + std::string("--backend ") + impl::compute_backend_name(o.backend);
   if (o.comm != impl::CommBackend::gloo) f += (f.empty() ? "" : " ") + std::string("--comm ") + impl::comm_backend_name(o.comm);
+  if (o.ns_kernel != impl::NsKernel::by_shape)
+    f += (f.empty() ? "" : " ") + std::string("--ns-kernel ") + impl::ns_kernel_name(o.ns_kernel);
   if (o.dp > 0) f += (f.empty() ? "" : " ") + std::string("--dp ") + std::to_string(o.dp);
   if (o.control_members != oracle::kDefaultControlMembers)
     f += (f.empty() ? "" : " ") + std::string("--control-members ") + std::to_string(o.control_members);

@@ -24,6 +24,14 @@ enum class ComputeBackend { cpu, cuda };
 std::string compute_backend_name(ComputeBackend b);
 bool parse_compute_backend(const std::string& s, ComputeBackend& out);
 
+// Which Newton–Schulz path a cuda backend takes (--ns-kernel): the default's rule by shape
+// (by_shape, "default"), the resident kernel for every call (resident: a call it cannot run is
+// Unsupported, so a run either used it throughout or says why not), or the GEMMs for every call
+// (gemms). The cpu backend has one path.
+enum class NsKernel { by_shape, resident, gemms };
+std::string ns_kernel_name(NsKernel k);   // "default", "resident", "gemms"
+bool parse_ns_kernel(const std::string& s, NsKernel& out);
+
 class Compute {
  public:
   virtual ~Compute() = default;
@@ -53,8 +61,8 @@ std::unique_ptr<Compute> make_cpu_compute();
 // CUDA devices visible to this process; 0 without CUDA (build or driver) or without a GPU.
 int cuda_device_count();
 
-// `device` is the CUDA ordinal a cuda backend binds to (ignored for cpu). Throws
-// Unsupported when this build has no CUDA, Infrastructure when the device is absent.
-std::unique_ptr<Compute> make_compute(ComputeBackend b, int device);
+// `device` is the CUDA ordinal a cuda backend binds to, `kernel` its NS path (both ignored for
+// cpu). Throws Unsupported when this build has no CUDA, Infrastructure when the device is absent.
+std::unique_ptr<Compute> make_compute(ComputeBackend b, int device, NsKernel kernel = NsKernel::by_shape);
 
 }  // namespace muoncheck::impl

@@ -21,6 +21,18 @@ bool parse_compute_backend(const std::string& s, ComputeBackend& out) {
   return true;
 }
 
+std::string ns_kernel_name(NsKernel k) {
+  return k == NsKernel::resident ? "resident" : k == NsKernel::gemms ? "gemms" : "default";
+}
+
+bool parse_ns_kernel(const std::string& s, NsKernel& out) {
+  if (s == "default") out = NsKernel::by_shape;
+  else if (s == "resident") out = NsKernel::resident;
+  else if (s == "gemms") out = NsKernel::gemms;
+  else return false;
+  return true;
+}
+
 
 namespace {
 
@@ -63,12 +75,13 @@ int cuda_device_count() {
 }
 // CHECK_EXCL_STOP
 
-std::unique_ptr<Compute> make_compute(ComputeBackend b, int device) {
+std::unique_ptr<Compute> make_compute(ComputeBackend b, int device, NsKernel kernel) {
   if (b == ComputeBackend::cpu) return make_cpu_compute();  // CHECK_EXCL_BR_LINE: another build's backend
 #ifdef MUONCHECK_HAVE_CUDA
-  return make_cuda_compute(device);
+  return make_cuda_compute(device, kernel);
 #else
   (void)device;
+  (void)kernel;
   throw Error(ErrorKind::Unsupported, "backend cuda: this muoncheck was built without CUDA (-DMUONCHECK_CUDA=OFF)");  // CHECK_EXCL_LINE: another build's backend
 #endif
 }

@@ -159,7 +159,7 @@ TEST(OptionTable, TimeoutDefaultIsTheSameForEveryCommand) {
 }
 
 TEST(OptionTable, SharedParsersRejectBadValuesNamingTheOption) {
-  const cli::CommandSpec spec{"t", "", "", options({"backend", "comm", "oracle-precision", "mode", "dp"})};
+  const cli::CommandSpec spec{"t", "", "", options({"backend", "comm", "ns-kernel", "oracle-precision", "mode", "dp"})};
   const auto usage = [&](const std::vector<std::string>& argv, auto parse, const std::string& option) {
     try {
       parse(cli::Args::parse(spec, argv));
@@ -172,12 +172,16 @@ TEST(OptionTable, SharedParsersRejectBadValuesNamingTheOption) {
   };
   usage({"--backend", "tpu"}, [](const cli::Args& a) { return backend_from(a); }, "backend");
   usage({"--comm", "mpi"}, [](const cli::Args& a) { return comm_from(a); }, "comm");
+  usage({"--ns-kernel", "fast"}, [](const cli::Args& a) { return ns_kernel_from(a); }, "ns-kernel");
   usage({"--oracle-precision", "half"}, [](const cli::Args& a) { return precision_from(a); }, "oracle-precision");
   usage({"--mode", "all"}, [](const cli::Args& a) { return mode_from(a); }, "mode");
   usage({"--dp", "65"}, [](const cli::Args& a) { return dp_from(a); }, "dp");
   const auto none = cli::Args::parse(spec, {});
   EXPECT_EQ(backend_from(none), impl::ComputeBackend::cpu);
   EXPECT_EQ(comm_from(none), impl::CommBackend::gloo);
+  EXPECT_EQ(ns_kernel_from(none), impl::NsKernel::by_shape);
+  for (const auto k : {impl::NsKernel::by_shape, impl::NsKernel::resident, impl::NsKernel::gemms})
+    EXPECT_EQ(ns_kernel_from(cli::Args::parse(spec, {"--ns-kernel", impl::ns_kernel_name(k)})), k);
   EXPECT_EQ(precision_from(none), oracle::Precision::float128);
   EXPECT_EQ(mode_from(none), CheckMode::both);
   EXPECT_EQ(dp_from(none), 0);
@@ -186,6 +190,16 @@ TEST(OptionTable, SharedParsersRejectBadValuesNamingTheOption) {
   EXPECT_EQ(precision_from(cli::Args::parse(mutants, {}), "oracle-precision/mutants"), oracle::Precision::float64);
   EXPECT_EQ(precision_from(cli::Args::parse(mutants, {"--oracle-precision", "float128"}), "oracle-precision/mutants"),
             oracle::Precision::float128);
+}
+
+// --ns-kernel chooses among the cuda backend's NS paths: without --backend cuda it is a usage
+// error that names both options, before anything runs.
+TEST(OptionTable, NsKernelNeedsTheCudaBackend) {
+  const auto r = run_binary("check --ns-kernel resident");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--ns-kernel resident"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--backend cuda"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("PASS"), std::string::npos) << r.output;
 }
 
 TEST(OptionTable, HelpListsEveryOptionWithItsHelpAndDefault) {

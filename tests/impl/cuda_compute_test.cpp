@@ -14,6 +14,7 @@
 #include "gpu_skip.hpp"
 #include "ns_test_config.hpp"
 #include "relative_error.hpp"
+#include "core/error.hpp"
 #include "impl/math/compute.hpp"
 
 namespace muoncheck::impl {
@@ -161,6 +162,35 @@ TEST_F(CudaCompute, AnotherScheduleOnTheSameBuffersIsNotReplayedFromTheCapturedG
   const Mat want = cpu->orthogonalize_scaled(u, 0, last_changed, ScaleRule::deepspeed);
   EXPECT_GT(relative_error(other.v, first.v), 1e-3) << "the second schedule ran the first one's graph";
   EXPECT_LE(relative_error(other.v, want.v), 1e-4);
+}
+
+// --ns-kernel (compute.hpp): resident runs the call on the resident kernel and gemms on the
+// GEMMs, both within the band of the fp32 reference and different in their bits (another order
+// of the fp32 sums: a path that ignored the choice would match the other one exactly); a call
+// the resident kernel cannot run is Unsupported, naming the option.
+TEST_F(CudaCompute, NsKernelChoosesThePathAndRefusesWhatTheResidentKernelCannotRun) {
+  const auto resident = make_compute(ComputeBackend::cuda, 0, NsKernel::resident);
+  const auto gemms = make_compute(ComputeBackend::cuda, 0, NsKernel::gemms);
+  Mat u(3 * 128, 1024);   // three heads of 128 × 1024
+  u.v = values(3 * 128 * 1024, 37);
+  const NsConfig cfg = ns_test_config(NsMethod::standard, DType::bf16, nullptr);
+  NsConfig ref_cfg = cfg;
+  ref_cfg.dtype = DType::fp32;
+  const Mat ref = cpu->orthogonalize_scaled(u, 3, ref_cfg, ScaleRule::deepspeed);
+  const double e_cpu = relative_error(cpu->orthogonalize_scaled(u, 3, cfg, ScaleRule::deepspeed).v, ref.v);
+  const Mat on_resident = resident->orthogonalize_scaled(u, 3, cfg, ScaleRule::deepspeed);
+  const Mat on_gemms = gemms->orthogonalize_scaled(u, 3, cfg, ScaleRule::deepspeed);
+  const double band = 4 * e_cpu + 8 * unit_roundoff(DType::bf16);
+  EXPECT_LE(relative_error(on_resident.v, ref.v), band);
+  EXPECT_LE(relative_error(on_gemms.v, ref.v), band);
+  EXPECT_FALSE(bit_equal(on_resident.v, on_gemms.v)) << "both choices ran the same path";
+  try {
+    (void)resident->orthogonalize_scaled(u, 3, ref_cfg, ScaleRule::deepspeed);   // fp32: not the kernel's
+    ADD_FAILURE() << "--ns-kernel resident ran an fp32 NS";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Unsupported) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--ns-kernel resident"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/device_buffer.hpp"
 #include "impl/math/cuda/ns_cuda.hpp"
+#include "impl/math/cuda/ns_resident.hpp"
 
 namespace muoncheck::impl {
 namespace {
@@ -71,7 +72,7 @@ __global__ void k_sum_squares(const float* x, int64_t n, int64_t chunk, double* 
 
 class CudaCompute final : public Compute {
  public:
-  explicit CudaCompute(int device) : device_(device) {
+  CudaCompute(int device, NsKernel kernel) : device_(device), kernel_(kernel) {
     const int count = cuda::device_count();
     if (device < 0 || device >= count)
       throw Error(ErrorKind::Infrastructure, "backend cuda: no CUDA device " + std::to_string(device) + " (" +
@@ -81,7 +82,11 @@ class CudaCompute final : public Compute {
     check(cublasCreate(&handle_), "cublasCreate");
     check(cublasSetStream(handle_, stream_), "cublasSetStream");
     check(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");   // fp32 stays fp32 (no TF32)
-    ns_ = std::make_unique<cuda::NsDevice>(handle_, stream_);
+    cuda::NsOptions o;
+    o.resident = kernel == NsKernel::resident ? cuda::NsOptions::Resident::always
+                 : kernel == NsKernel::gemms  ? cuda::NsOptions::Resident::never
+                                              : cuda::NsOptions::Resident::by_shape;
+    ns_ = std::make_unique<cuda::NsDevice>(handle_, stream_, o);
   }
   ~CudaCompute() override {
     (void)cudaSetDevice(device_);          // the buffers' cudaFree (after this body) needs it too
@@ -110,6 +115,12 @@ class CudaCompute final : public Compute {
     void* x = b1_.reserve(static_cast<size_t>(dtype_bytes(cfg.dtype)) * total);
     upload(f, src, total);
     cuda::to_dtype(cfg.dtype, f, x, total, stream_);
+    if (kernel_ == NsKernel::resident && !cuda::resident_fits(h, rows, cols, cfg))
+      throw Error(ErrorKind::Unsupported,
+                  "--ns-kernel resident: the resident NS kernel cannot run " + std::to_string(h) + " × " +
+                      std::to_string(rows) + "×" + std::to_string(cols) + " " + std::string(dtype_name(cfg.dtype)) + ", " +
+                      std::to_string(cfg.steps) + " steps (it takes m <= 128, m <= n <= 4096, bf16 or fp16, at most " +
+                      std::to_string(cuda::kResidentMaxSteps) + " steps, the standard method or a square gram, an sm_90a build)");
     const void* o = ns_->run(x, h, rows, cols, cfg);
     cuda::from_dtype_scaled(cfg.dtype, o, f, total, static_cast<float>(scale_factor(rule, hd, n)), stream_);
     Mat out(u.rows, u.cols);
@@ -238,12 +249,15 @@ class CudaCompute final : public Compute {
   int device_;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t handle_ = nullptr;
+  NsKernel kernel_ = NsKernel::by_shape;
   std::unique_ptr<cuda::NsDevice> ns_;
   DeviceBuffer b0_, b1_, b2_, b3_, scratch_;
 };
 
 }  // namespace
 
-std::unique_ptr<Compute> make_cuda_compute(int device) { return std::make_unique<CudaCompute>(device); }
+std::unique_ptr<Compute> make_cuda_compute(int device, NsKernel kernel) {
+  return std::make_unique<CudaCompute>(device, kernel);
+}
 
 }  // namespace muoncheck::impl

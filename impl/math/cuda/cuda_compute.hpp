@@ -11,7 +11,8 @@
 
 namespace muoncheck::impl {
 
-// Binds to CUDA device `device` (Infrastructure error when it does not exist).
-std::unique_ptr<Compute> make_cuda_compute(int device);
+// Binds to CUDA device `device` (Infrastructure error when it does not exist); NS takes the
+// `kernel` path (compute.hpp).
+std::unique_ptr<Compute> make_cuda_compute(int device, NsKernel kernel = NsKernel::by_shape);
 
 }  // namespace muoncheck::impl
