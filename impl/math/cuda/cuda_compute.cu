@@ -117,7 +117,8 @@ class CudaCompute final : public Compute {
     cuda::to_dtype(cfg.dtype, f, x, total, stream_);
     if (kernel_ == NsKernel::resident && !cuda::resident_fits(h, rows, cols, cfg))
       throw Error(ErrorKind::Unsupported,
-                  "--ns-kernel resident: the resident NS kernel cannot run " + std::to_string(h) + " × " +
+                  "--ns-kernel resident: the resident NS kernel cannot run the " +
+                      std::string(cfg.method == NsMethod::gram ? "gram" : "standard") + " NS of " + std::to_string(h) + " × " +
                       std::to_string(rows) + "×" + std::to_string(cols) + " " + std::string(dtype_name(cfg.dtype)) + ", " +
                       std::to_string(cfg.steps) + " steps (it takes m <= 128, m <= n <= 4096, bf16 or fp16, at most " +
                       std::to_string(cuda::kResidentMaxSteps) + " steps, the standard method or a square gram, an sm_90a build)");
