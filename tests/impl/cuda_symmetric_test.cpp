@@ -307,14 +307,17 @@ INSTANTIATE_TEST_SUITE_P(
                       NsCase{"standard_tiles128_second_algorithm_bf16", 1, 256, 384, NsMethod::standard, DType::bf16,
                              {S::tiles, 128, true, 1}},
                       // The resident kernel: per-head blocks, the widest slice, ragged shapes
-                      // (scalar loads, padded rows and columns), and the same per-head shape on
-                      // the GEMMs for comparison.
+                      // (scalar loads, padded rows and columns), a per-iteration schedule, rounds,
+                      // and the same per-head shape on the GEMMs for comparison.
                       NsCase{"resident_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
                       NsCase{"resident_full_width_fp16", 1, 128, 4096, NsMethod::standard, DType::fp16, {S::by_shape, 0, true, 0, R::always}, true},
                       NsCase{"resident_ragged_bf16", 2, 37, 301, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
                       NsCase{"resident_square_gram_fp16", 2, 96, 96, NsMethod::gram, DType::fp16, {S::by_shape, 0, true, 0, R::always}, true},
                       NsCase{"resident_polar_express_bf16", 4, 64, 512, NsMethod::standard, DType::bf16,
                              {S::by_shape, 0, true, 0, R::always}, true, "polar_express"},
+                      // More matrices than clusters run at once (15 on the H200): each cluster works
+                      // through its share in rounds (the last one part-filled).
+                      NsCase{"resident_rounds_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
                       NsCase{"gemms_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16,
                              {S::by_shape, 0, true, 0, R::never}}),
     [](const auto& info) { return std::string(info.param.name); });
