@@ -23,8 +23,6 @@ JudgeOptions judge_options_from(const cli::Args& args) {
   o.backend = backend_from(args);
   o.comm = comm_from(args);
   o.ns_kernel = ns_kernel_from(args);
-  if (o.ns_kernel != impl::NsKernel::by_shape && o.backend != impl::ComputeBackend::cuda)
-    throw Error(ErrorKind::Usage, "--ns-kernel " + impl::ns_kernel_name(o.ns_kernel) + ": chooses a path of the cuda backend, needs --backend cuda");
   o.control_members = control_members_from(args);
   o.dp = dp_from(args);
   return o;

@@ -73,6 +73,16 @@ TEST(MuoncheckCli, EveryJudgingCommandTakesMinExecuted) {
   EXPECT_NE(r.output.find("--min-executed expects a fraction in [0, 1]"), std::string::npos) << r.output;
 }
 
+// --ns-kernel chooses among the cuda backend's NS paths: without --backend cuda it is a usage
+// error that names both options, before anything runs.
+TEST(MuoncheckCli, NsKernelNeedsTheCudaBackend) {
+  const auto r = run("check --ns-kernel resident");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--ns-kernel resident"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--backend cuda"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("PASS"), std::string::npos) << r.output;
+}
+
 TEST(MuoncheckCli, AScenarioThatJudgedNothingExits1AndSaysHowToReproduce) {
   // two-layer-gas1-z2 has no overflow: its only asked-for invariant is SKIPPED.
   const auto r = run("run two-layer-gas1-z2 --invariant overflow-skip-clean --oracle-precision double");

@@ -192,16 +192,6 @@ TEST(OptionTable, SharedParsersRejectBadValuesNamingTheOption) {
             oracle::Precision::float128);
 }
 
-// --ns-kernel chooses among the cuda backend's NS paths: without --backend cuda it is a usage
-// error that names both options, before anything runs.
-TEST(OptionTable, NsKernelNeedsTheCudaBackend) {
-  const auto r = run_binary("check --ns-kernel resident");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--ns-kernel resident"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("--backend cuda"), std::string::npos) << r.output;
-  EXPECT_EQ(r.output.find("PASS"), std::string::npos) << r.output;
-}
-
 TEST(OptionTable, HelpListsEveryOptionWithItsHelpAndDefault) {
   for (const auto& c : all_commands()) {
     const auto r = run_binary(c.spec.name + " --help");

@@ -120,8 +120,7 @@ class CudaCompute final : public Compute {
                   "--ns-kernel resident: the resident NS kernel cannot run the " +
                       std::string(cfg.method == NsMethod::gram ? "gram" : "standard") + " NS of " + std::to_string(h) + " × " +
                       std::to_string(rows) + "×" + std::to_string(cols) + " " + std::string(dtype_name(cfg.dtype)) + ", " +
-                      std::to_string(cfg.steps) + " steps (it takes m <= 128, m <= n <= 4096, bf16 or fp16, at most " +
-                      std::to_string(cuda::kResidentMaxSteps) + " steps, the standard method or a square gram, an sm_90a build)");
+                      std::to_string(cfg.steps) + " steps (it takes " + cuda::resident_scope() + ")");
     const void* o = ns_->run(x, h, rows, cols, cfg);
     cuda::from_dtype_scaled(cfg.dtype, o, f, total, static_cast<float>(scale_factor(rule, hd, n)), stream_);
     Mat out(u.rows, u.cols);

@@ -98,6 +98,7 @@ __device__ __forceinline__ int opaque(int v) {
   asm volatile("mov.b32 %0, %0;\n" : "+r"(v));
   return v;
 }
+__device__ __forceinline__ uint32_t opaque(uint32_t v) { return static_cast<uint32_t>(opaque(static_cast<int>(v))); }
 
 // Distributed shared memory through 32-bit addresses: where shared address a of this block
 // lies in block `rank` of the cluster, and 16-byte stores there.
@@ -280,7 +281,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
             }
           }
         };
-        const uint32_t xs = static_cast<uint32_t>(opaque(static_cast<int>(x_shared)));   // see issue() below
+        const uint32_t xs = opaque(x_shared);   // see issue() below
         auto x_desc = [&](int row0, int k0) { return wgmma::k_major_descriptor<kRows>(xs, row0, k0); };
         if (wg == 0) {
           float top[32], corner[16];
@@ -340,8 +341,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
       // A's upper tiles: the transposes of the 28 lower ones off the diagonal, each read as four
       // 8 × 8 blocks and stored transposed (block (r, c) of tile (I, J) to block (c, r) of (J, I)).
       for (int l = warp; l < kLowerTiles - kTiles; l += kBlockThreads / 32) {
-        int ti = 1, tj = l;   // the l-th tile below the diagonal
-        while (tj >= ti) tj -= ti++;
+        int ti, tj;   // the l-th tile below the diagonal: (I, J), J < I, is (I − 1, J) on or below it
+        lower_tile(l, ti, tj);
+        ++ti;
         const int r = lane / 8 % 2, c = lane / 16;
         uint32_t f[4];
         ldmatrix_x4(f, lay.a() + XLayout::offset(16 * ti + 8 * r + lane % 8, 16 * tj + 8 * c));
@@ -416,7 +418,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
         for (int ks = 0; ks < kRows / 16; ++ks) ldmatrix_x4(fb[ks], rows.at(0, 16 * ks));
         // The descriptors from an opaque base: computed at each issue, not all held from the start.
         auto issue = [&](float (&d)[64], int c0) {
-          wgmma::issue<T, kChunk, kRows>(d, fb, static_cast<uint32_t>(opaque(static_cast<int>(x_shared))), c0);
+          wgmma::issue<T, kChunk, kRows>(d, fb, opaque(x_shared), c0);
         };
         // All of the chunk's old values are read before any new one is written: stores and loads
         // through one pointer type would otherwise run one after the other.
@@ -569,6 +571,11 @@ bool resident_pays(int batch, int64_t m, int64_t n) {
   const int clusters = resident_active_clusters(n);
   return clusters > 0 && batch >= 2 && m * n >= 64 * 512 &&
          (batch <= clusters || (m * n >= 128 * 4096 && batch % clusters != 1));
+}
+
+std::string resident_scope() {
+  return "m <= " + std::to_string(kRows) + ", m <= n <= " + std::to_string(kMaxColumns) + ", bf16 or fp16, at most " +
+         std::to_string(kResidentMaxSteps) + " steps, the standard method or a square gram, an sm_90a build";
 }
 
 bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg) {

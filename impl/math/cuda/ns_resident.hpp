@@ -25,6 +25,7 @@
 // warpgroup MMAs (wgmma, fp32 accumulators; wgmma.cuh), so the kernel exists in sm_90a builds.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include <cuda_runtime_api.h>
 
@@ -40,6 +41,8 @@ constexpr int kResidentMaxSteps = 16;   // iterations one launch carries coeffic
 // the shared memory they need (an sm_90a build on a device that runs its code: H100/H200).
 // Not a stream operation: call it before a graph capture.
 bool resident_fits(int batch, int64_t m, int64_t n, const NsConfig& cfg);
+// What resident_fits takes, in words (for a message that refuses a call).
+std::string resident_scope();
 
 // How many eight-block clusters of the kernel for n columns run at once on the current device
 // (0 where it does not run): a batch of more matrices than that runs in rounds.
