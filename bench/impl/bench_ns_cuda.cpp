@@ -7,7 +7,7 @@
 // process; the counter "roofline GFLOP" is one call's flops with symmetric products as exact
 // triangles (bench/ns_side_by_side.py checks its own count against it). Times are CUDA events around one NS call (UseManualTime); inputs are seeded
 // uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
-// 64…512, halves of 1…4 levels side by side), the default without graphs, the default with the
+// 64…512, halves of 1…4 levels side by side, our triangle kernel), the default without graphs, the default with the
 // resident kernel off ("gemms") and forced ("resident"), and the default with cuBLASLt's 2nd…5th
 // ranked algorithms, one repetition each. The counter "resident" is 1 where the call was the
 // resident kernel. `--resident-sweep` adds, for the standard bf16 NS of batches of 1…128 blocks of
@@ -189,6 +189,7 @@ std::vector<Variant> variants() {
   v.push_back({"full", {S::full, 0, true}});
   for (int64_t b : {64, 128, 256, 512}) v.push_back({"tiles" + std::to_string(b), {S::tiles, b, true}});
   for (int64_t l : {1, 2, 3, 4}) v.push_back({"halves" + std::to_string(l), {S::halves, l, true}});
+  v.push_back({"triangle", {S::triangle, 0, true}});
   v.push_back({"by_shape_no_graphs", {S::by_shape, 0, false}});
   v.push_back({"gemms", {S::by_shape, 0, true, 0, cuda::NsOptions::Resident::never}});
   v.push_back({"resident", {S::by_shape, 0, true, 0, cuda::NsOptions::Resident::always}});

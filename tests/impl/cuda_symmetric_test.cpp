@@ -1,5 +1,6 @@
 // The symmetric-product path of the device Newton–Schulz (label gpu; skipped without a device):
-//  - a product computed as lower-triangle blocks plus the mirror (tiles and halves splits) is
+//  - a product computed as lower-triangle blocks plus the mirror (tiles, halves, and our
+//    triangle kernel that writes each block with its transpose; B = A, or 2A in another buffer) is
 //    exactly symmetric and equals the full GEMM within fp32-accumulation rounding, element by
 //    element; D starts poisoned with NaN, so a skipped mirror (or an unwritten block) fails;
 //  - mirror_lower alone, on both of its kernels (16-byte pieces when m and the base allow,
@@ -78,6 +79,10 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::tiles, 128}, 4096), 33.0 / 64);  // 528 of 1024 blocks
   EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 3}, 4096), 9.0 / 16);
   EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 1}, 4096), 3.0 / 4);
+  EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 256).split, SymmetricSplit::triangle);
+  EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 128).split, SymmetricSplit::full);   // one tile
+  EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 4000).split, SymmetricSplit::full);  // 128 does not divide
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::triangle, 0}, 4096), 33.0 / 64);
   EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
 }
 
@@ -87,6 +92,8 @@ struct ProductCase {
   SymmetricPlan plan;
   int batch;
   bool gram;   // X·Xᵀ (k = 160); else B = c·A·A + b·A with A symmetric (the epilogue form)
+  int64_t m = 96;
+  bool two_operands = false;   // square only: B = 2A in a buffer of its own (A and B commute exactly), else B = A
 };
 
 class SymmetricProductTest : public ::testing::TestWithParam<ProductCase> {
@@ -96,7 +103,7 @@ class SymmetricProductTest : public ::testing::TestWithParam<ProductCase> {
 
 TEST_P(SymmetricProductTest, IsExactlySymmetricAndMatchesTheFullGemm) {
   const ProductCase c = GetParam();
-  const int64_t m = 96, k = c.gram ? 160 : m, mm = m * m, eb = dtype_bytes(c.dtype);
+  const int64_t m = c.m, k = c.gram ? 160 : m, mm = m * m, eb = dtype_bytes(c.dtype);
   const float alpha = c.gram ? 1.0f : 2.0315f, beta = c.gram ? 0.0f : -4.7750f;
   Device dev;
   // A: batch × m×k, symmetric when square; C = A (the bA term).
@@ -106,9 +113,15 @@ TEST_P(SymmetricProductTest, IsExactlySymmetricAndMatchesTheFullGemm) {
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < i; ++j) a[b * mm + j * m + i] = a[b * mm + i * m + j];
   a = rounded(dev, c.dtype, a);
-  DeviceBuffer da, full, sym;
-  da.reserve(eb * a.size()), full.reserve(eb * mm * c.batch), sym.reserve(eb * mm * c.batch);
+  std::vector<float> bv = a;
+  if (c.two_operands)
+    for (int b = 0; b < c.batch; ++b)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < m; ++j) bv[b * mm + i * m + j] = 2.0f * a[b * mm + i * m + j];
+  DeviceBuffer da, db, full, sym;
+  da.reserve(eb * a.size()), db.reserve(eb * a.size()), full.reserve(eb * mm * c.batch), sym.reserve(eb * mm * c.batch);
   dev.upload(c.dtype, a, da.get());
+  dev.upload(c.dtype, bv, db.get());
   LtGemm gemm;
   SymmetricProduct product(gemm);
   SymmetricProblem p;
@@ -116,7 +129,7 @@ TEST_P(SymmetricProductTest, IsExactlySymmetricAndMatchesTheFullGemm) {
   p.batch = c.batch;
   p.m = m, p.k = k;
   p.a = da.get(), p.lda = k, p.sa = m * k;
-  p.b = da.get(), p.ldb = k, p.sb = m * k, p.b_transposed = c.gram;
+  p.b = c.two_operands ? db.get() : da.get(), p.ldb = k, p.sb = m * k, p.b_transposed = c.gram, p.b_symmetric = !c.gram;
   p.alpha = alpha, p.beta = beta, p.c = c.gram ? nullptr : da.get();
   p.d = full.get();
   ASSERT_EQ(product.run({}, p, dev.stream), SymmetricSplit::full);
@@ -138,7 +151,7 @@ TEST_P(SymmetricProductTest, IsExactlySymmetricAndMatchesTheFullGemm) {
         if (!(s[e] == s[b * mm + j * m + i])) ++asymmetric;
         double abs_dot = 0;
         for (int64_t q = 0; q < k; ++q)
-          abs_dot += std::fabs(a[b * m * k + i * k + q]) * std::fabs(c.gram ? a[b * m * k + j * k + q] : a[b * mm + q * m + j]);
+          abs_dot += std::fabs(a[b * m * k + i * k + q]) * std::fabs(c.gram ? bv[b * m * k + j * k + q] : bv[b * mm + q * m + j]);
         const double c_ij = c.gram ? 0.0 : std::fabs(beta * a[b * mm + i * m + j]);
         const double bound = 2 * u * std::max(std::fabs(f[e]), std::fabs(s[e])) + gamma * abs_dot + 4 * e32 * c_ij;
         if (!(std::fabs(double(s[e]) - f[e]) <= bound)) ++apart;
@@ -156,7 +169,14 @@ INSTANTIATE_TEST_SUITE_P(
                       ProductCase{"square_tiles16_fp16", DType::fp16, {SymmetricSplit::tiles, 16}, 1, false},
                       ProductCase{"square_tiles32_batch3_bf16", DType::bf16, {SymmetricSplit::tiles, 32}, 3, false},
                       ProductCase{"square_halves3_fp32", DType::fp32, {SymmetricSplit::halves, 3}, 1, false},
-                      ProductCase{"square_halves2_batch3_fp16", DType::fp16, {SymmetricSplit::halves, 2}, 3, false}),
+                      ProductCase{"square_halves2_batch3_fp16", DType::fp16, {SymmetricSplit::halves, 2}, 3, false},
+                      // Our kernel (128-tiles; k = 160 ends in a part-filled step the TMA fills with zeros).
+                      ProductCase{"xxt_triangle_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 1, true, 256},
+                      ProductCase{"xxt_triangle_batch3_fp16", DType::fp16, {SymmetricSplit::triangle, 0}, 3, true, 384},
+                      ProductCase{"square_triangle_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 1, false, 256},
+                      ProductCase{"square_triangle_batch3_fp16", DType::fp16, {SymmetricSplit::triangle, 0}, 3, false, 384},
+                      ProductCase{"square_two_operands_triangle_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 2, false, 256, true},
+                      ProductCase{"square_two_operands_tiles32_fp16", DType::fp16, {SymmetricSplit::tiles, 32}, 1, false, 96, true}),
     [](const auto& info) { return std::string(info.param.name); });
 
 struct MirrorCase {
@@ -306,6 +326,8 @@ INSTANTIATE_TEST_SUITE_P(
                       NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}},
                       NsCase{"standard_tiles128_second_algorithm_bf16", 1, 256, 384, NsMethod::standard, DType::bf16,
                              {S::tiles, 128, true, 1}},
+                      NsCase{"standard_triangle_bf16", 1, 384, 520, NsMethod::standard, DType::bf16, {S::triangle}},
+                      NsCase{"gram_triangle_batch2_fp16", 2, 256, 640, NsMethod::gram, DType::fp16, {S::triangle}},
                       // The resident kernel: per-head blocks, the widest slice, ragged shapes
                       // (scalar loads, padded rows and columns), a per-iteration schedule, rounds,
                       // and the same per-head shape on the GEMMs for comparison.

@@ -51,6 +51,10 @@ NsDevice::Splits NsDevice::splits(const NsOptions& o, int batch, int64_t m, int6
       const SymmetricPlan p{SymmetricSplit::halves, o.param};
       return {fitted(p, m), fitted(p, m)};
     }
+    case NsOptions::Symmetric::triangle: {
+      const SymmetricPlan p{SymmetricSplit::triangle, 0};
+      return {fitted(p, m), fitted(p, m)};
+    }
   }
   return {};
 }
@@ -64,6 +68,7 @@ void NsDevice::symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, fl
   p.m = m, p.k = k;
   p.a = a, p.lda = lda, p.sa = sa;
   p.b = b, p.ldb = ldb, p.sb = sb, p.b_transposed = b_transposed;
+  p.b_symmetric = !b_transposed;   // every m×m operand here is a polynomial in one symmetric matrix, mirrored
   p.alpha = alpha, p.beta = beta;
   p.c = c, p.d = d;
   if (sym_.run(plan, p, stream_) != fitted(plan, m).split) ++split_fallbacks_;

@@ -3,6 +3,7 @@
 
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/ns_kernels.hpp"
+#include "impl/math/cuda/triangle_product.hpp"
 
 namespace muoncheck::impl::cuda {
 namespace {
@@ -70,6 +71,9 @@ SymmetricPlan fitted(SymmetricPlan plan, int64_t m) {
     case SymmetricSplit::halves:
       if (plan.param >= 1 && plan.param < 20 && m % (int64_t{1} << plan.param) == 0) return plan;
       break;
+    case SymmetricSplit::triangle:
+      if (m % kTriangleTile == 0 && m / kTriangleTile >= 2) return {SymmetricSplit::triangle, 0};
+      break;
     case SymmetricSplit::full: break;
   }
   return {};
@@ -83,6 +87,7 @@ double issued_fraction(SymmetricPlan plan, int64_t m) {
       return (nb + 1) / (2 * nb);
     }
     case SymmetricSplit::halves: return 0.5 + 1.0 / static_cast<double>(int64_t{2} << plan.param);
+    case SymmetricSplit::triangle: return issued_fraction({SymmetricSplit::tiles, kTriangleTile}, m);
     case SymmetricSplit::full: break;
   }
   return 1.0;
@@ -90,6 +95,13 @@ double issued_fraction(SymmetricPlan plan, int64_t m) {
 
 SymmetricSplit SymmetricProduct::run(SymmetricPlan plan, const SymmetricProblem& p, cudaStream_t s) {
   plan = fitted(plan, p.m);
+  if (plan.split == SymmetricSplit::triangle) {
+    if (triangle_fits(p)) {
+      triangle_product(p, s);   // mirrored as it is written
+      return SymmetricSplit::triangle;
+    }
+    plan = {SymmetricSplit::tiles, kTriangleTile};   // the same tiles on cuBLASLt
+  }
   const bool lower = (plan.split == SymmetricSplit::tiles && tiles(plan.param, p, s)) ||
                      (plan.split == SymmetricSplit::halves && halves(static_cast<int>(plan.param), p, s));
   if (!lower) {

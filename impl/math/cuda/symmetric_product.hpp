@@ -13,6 +13,9 @@
 //              diagonal blocks likewise; these GEMMs are independent and run side by side on
 //              branch streams (stream_branches.hpp), so the small levels fill the waves the
 //              large ones leave part-empty
+//   triangle   the 128-blocks of tiles(128) in one kernel of our own that writes each block and
+//              its transpose (triangle_product.hpp; sm_90a, 16-bit dtypes, B transposed or
+//              symmetric); where it does not fit, tiles(128)
 //   full       one GEMM for the whole matrix, no mirror (the result is symmetric up to the
 //              rounding of its two triangles)
 #pragma once
@@ -31,17 +34,18 @@
 
 namespace muoncheck::impl::cuda {
 
-enum class SymmetricSplit { full, tiles, halves };
+enum class SymmetricSplit { full, tiles, halves, triangle };
+constexpr int64_t kTriangleTile = 128;   // the triangle split's block edge
 
 struct SymmetricPlan {
   SymmetricSplit split = SymmetricSplit::full;
-  int64_t param = 0;   // tiles: the block edge; halves: the number of levels
+  int64_t param = 0;   // tiles: the block edge; halves: the number of levels; triangle: unused
 
   bool operator==(const SymmetricPlan& o) const { return split == o.split && param == o.param; }
 };
 
 // The plan itself when it fits an m×m result (block divides m into ≥ 2 blocks, 2^levels
-// divides m), else full.
+// divides m, 128 divides m into ≥ 2 blocks for triangle), else full.
 SymmetricPlan fitted(SymmetricPlan plan, int64_t m);
 
 // Fraction of the full product's multiply-adds the plan issues.
@@ -59,6 +63,7 @@ struct SymmetricProblem {
   const void* b = nullptr;
   int64_t ldb = 0, sb = 0;
   bool b_transposed = false;
+  bool b_symmetric = false;   // B (k = m) is exactly symmetric, so its rows may be read as its columns
   float alpha = 1.0f, beta = 0.0f;
   const void* c = nullptr;
   void* d = nullptr;
@@ -69,7 +74,7 @@ class SymmetricProduct {
   explicit SymmetricProduct(LtGemm& gemm) : gemm_(gemm) {}
 
   // Falls back to full when the plan does not fit m or cuBLASLt offers no algorithm for its
-  // blocks; returns the split that ran.
+  // blocks (triangle first to tiles(128) where triangle_fits refuses); returns the split that ran.
   SymmetricSplit run(SymmetricPlan plan, const SymmetricProblem& p, cudaStream_t s);
 
   // Device pointer arrays cached for tiles (one set per distinct operands and shape).

@@ -1,7 +1,8 @@
 // Hopper warpgroup MMA (wgmma, sm_90a) for 16-bit operands with fp32 accumulators: the shapes
 // the resident NS kernel uses (m64n64k16 and m64n128k16 with A in registers and B in shared
-// memory; m64n32k16, m64n64k16 and m64n96k16 with both in shared memory), and the shared-memory
-// layout and descriptors the shared operands are read through.
+// memory; m64n32k16, m64n64k16 and m64n96k16 with both in shared memory), m64n128k16 with both
+// in shared memory (the triangle product), and the shared-memory layout and descriptors the
+// shared operands are read through.
 //
 // A warpgroup is four consecutive warps (128 threads, the first warp's index a multiple of 4).
 // Warp w of it holds rows 16w..16w+15 of the 64-row tile: its A registers are the mma.sync
@@ -142,11 +143,23 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
       : MUONCHECK_WGMMA_D48 \
       : "l"(a), "l"(b), "r"(accumulate))
 
+#define MUONCHECK_WGMMA_SS_M64N128K16(TYPE) \
+  asm volatile( \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
+      "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
+      "%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, " \
+      "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, " \
+      "%61, %62, %63}, %64, %65, p, 1, 1, 0, 0;" \
+      "\n}\n" \
+      : MUONCHECK_WGMMA_D64 \
+      : "l"(a), "l"(b), "r"(accumulate))
+
 // d (+)= a · B for one k-step of 16, N = kN (64 or 128): a the warp's A fragment, b the
 // descriptor of B (16 × kN, MN-major); accumulate 0 overwrites d.
 template <class T, int kN>
 struct Rs;
-// d (+)= A · B for one k-step of 16, both from shared memory, K-major; N = kN (32, 64 or 96).
+// d (+)= A · B for one k-step of 16, both from shared memory, K-major; N = kN (32, 64, 96 or 128).
 template <class T, int kN>
 struct Ss;
 #define MUONCHECK_WGMMA_RS(N, T, NAME)                                                                       \
@@ -173,6 +186,8 @@ MUONCHECK_WGMMA_SS(64, __nv_bfloat16, "bf16")
 MUONCHECK_WGMMA_SS(64, __half, "f16")
 MUONCHECK_WGMMA_SS(96, __nv_bfloat16, "bf16")
 MUONCHECK_WGMMA_SS(96, __half, "f16")
+MUONCHECK_WGMMA_SS(128, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_SS(128, __half, "f16")
 #undef MUONCHECK_WGMMA_SS
 #undef MUONCHECK_WGMMA_RS
 
@@ -186,6 +201,7 @@ __device__ __forceinline__ void issue(float (&d)[kN / 2], const uint32_t (&a)[kR
   commit();
 }
 
+#undef MUONCHECK_WGMMA_SS_M64N128K16
 #undef MUONCHECK_WGMMA_SS_M64N96K16
 #undef MUONCHECK_WGMMA_SS_M64N64K16
 #undef MUONCHECK_WGMMA_SS_M64N32K16

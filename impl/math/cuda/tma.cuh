@@ -1,0 +1,56 @@
+// Hopper's tensor memory accelerator (TMA, sm_90) and the shared-memory barriers its copies
+// complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with.
+//
+// A copy moves one box of a tensor map (cuTensorMapEncodeTiled, built on the host) from global
+// into shared memory and counts its bytes on an mbarrier; a consumer waits for the barrier's
+// phase, which completes when the expected bytes and arrivals are in. Phases alternate 0, 1, 0…;
+// waiting on parity p returns once the phase of parity p has completed (on a fresh barrier,
+// parity 1 counts as completed: a producer's first wait on an empty slot passes at once).
+#pragma once
+#include <cstdint>
+
+#include <cuda.h>
+
+namespace muoncheck::impl::cuda::tma {
+
+__device__ __forceinline__ void init(uint32_t bar, uint32_t arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(arrivals) : "memory");
+}
+// The barriers' initialization is seen by the async proxy (the copies) and the other threads
+// (after a barrier of the block).
+__device__ __forceinline__ void fence_init() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+
+__device__ __forceinline__ void arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+// One arrival that also announces `bytes` of copies still to land in this phase.
+__device__ __forceinline__ void arrive_expect(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// The box at coordinates (x, y, z) of a 3-D tensor map (x the innermost) into shared memory at
+// dst, its bytes counted on bar. Past the tensor's edges the box is filled with zeros.
+__device__ __forceinline__ void load_3d(uint32_t dst, const CUtensorMap* map, int x, int y, int z, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+      "[%5];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
+      : "memory");
+}
+
+// A barrier of `threads` threads (a multiple of 32) under id (1…15; 0 is __syncthreads').
+__device__ __forceinline__ void named_barrier(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+}  // namespace muoncheck::impl::cuda::tma

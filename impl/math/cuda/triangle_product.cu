@@ -1,0 +1,304 @@
+// The lower-triangle tiles of a symmetric product and their mirror in one kernel; see
+// triangle_product.hpp for the contract and the work split.
+#include "impl/math/cuda/triangle_product.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include <cudaTypedefs.h>
+
+#include "impl/math/cuda/cuda_check.hpp"
+#include "impl/math/cuda/dtype_device.cuh"
+#include "impl/math/cuda/tma.cuh"
+#include "impl/math/cuda/wgmma.cuh"
+
+namespace muoncheck::impl::cuda {
+namespace {
+
+constexpr int kTile = 128;                      // a tile's rows and columns
+constexpr int kStep = 64;                       // K per stage: one 128-byte row of 16-bit values
+constexpr int kStages = 5;                      // the operand ring
+constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones
+constexpr int kPanelBytes = kTile * kStep * 2;  // one operand's 128 rows × 64 of K
+constexpr int kStageBytes = 2 * kPanelBytes;
+constexpr int kRowPitch = kTile * 2 + 16;       // a warpgroup's 64 result rows, staged (bytes per row)
+constexpr int kColPitch = 64 * 2 + 16;          // the same transposed: 128 rows of 64 (bytes per row)
+constexpr int kStagingBytes = kTile * kColPitch;
+static_assert(64 * kRowPitch <= kStagingBytes, "one staging area holds either form");
+constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
+constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 2 * kStagingBytes + 2 * kStages * sizeof(uint64_t);
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+template <class T>
+__device__ __forceinline__ uint32_t as_bits(const Pair<T>& p) {
+  return *reinterpret_cast<const uint32_t*>(&p);
+}
+__device__ __forceinline__ void stmatrix_x4_trans(void* p, const uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(shared_address(p)), "r"(r[0]),
+               "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+
+// Tile l of one matrix's lower triangle, row by row: (i, j) with j ≤ i.
+__device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
+  i = static_cast<int>((sqrtf(8.0f * static_cast<float>(l) + 1.0f) - 1.0f) * 0.5f);
+  while (i * (i + 1) / 2 > l) --i;
+  while ((i + 1) * (i + 2) / 2 <= l) ++i;
+  j = l - i * (i + 1) / 2;
+}
+
+// Block b takes the tiles b, b + grid, … of all matrices' lower triangles, in matrix order.
+template <class T>
+__global__ void __launch_bounds__(kBlockThreads, 1)
+    triangle_tiles(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map, T* d,
+                   const T* c, int m, int k, int batch, float alpha, float beta, bool one_operand) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(16) unsigned char shared[];
+  unsigned char* const ring = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
+  unsigned char* const staging_base = ring + kStages * kStageBytes;
+  const uint32_t ring_s = shared_address(ring);
+  const uint32_t full = shared_address(staging_base + 2 * kStagingBytes);   // kStages barriers: a stage has landed
+  const uint32_t empty = full + kStages * sizeof(uint64_t);                 // kStages barriers: a stage was read
+  const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
+  const int side = m / kTile, per_matrix = side * (side + 1) / 2, tiles = per_matrix * batch;
+  const int steps = (k + kStep - 1) / kStep;
+  // B's panel of a diagonal tile is A's when both operands are one matrix (X·Xᵀ, A·A): loaded once.
+  auto one_panel = [&](int i, int j) { return one_operand && i == j; };
+  if (tid == 0) {
+    for (int s = 0; s < kStages; ++s) {
+      tma::init(full + 8 * s, 1);    // the copier's arrival (with the bytes)
+      tma::init(empty + 8 * s, 8);   // one arrival per multiplying warp
+    }
+    tma::fence_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {   // the copier: one thread
+    if (tid != 0) return;
+    int stage = 0;
+    uint32_t phase = 0;
+    for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
+      int i, j;
+      lower_tile(t % per_matrix, i, j);
+      const int mat = t / per_matrix;
+      for (int s = 0; s < steps; ++s) {
+        tma::wait(empty + 8 * stage, phase ^ 1);
+        const uint32_t dst = ring_s + stage * kStageBytes, bar = full + 8 * stage;
+        tma::arrive_expect(bar, one_panel(i, j) ? kPanelBytes : kStageBytes);
+        tma::load_3d(dst, &a_map, s * kStep, i * kTile, mat, bar);
+        if (!one_panel(i, j)) tma::load_3d(dst + kPanelBytes, &b_map, s * kStep, j * kTile, mat, bar);
+        if (++stage == kStages) stage = 0, phase ^= 1;
+      }
+    }
+    return;
+  }
+
+  // The multiplying warpgroups: w takes the tile's rows 64·w…; warp `warp` of it rows 16·warp…
+  // of those, its accumulators (g + 8h, 8jj + 2q) as wgmma.cuh lays them out.
+  const int w = wg - 1, warp = tid / 32 % 4, lane = tid % 32, g = lane / 4, q = lane % 4, wt = tid % 128;
+  unsigned char* const staging = staging_base + w * kStagingBytes;
+  const int64_t mm = static_cast<int64_t>(m) * m;
+  int stage = 0;
+  uint32_t phase = 0;
+  for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
+    int i, j;
+    lower_tile(t % per_matrix, i, j);
+    const int64_t mat = t / per_matrix;
+    const bool diagonal = i == j;
+    float acc[64];
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    int previous = -1;
+    for (int s = 0; s < steps; ++s) {
+      tma::wait(full + 8 * stage, phase);
+      const uint32_t a_s = ring_s + stage * kStageBytes, b_s = one_panel(i, j) ? a_s : a_s + kPanelBytes;
+      wgmma::fence();
+#pragma unroll
+      for (int ks = 0; ks < kStep / 16; ++ks)
+        wgmma::Ss<T, 128>::mma(acc, wgmma::k_major_descriptor<kTile>(a_s, 64 * w, 16 * ks),
+                               wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks), 1);
+      wgmma::commit();
+      wgmma::wait<1>();   // the step before is done: its stage may be refilled
+      if (previous >= 0 && lane == 0) tma::arrive(empty + 8 * previous);
+      previous = stage;
+      if (++stage == kStages) stage = 0, phase ^= 1;
+    }
+    wgmma::wait<0>();
+    wgmma::pin(acc);
+    if (lane == 0) tma::arrive(empty + 8 * previous);
+
+    // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
+    const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * w;   // D's row of this warpgroup's first
+    T* const dm = d + mat * mm;
+    Pair<T> v[16][2];
+#pragma unroll
+    for (int jj = 0; jj < 16; ++jj)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int r = 16 * warp + g + 8 * h, col = 8 * jj + 2 * q;
+        float x0 = alpha * acc[4 * jj + 2 * h], x1 = alpha * acc[4 * jj + 2 * h + 1];
+        if (beta != 0.0f) {
+          const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + j * kTile + col);
+          x0 += beta * ld(cv.v[0]);
+          x1 += beta * ld(cv.v[1]);
+        }
+        v[jj][h].v[0] = st<T>(x0);
+        v[jj][h].v[1] = st<T>(x1);
+        *reinterpret_cast<Pair<T>*>(staging + r * kRowPitch + col * 2) = v[jj][h];
+      }
+    tma::named_barrier(1 + w, 128);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
+      const int idx = wt + 128 * e, r = idx / 16, p = idx % 16, tile_row = 64 * w + r;
+      T* dst = dm + (row0 + r) * m + j * kTile + 8 * p;
+      const unsigned char* src = staging + r * kRowPitch + 16 * p;
+      if (!diagonal || 8 * p + 7 <= tile_row) {
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      } else {
+        for (int x = 0; 8 * p + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
+      }
+    }
+    tma::named_barrier(1 + w, 128);
+    // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jj is
+    // rows 8·(mi % 2)… × columns 16·jj + 8·(mi / 2)…, stored at its columns' rows).
+    const int mi = lane / 8;
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+      const uint32_t f[4] = {as_bits(v[2 * jj][0]), as_bits(v[2 * jj][1]), as_bits(v[2 * jj + 1][0]),
+                             as_bits(v[2 * jj + 1][1])};
+      stmatrix_x4_trans(staging + (16 * jj + 8 * (mi / 2) + lane % 8) * kColPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
+    }
+    tma::named_barrier(1 + w, 128);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {   // tile (j, i); on the diagonal only what lies above it
+      const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * w + 8 * p;   // r: a column of the tile
+      T* dst = dm + (static_cast<int64_t>(j) * kTile + r) * m + row0 + 8 * p;
+      const unsigned char* src = staging + r * kColPitch + 16 * p;
+      if (!diagonal || first > r) {
+        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+      } else {
+        for (int x = 0; x < 8; ++x)
+          if (first + x > r) dst[x] = reinterpret_cast<const T*>(src)[x];
+      }
+    }
+    tma::named_barrier(1 + w, 128);   // the staging area is free for the next tile
+  }
+#else
+  __trap();   // built without sm_90a: triangle_fits never launches it (g_triangle_built)
+#endif
+}
+
+// 1 in the device code of an sm_90a build, 0 in any other.
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+__device__ int g_triangle_built = 1;
+#else
+__device__ int g_triangle_built = 0;
+#endif
+
+// Per device, asked once: whether the kernel runs there, and its multiprocessors.
+struct DeviceFacts {
+  int ok = -1;   // −1: not asked yet
+  int processors = 0;
+};
+std::array<DeviceFacts, 64> g_devices;
+
+PFN_cuTensorMapEncodeTiled_v12000 encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      f = nullptr;
+    (void)cudaGetLastError();
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+const DeviceFacts* device_facts() {
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_devices.size())) return nullptr;
+  DeviceFacts& f = g_devices[dev];
+  if (f.ok < 0) {
+    int built = 0;
+    bool ok = encoder() != nullptr &&
+              cudaMemcpyFromSymbol(&built, g_triangle_built, sizeof built) == cudaSuccess && built == 1 &&
+              cudaDeviceGetAttribute(&f.processors, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;
+    auto allow = [](auto kernel) {
+      return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) ==
+             cudaSuccess;
+    };
+    ok = ok && allow(&triangle_tiles<__nv_bfloat16>) && allow(&triangle_tiles<__half>);
+    (void)cudaGetLastError();   // a refused attribute leaves no sticky error behind
+    f.ok = ok ? 1 : 0;
+  }
+  return f.ok == 1 ? &f : nullptr;
+}
+
+// The operand's rows × k values of each matrix as 64 × 128 boxes, 128-byte swizzled.
+CUtensorMap panel_map(DType t, const void* p, int64_t rows, int64_t k, int64_t ld, int64_t stride, int batch) {
+  CUtensorMap map{};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * 2,
+                                 static_cast<cuuint64_t>(batch > 1 ? stride : rows * ld) * 2};
+  const cuuint32_t box[3] = {kStep, kTile, 1}, unit[3] = {1, 1, 1};
+  const CUresult r = encoder()(&map, t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                               3, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Error(ErrorKind::Infrastructure, "CUDA: cuTensorMapEncodeTiled (triangle product): error " + std::to_string(r));
+  return map;
+}
+
+bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
+
+// Whether [p, p + bytes) and [q, q + bytes_q) overlap.
+bool overlap(const void* p, int64_t bytes, const void* q, int64_t bytes_q) {
+  const auto a = reinterpret_cast<uintptr_t>(p), b = reinterpret_cast<uintptr_t>(q);
+  return a < b + static_cast<uintptr_t>(bytes_q) && b < a + static_cast<uintptr_t>(bytes);
+}
+
+}  // namespace
+
+bool triangle_fits(const SymmetricProblem& p) {
+  if (p.dtype != DType::bf16 && p.dtype != DType::fp16) return false;
+  if (p.batch < 1 || p.m % kTile != 0 || p.m < 2 * kTile || p.k < 1 || p.m > (int64_t{1} << 20) || p.k > (int64_t{1} << 30))
+    return false;
+  if (!p.b_transposed && !(p.b_symmetric && p.k == p.m)) return false;
+  const bool strides = p.lda % 8 == 0 && p.ldb % 8 == 0 && p.lda >= p.k && p.ldb >= p.k &&
+                       (p.batch == 1 || (p.sa % 8 == 0 && p.sb % 8 == 0));
+  const bool has_c = p.beta != 0.0f;
+  if (!strides || !aligned16(p.a) || !aligned16(p.b) || !aligned16(p.d) || (has_c && !aligned16(p.c))) return false;
+  // D is written while the operands (and other tiles' C) are still read.
+  const int64_t eb = 2, d_bytes = p.batch * p.m * p.m * eb;
+  const int64_t a_bytes = ((p.batch - 1) * p.sa + p.m * p.lda) * eb, b_bytes = ((p.batch - 1) * p.sb + p.m * p.ldb) * eb;
+  if (overlap(p.d, d_bytes, p.a, a_bytes) || overlap(p.d, d_bytes, p.b, b_bytes) || (has_c && overlap(p.d, d_bytes, p.c, d_bytes)))
+    return false;
+  return device_facts() != nullptr;
+}
+
+void triangle_product(const SymmetricProblem& p, cudaStream_t s) {
+  if (!triangle_fits(p)) throw Error(ErrorKind::Internal, "triangle_product: the problem does not fit");
+  const DeviceFacts* f = device_facts();
+  const CUtensorMap a_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch);
+  const CUtensorMap b_map = panel_map(p.dtype, p.b, p.m, p.k, p.ldb, p.sb, p.batch);
+  const int64_t side = p.m / kTile, tiles = p.batch * side * (side + 1) / 2;
+  const int grid = static_cast<int>(std::min<int64_t>(tiles, f->processors));
+  const int m = static_cast<int>(p.m), k = static_cast<int>(p.k);
+  with_type(p.dtype, [&](auto v) {
+    using T = decltype(v);
+    if constexpr (sizeof(T) == 2) {
+      triangle_tiles<T><<<grid, kBlockThreads, kSharedBytes, s>>>(a_map, b_map, static_cast<T*>(p.d),
+                                                                   static_cast<const T*>(p.c), m, k, p.batch, p.alpha, p.beta,
+                                                                   p.a == p.b && p.lda == p.ldb && p.sa == p.sb);
+      check_launch("triangle_tiles");
+    }
+  });
+}
+
+}  // namespace muoncheck::impl::cuda
