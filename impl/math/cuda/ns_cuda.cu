@@ -26,7 +26,9 @@ uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<
 // X·Xᵀ (k = n) and the m×m products alike: standard 4096² 2.23 ms against 2.28 / 2.31 for 256- and
 // 512-blocks and 2.37–2.42 for halves of 2–4 levels with the levels side by side (4096×14336:
 // 6.01 against 6.34 and 6.46; the full GEMM 7.80); at m ≤ 1024 and for the per-head 128×128 blocks
-// the full GEMM is faster (too few blocks to fill the chip).
+// the full GEMM is faster (too few blocks to fill the chip). Our triangle kernel (the same 128-blocks,
+// each written with its transpose; triangle_product.hpp) measured slower (4096² 2.24 ms, 4096×14336
+// 6.12, gram 4.12; 2026-12-02), so it stays opt-in.
 SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k) {
   (void)batch;
   (void)k;
