@@ -12,8 +12,9 @@
 // ranked algorithms, one repetition each. The counter "resident" is 1 where the call was the
 // resident kernel. `--resident-sweep` adds, for the standard bf16 NS of batches of 1…128 blocks of
 // 128×4096, 128×1024, 64×512 and 32×128, the resident kernel and the GEMMs side by side
-// (`ns_resident_sweep/BATCHxMxN/{resident,gemms}`) and a table of their ratio with the default's
-// choice: the measurements behind resident_pays.
+// (`ns_resident_sweep/BATCHxMxN/{resident,tail,gemms,default}`: tail forces the part-filled last
+// round onto the GEMMs beside the kernel) and a table of them with the default's choice: the
+// measurements behind resident_pays and resident_tail.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -21,6 +22,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <cublas_v2.h>
@@ -127,6 +129,7 @@ void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options
   state.counters["split fallbacks"] = static_cast<double>(dev.split_fallbacks());   // 0: every split ran as planned
   state.counters["resident"] = dev.ran_resident() ? 1 : 0;   // 1: one resident kernel (ns_resident.hpp)
   if (dev.ran_resident()) state.counters["clusters at once"] = cuda::resident_active_clusters(sh.n);
+  if (dev.ran_resident()) state.counters["gemm tail"] = dev.gemm_tail();   // matrices on the GEMMs beside the kernel
 }
 
 // The standard NS's GEMMs, issued plainly: per step XXᵀ (m×m, K=n), A·A (m³), B·X (m×n, K=m).
@@ -216,12 +219,24 @@ std::vector<Shape> sweep_shapes() {
     names.push_back(std::to_string(batch) + "x" + std::to_string(m) + "x" + std::to_string(n));
     out.push_back({nullptr, batch, m, n});
   };
-  for (int b : {1, 2, 4, 8, 15, 16, 30, 32, 45, 48, 60, 64, 128}) add(b, 128, 4096);
+  for (int b : {1, 2, 4, 8, 15, 16, 30, 31, 32, 45, 48, 60, 64, 128}) add(b, 128, 4096);
   for (int b : {1, 8, 16, 64}) add(b, 128, 1024);
   for (int b : {1, 8, 32}) add(b, 64, 512);
   for (int b : {1, 4}) add(b, 32, 128);
   for (size_t i = 0; i < out.size(); ++i) out[i].name = names[i].c_str();
   return out;
+}
+
+// --resident-sweep's columns: the kernel alone, the kernel with its partial round forced onto
+// the GEMMs beside it (0 where a batch has none), the GEMMs alone, and the default.
+std::vector<std::pair<std::string, cuda::NsOptions>> sweep_variants() {
+  using R = cuda::NsOptions::Resident;
+  using T = cuda::NsOptions::Tail;
+  using S = cuda::NsOptions::Symmetric;
+  return {{"resident", {S::by_shape, 0, true, 0, R::always, T::never}},
+          {"tail", {S::by_shape, 0, true, 0, R::always, T::always}},
+          {"gemms", {S::by_shape, 0, true, 0, R::never}},
+          {"default", {}}};
 }
 
 void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, cuda::NsOptions o, int reps) {
@@ -259,12 +274,8 @@ int main(int argc, char** argv) {
   }
   const std::vector<Shape> sweep = resident_sweep ? sweep_shapes() : std::vector<Shape>{};
   for (const Shape& sh : sweep)
-    for (const auto& [name, mode] : {std::pair{"resident", cuda::NsOptions::Resident::always},
-                                     std::pair{"gemms", cuda::NsOptions::Resident::never}}) {
-      cuda::NsOptions o;
-      o.resident = mode;
+    for (const auto& [name, o] : sweep_variants())
       register_ns(std::string("ns_resident_sweep/") + sh.name + "/" + name, sh, config(NsMethod::standard, DType::bf16), o, 1);
-    }
   TableReporter table;
   benchmark::RunSpecifiedBenchmarks(&table);
   auto get = [](const std::map<std::string, double>& m, const std::string& k) {
@@ -294,13 +305,18 @@ int main(int argc, char** argv) {
       }
   }
   if (!sweep.empty()) {
-    std::printf("\nresident kernel vs GEMMs, standard bf16 (ms per call)\n%-16s %10s %10s %8s %8s\n", "shape", "resident",
-                "gemms", "ratio", "default");
+    std::printf("\nresident kernel vs GEMMs, standard bf16 (ms per call; +tail: the part-filled last round on the GEMMs beside "
+                "the kernel)\n%-16s %10s %10s %10s %8s %10s %-16s\n",
+                "shape", "resident", "+tail", "gemms", "ratio", "default", "default's pick");
     for (const Shape& sh : sweep) {
       const std::string base = std::string("ns_resident_sweep/") + sh.name;
       const double r = get(table.ms, base + "/resident"), g = get(table.ms, base + "/gemms");
-      std::printf("%-16s %10.4f %10.4f %7.2fx %8s\n", sh.name, r, g, r > 0 ? g / r : 0.0,
-                  cuda::resident_pays(sh.batch, sh.m, sh.n) ? "resident" : "gemms");
+      const int tail = cuda::resident_tail(sh.batch, sh.m, sh.n);
+      const std::string pick = !cuda::resident_pays(sh.batch, sh.m, sh.n) ? "gemms"
+                               : tail > 0 ? "resident+" + std::to_string(tail) + " on gemms"
+                                          : "resident";
+      std::printf("%-16s %10.4f %10.4f %10.4f %7.2fx %10.4f %-16s\n", sh.name, r, get(table.ms, base + "/tail"), g,
+                  r > 0 ? g / r : 0.0, get(table.ms, base + "/default"), pick.c_str());
     }
   }
   benchmark::Shutdown();

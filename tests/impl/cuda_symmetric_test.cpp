@@ -313,6 +313,7 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
 
 using S = NsOptions::Symmetric;
 using R = NsOptions::Resident;
+using T = NsOptions::Tail;
 INSTANTIATE_TEST_SUITE_P(
     Splits, SymmetricNsTest,
     ::testing::Values(NsCase{"standard_tiles32_bf16", 1, 128, 192, NsMethod::standard, DType::bf16, {S::tiles, 32}},
@@ -339,7 +340,9 @@ INSTANTIATE_TEST_SUITE_P(
                              {S::by_shape, 0, true, 0, R::always}, true, "polar_express"},
                       // More matrices than clusters run at once (15 on the H200): each cluster works
                       // through its share in rounds (the last one part-filled).
-                      NsCase{"resident_rounds_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
+                      NsCase{"resident_rounds_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always, T::never}, true},
+                      // The same with the part-filled last round on the GEMMs beside the kernel.
+                      NsCase{"resident_rounds_gemm_tail_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always, T::always}, true},
                       NsCase{"gemms_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16,
                              {S::by_shape, 0, true, 0, R::never}}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -352,7 +355,17 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   EXPECT_TRUE(resident_pays(c, 128, 4096));
   EXPECT_TRUE(resident_pays(2, 128, 4096));
   EXPECT_TRUE(resident_pays(4 * c + 4, 128, 4096)) << "64 heads on the H200: five rounds, the last holding 4";
-  EXPECT_FALSE(resident_pays(c + 1, 128, 4096)) << "a second round for one matrix";
+  int multiprocessors = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  const bool idle = multiprocessors - 8 * c >= 8;   // room for the GEMMs beside the kernel (12 on the H200)
+  EXPECT_EQ(resident_partial_round(4 * c + 4, 4096), 4);
+  EXPECT_EQ(resident_partial_round(c, 4096), 0) << "one full round";
+  EXPECT_EQ(resident_tail(c + 1, 128, 4096), idle ? 1 : 0) << "one matrix after a full round";
+  EXPECT_EQ(resident_tail(2 * c + 1, 128, 4096), idle ? 1 : 0) << "one matrix after two full rounds";
+  EXPECT_EQ(resident_tail(4 * c + 4, 128, 4096), 0) << "four matrices: slower on the GEMMs than a fifth round";
+  EXPECT_EQ(resident_tail(c, 128, 4096), 0) << "no partial round";
+  EXPECT_EQ(resident_tail(c + 1, 128, 1024), 0) << "smaller matrices: the round ends before the GEMMs would";
+  EXPECT_EQ(resident_pays(c + 1, 128, 4096), idle) << "a second round for one matrix, unless the GEMMs take it";
   EXPECT_FALSE(resident_pays(1, 128, 4096));
   EXPECT_TRUE(resident_pays(c, 128, 1024));
   EXPECT_FALSE(resident_pays(2 * c, 128, 1024)) << "several rounds of smaller matrices";
@@ -367,8 +380,91 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   NsDevice ns(nullptr, dev.stream);
   ns.run(dx.get(), c, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident());
+  EXPECT_EQ(ns.gemm_tail(), 0);
   ns.run(dx.get(), c + 1, 128, 4096, cfg);
-  EXPECT_FALSE(ns.ran_resident());
+  EXPECT_EQ(ns.ran_resident(), idle);
+  EXPECT_EQ(ns.gemm_tail(), idle ? 1 : 0);
+  ns.run(dx.get(), c + 2, 128, 4096, cfg);
+  EXPECT_TRUE(ns.ran_resident()) << "a second round of two matrices";
+  EXPECT_EQ(ns.gemm_tail(), 0) << "two matrices after a full round stay on the kernel";
+}
+
+// A batch one round and three matrices long with the tail forced onto the GEMMs: the kernel's
+// matrices are bit for bit the kernel's results without a tail, the last three bit for bit what
+// the GEMMs give those three alone, eager, captured and replayed.
+TEST(ResidentTail, RunsTheKernelAndTheGemmsSideBySideWithEachOnesBits) {
+  MUONCHECK_REQUIRE_GPU();
+  constexpr int64_t m = 128, n = 1024;
+  const int c = resident_active_clusters(n);
+  ASSERT_GT(c, 0) << "the resident kernel does not launch on this device";
+  const int batch = c + 3;
+  const NsConfig cfg = ns_test_config(NsMethod::standard, DType::bf16, nullptr);
+  const int64_t count = batch * m * n, tail_count = 3 * m * n;
+  const std::vector<float> x = values(count, 77);
+  Device dev;
+  DeviceBuffer dx;
+  dx.reserve(2 * static_cast<size_t>(count));
+  auto run = [&](NsOptions o, const std::vector<float>& in, int b, int* tail = nullptr) {
+    NsDevice ns(nullptr, dev.stream, o);
+    std::vector<float> out;
+    for (int r = 0; r < 3; ++r) {   // eager, captured, replayed: the last one's result
+      dev.upload(DType::bf16, in, dx.get());
+      out = dev.download(DType::bf16, ns.run(dx.get(), b, m, n, cfg), b * m * n);
+    }
+    if (tail != nullptr) *tail = ns.gemm_tail();
+    return out;
+  };
+  int tail = -1;
+  const std::vector<float> both = run({S::by_shape, 0, true, 0, R::always, T::always}, x, batch, &tail);
+  const std::vector<float> kernel = run({S::by_shape, 0, true, 0, R::always, T::never}, x, batch);
+  const std::vector<float> last(x.end() - tail_count, x.end());
+  const std::vector<float> gemms = run({S::by_shape, 0, true, 0, R::never}, last, 3);
+  EXPECT_EQ(tail, 3);
+  ASSERT_EQ(both.size(), kernel.size());
+  EXPECT_EQ(std::memcmp(both.data(), kernel.data(), sizeof(float) * (count - tail_count)), 0) << "the kernel's matrices";
+  EXPECT_EQ(std::memcmp(both.data() + (count - tail_count), gemms.data(), sizeof(float) * tail_count), 0)
+      << "the GEMMs' matrices";
+  EXPECT_NE(std::memcmp(both.data() + (count - tail_count), kernel.data() + (count - tail_count), sizeof(float) * tail_count), 0)
+      << "the tail ran on the kernel";
+}
+
+// The resident kernel's normalization alone (0 iterations): its Σx² takes |x| by bit moves, which
+// would turn an infinity or NaN into a finite value; the thread that meets one sums through the
+// conversion instead. So the kernel gives what the GEMM path's normalize gives (the same bits, or
+// NaN where it has NaN), with an infinity or a NaN in a matrix, subnormals and zeros in another.
+TEST(ResidentNormalization, CarriesInfinitiesAndNansIntoTheNormAsTheGemmPathDoes) {
+  MUONCHECK_REQUIRE_GPU();
+  ASSERT_GT(resident_active_clusters(1024), 0) << "the resident kernel does not launch on this device";
+  constexpr int batch = 2;
+  constexpr int64_t m = 128, n = 1024, count = batch * m * n;
+  for (DType t : {DType::bf16, DType::fp16})
+    for (float special : {INFINITY, NAN, 0.0f}) {
+      std::vector<float> x = values(count, 5);
+      x[77] = special;                                                   // matrix 0
+      for (int64_t i = m * n; i < m * n + 512; ++i) x[i] = i % 3 == 0 ? 0.0f : (t == DType::bf16 ? 1e-39f : 3e-6f);   // matrix 1: zeros, subnormals
+      NsConfig cfg = ns_test_config(NsMethod::standard, t, nullptr);
+      cfg.steps = 0;
+      Device dev;
+      DeviceBuffer dx;
+      dx.reserve(2 * static_cast<size_t>(count));
+      auto run = [&](NsOptions::Resident r) {
+        NsDevice ns(nullptr, dev.stream, {NsOptions::Symmetric::by_shape, 0, false, 0, r});
+        dev.upload(t, x, dx.get());
+        std::vector<float> out = dev.download(t, ns.run(dx.get(), batch, m, n, cfg), count);
+        EXPECT_EQ(ns.ran_resident(), r == NsOptions::Resident::always);
+        return out;
+      };
+      const std::vector<float> kernel = run(NsOptions::Resident::always), gemms = run(NsOptions::Resident::never);
+      int64_t differ = 0, nans = 0;
+      for (int64_t i = 0; i < count; ++i) {
+        nans += std::isnan(kernel[i]);
+        differ += !(std::isnan(kernel[i]) && std::isnan(gemms[i])) && std::memcmp(&kernel[i], &gemms[i], sizeof(float)) != 0;
+      }
+      EXPECT_EQ(differ, 0) << dtype_name(t) << " with " << special << " at [77]";
+      if (!std::isfinite(special)) {
+        EXPECT_GT(nans, 0) << dtype_name(t) << ": " << special << " left no NaN behind";
+      }
+    }
 }
 
 }  // namespace

@@ -164,9 +164,28 @@ void NsDevice::reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
 
 void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   if (resident_) {
-    resident_standard(x, batch, m, n, cfg, stream_);
+    if (tail_ == 0) {
+      resident_standard(x, batch, m, n, cfg, stream_);
+      return x;
+    }
+    // The kernel is enqueued first, so that its clusters take their multiprocessors before the
+    // branch's GEMMs spread over the rest; the tail's result is copied into place on the branch.
+    branches_.fork(stream_, 1);
+    resident_standard(x, batch - tail_, m, n, cfg, stream_);
+    void* tail_x = static_cast<unsigned char*>(x) + (batch - tail_) * m * n * dtype_bytes(dtype_);
+    const cudaStream_t origin = std::exchange(stream_, branches_.branch(0));
+    const void* out = on_gemms(tail_x, tail_, m, n, cfg);
+    if (out != tail_x)
+      check(cudaMemcpyAsync(tail_x, out, tail_ * m * n * dtype_bytes(dtype_), cudaMemcpyDeviceToDevice, stream_),
+            "cudaMemcpyAsync (the GEMMs' tail)");
+    stream_ = origin;
+    branches_.join(stream_, 1);
     return x;
   }
+  return on_gemms(x, batch, m, n, cfg);
+}
+
+void* NsDevice::on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   normalize(dtype_, x, batch, m * n, scratch_.get(), stream_);
   const bool use_gram = cfg.method == NsMethod::gram && m != n;
   return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
@@ -180,7 +199,11 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   using R = NsOptions::Resident;
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
-  if (!resident_) reserve(batch, m, n, cfg);
+  using T = NsOptions::Tail;
+  tail_ = !resident_ || options_.tail == T::never ? 0
+          : options_.tail == T::always            ? resident_partial_round(batch, n)
+                                                  : resident_tail(batch, m, n);
+  if (!resident_ || tail_ > 0) reserve(resident_ ? tail_ : batch, m, n, cfg);
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.
   if (graphs_.size() > 64 || sym_.cached_arrays() > 1024) {
@@ -196,6 +219,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
                       static_cast<uint64_t>(cfg.steps),
                       static_cast<uint64_t>(cfg.dtype),
                       static_cast<uint64_t>(resident_),
+                      static_cast<uint64_t>(tail_),
                       static_cast<uint64_t>(splits_.gram.split),
                       static_cast<uint64_t>(splits_.gram.param),
                       static_cast<uint64_t>(splits_.square.split),

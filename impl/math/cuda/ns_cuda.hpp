@@ -18,7 +18,10 @@
 // (graph_cache.hpp). Runs are bit-identical run to run. Iteration i takes cfg.at(i): a
 // per-iteration schedule changes only the scalars of its launches (they are part of the graph key).
 // The standard NS of matrices small enough (per-head blocks: m ≤ 128, n ≤ 4096) runs instead as
-// one resident kernel under the same rounding model where that is faster (ns_resident.hpp).
+// one resident kernel under the same rounding model where that is faster (ns_resident.hpp);
+// where its last round would be part-filled, those matrices may run on the GEMMs at the same
+// time, on a branch stream (NsOptions::tail). Which matrix takes which path depends only on the
+// shape and the device, so runs stay bit-identical.
 #pragma once
 #include <cstdint>
 
@@ -30,6 +33,7 @@
 #include "impl/math/cuda/lt_gemm.hpp"
 #include "impl/math/cuda/ns_kernels.hpp"
 #include "impl/math/cuda/ns_resident.hpp"
+#include "impl/math/cuda/stream_branches.hpp"
 #include "impl/math/cuda/symmetric_product.hpp"
 #include "impl/math/newton_schulz.hpp"
 
@@ -47,6 +51,10 @@ struct NsOptions {
   bool graphs = true;
   int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
   Resident resident = Resident::by_shape;   // only with symmetric == by_shape
+  // A resident run's part-filled last round on the GEMMs beside the kernel: by_shape where
+  // resident_tail says so, always wherever there is one (resident_partial_round), or never.
+  enum class Tail { by_shape, always, never };
+  Tail tail = Tail::by_shape;
 };
 
 // The split of a batch × (m×m, inner dimension k) symmetric product the default uses.
@@ -80,6 +88,9 @@ class NsDevice {
 
   // Whether the last run was the resident kernel (ns_resident.hpp) rather than the GEMMs.
   bool ran_resident() const { return resident_; }
+  // How many matrices of the last resident run, the batch's last ones, ran on the GEMMs beside
+  // the kernel (NsOptions::tail), on a branch stream that joins the run's stream before it returns.
+  int gemm_tail() const { return tail_; }
 
  private:
   struct Splits {
@@ -89,6 +100,7 @@ class NsDevice {
 
   void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void* iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
+  void* on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);   // normalize, then the GEMMs
   void* standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void* gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   // D = alpha·A·op(B) + beta·C for the batch, D known symmetric (m×m).
@@ -103,6 +115,8 @@ class NsDevice {
   NsOptions options_;
   DType dtype_ = DType::bf16;
   bool resident_ = false;   // this run is one resident kernel (ns_resident.hpp)
+  int tail_ = 0;            // of which the last tail_ matrices run on the GEMMs beside it
+  StreamBranches branches_;
   Splits splits_;
   int64_t split_fallbacks_ = 0;
   LtGemm gemm_;

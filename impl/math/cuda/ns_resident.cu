@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cfloat>
 #include <type_traits>
 
 #include <cooperative_groups.h>
@@ -149,10 +150,46 @@ __device__ __forceinline__ void wait_async_copies(int pending) {
   }
 }
 
-// x / d correctly rounded from y = 1/d (Markstein): q = xy, then q + (x − qd)·y with FMAs.
-__device__ __forceinline__ float divide(float x, float d, float y) {
-  const float q = x * y;
-  return fmaf(fmaf(-q, d, x), y, q);
+// x / d correctly rounded, d > 0, from y = RN(1/d) and q = RN(xy) (Markstein): q + (x − qd)·y
+// with FMAs. That is exact where nothing underflows or overflows (markstein_exact): d finite, x
+// zero or |x| ≥ 2^-100 (the residual x − qd is then a representable fp32) with q normal and finite.
+// Elsewhere (an infinite or NaN norm or x, a quotient near the subnormals) the IEEE division is
+// the one that is right: 1/∞ = 0 and 0·∞ = NaN would turn x/∞ = 0 into NaN.
+__device__ __forceinline__ bool markstein_exact(float x, float d, float q) {
+  const float ax = fabsf(x), aq = fabsf(q);
+  return d <= FLT_MAX && (x == 0.0f || (ax >= 0x1p-100f && aq >= 0x1p-125f && aq <= FLT_MAX));
+}
+__device__ __forceinline__ float markstein(float x, float d, float y, float q) { return fmaf(fmaf(-q, d, x), y, q); }
+
+// |x| of a 16-bit float as a double, exactly, without a conversion instruction (16 per cycle on an
+// SM, against 64 DFMAs): its 15 magnitude bits moved into a double's high word so that its
+// exponent field lands at the bottom of the double's, which is |x|·2^-(1023 − bias), then one DMUL
+// by 2^(1023 − bias), exact for every finite value (subnormals and zero included). Infinities and
+// NaNs would come out finite: their magnitude bits are kExponent or more (all exponent bits set).
+template <class T>
+struct Magnitude;
+template <>
+struct Magnitude<__nv_bfloat16> {
+  static constexpr int kShift = 13;
+  static constexpr double kScale = 0x1p896;
+  static constexpr uint32_t kExponent = 0x7f80;
+};
+template <>
+struct Magnitude<__half> {
+  static constexpr int kShift = 10;
+  static constexpr double kScale = 0x1p1008;
+  static constexpr uint32_t kExponent = 0x7c00;
+};
+// The value in the low (first) and high (second) half of a 32-bit word.
+template <class T>
+__device__ __forceinline__ double magnitude_low(uint32_t w) {
+  using M = Magnitude<T>;
+  return __hiloint2double(static_cast<int>((w << M::kShift) & (0x7fffu << M::kShift)), 0) * M::kScale;
+}
+template <class T>
+__device__ __forceinline__ double magnitude_high(uint32_t w) {
+  using M = Magnitude<T>;
+  return __hiloint2double(static_cast<int>((w >> (16 - M::kShift)) & (0x7fffu << M::kShift)), 0) * M::kScale;
 }
 
 // Σ over the block of one double per thread, in a fixed order; valid in thread 0.
@@ -165,6 +202,42 @@ __device__ double block_sum(double s, double* scratch) {
     for (int w = 0; w < kBlockThreads / 32; ++w) t += scratch[w];
   return t;
 }
+
+// A thread's vectors of 8 values in a block's slice of kWidth columns: vector i has row row(i),
+// first column col(i) and lies at at(i) in the swizzled slice at xb. Where a row's vectors divide
+// the block's threads (slices of 128, 256 and 512 columns) the column is the same for every i and
+// the row advances by kStep, so the address is one of two bases (the row's parity in the 8-row
+// swizzle, for kStep = 4) plus 128·kStep·i: no division per vector. Constructed where a phase
+// starts (from an opaque thread index), so the bases are not held across the iterations.
+template <int kWidth>
+struct SliceVectors {
+  static constexpr int kPerRow = kWidth / 8;
+  static constexpr bool kRegular = kBlockThreads % kPerRow == 0;
+  static constexpr int kStep = kRegular ? kBlockThreads / kPerRow : 0;
+  static_assert(!kRegular || kStep * kPerRow == kBlockThreads, "a thread's vectors kStep rows apart");
+  unsigned char* xb;
+  int tid;
+  unsigned char* even;   // kRegular: at(i) = (i even ? even : odd) + 128·kStep·i
+  unsigned char* odd;
+  __device__ SliceVectors(unsigned char* slice, int thread) : xb(slice), tid(thread), even(nullptr), odd(nullptr) {
+    if constexpr (kRegular) {
+      even = xb + XLayout::offset(row(0), col(0));
+      odd = xb + XLayout::offset(row(0) + kStep, col(0)) - 128 * kStep;
+    }
+  }
+  __device__ int row(int i) const {
+    if constexpr (kRegular) return tid / kPerRow + kStep * i;
+    return (tid + i * kBlockThreads) / kPerRow;
+  }
+  __device__ int col(int i) const {
+    if constexpr (kRegular) return tid % kPerRow * 8;
+    return (tid + i * kBlockThreads) % kPerRow * 8;
+  }
+  __device__ unsigned char* at(int i) const {
+    if constexpr (kRegular) return (i % 2 == 0 ? even : odd) + 128 * kStep * i;
+    return xb + XLayout::offset(row(i), col(i));
+  }
+};
 
 // One block of cluster blockIdx.x / kCluster, which takes the matrices blockIdx.x / kCluster +
 // i · (the clusters in the grid) in turn; kWidth: the block's slice's columns.
@@ -181,10 +254,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   unsigned char* xb = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
   const Layout lay{xb, kWidth};
-  auto x_at = [&](int row, int col) { return xb + XLayout::offset(row, col); };
-  // This thread's i-th vector of 8 values: row and first column in the slice.
-  auto vector_row = [&](int i) { return (tid + i * kBlockThreads) / kPerRow; };
-  auto vector_col = [&](int i) { return (tid + i * kBlockThreads) % kPerRow * 8; };
   const int col0 = rank * kWidth;
 
   // The cluster's matrices one after the other (one when the grid holds a cluster per matrix).
@@ -194,31 +263,56 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
     // Load this block's slice (zeros past m and n): with cp.async where rows are 16-byte vectors
     // (in kLoadStages groups, each thread summing its own vectors of a group while the later ones
     // are in flight), else element by element. Σx² in double, each thread over its vectors in order.
+    const SliceVectors<kWidth> v(xb, opaque(tid));
 #pragma unroll
     for (int s = 0; s < kLoadStages; ++s) {
 #pragma unroll 1
       for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
-        const int row = vector_row(i), c = vector_col(i), col = col0 + c;
+        const int row = v.row(i), col = col0 + v.col(i);
         const bool inside = row < m && col < n;
         const T* src = mat + (inside ? static_cast<int64_t>(row) * n + col : 0);
         if constexpr (kVectors) {
-          copy_async_16(x_at(row, c), src, inside ? 16 : 0);
+          copy_async_16(v.at(i), src, inside ? 16 : 0);
         } else {
           Vec<T> w;
 #pragma unroll
           for (int e = 0; e < 8; ++e) w.v[e] = inside && col + e < n ? src[e] : st<T>(0.0f);
-          *reinterpret_cast<Vec<T>*>(x_at(row, c)) = w;
+          *reinterpret_cast<Vec<T>*>(v.at(i)) = w;
         }
       }
       if constexpr (kVectors) commit_async_copies();
     }
-    double ss[8] = {};   // one sum per position in the vector: eight independent chains
+    // Σx²: eight chains, one per position in the vector, each over this thread's vectors in order;
+    // |x| exactly as a double by bit moves (Magnitude). A thread that met an infinity or NaN sums
+    // its vectors again through the conversion, which carries them into the norm.
+    double ss[8] = {};
+    uint32_t top = 0;            // per 16-bit half, the largest magnitude (|x|'s 15 bits) seen
+    uint32_t low = 0xffffffffu;  // per half, the smallest nonzero magnitude − 1 (a zero wraps to 0xffff)
 #pragma unroll
     for (int s = 0; s < kLoadStages; ++s) {
       if constexpr (kVectors) wait_async_copies(kLoadStages - 1 - s);
-#pragma unroll 1
+#pragma unroll 2
       for (int i = s * kPerStage; i < (s + 1) * kPerStage; ++i) {
-        const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i), vector_col(i)));
+        const uint4 w = *reinterpret_cast<const uint4*>(v.at(i));
+        const uint32_t u[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const uint32_t mag = u[k] & 0x7fff7fffu;
+          top = __vmaxu2(top, mag);
+          low = __vminu2(low, __vsub2(mag, 0x00010001u));
+          const double lo = magnitude_low<T>(u[k]), hi = magnitude_high<T>(u[k]);
+          ss[2 * k] += lo * lo;
+          ss[2 * k + 1] += hi * hi;
+        }
+      }
+    }
+    const uint32_t largest = max(top & 0xffffu, top >> 16), smallest = min(low & 0xffffu, low >> 16) + 1;
+    if (largest >= Magnitude<T>::kExponent) {   // an infinity or NaN
+#pragma unroll
+      for (double& e : ss) e = 0.0;
+#pragma unroll 1
+      for (int i = 0; i < kPerThread; ++i) {
+        const Vec<T> w = *reinterpret_cast<const Vec<T>*>(v.at(i));
 #pragma unroll
         for (int e = 0; e < 8; ++e) {
           const double d = ld(w.v[e]);
@@ -238,18 +332,36 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
     }
     __syncthreads();
     const float denom = reinterpret_cast<const float*>(red + 10)[0], inverse = __frcp_rn(denom);
-    constexpr int kGroup = 4;   // vectors read before any is written (see write_back below)
-    static_assert(kPerThread % kGroup == 0, "whole groups");
+    // Markstein's FMAs where they divide this thread's values exactly (markstein_exact for its
+    // largest and smallest nonzero |x|: a branch per thread, no test per value), else the IEEE
+    // division value by value.
+    const double big = magnitude_low<T>(largest), tiny = smallest > 0xffffu ? 0.0 : magnitude_low<T>(smallest);
+    const bool fast = largest < Magnitude<T>::kExponent && markstein_exact(static_cast<float>(big), denom, static_cast<float>(big) * inverse) &&
+                      (tiny == 0.0 || markstein_exact(static_cast<float>(tiny), denom, static_cast<float>(tiny) * inverse));
+    if (fast) {
+      constexpr int kGroup = 4;   // vectors read before any is written (see write_back below)
+      static_assert(kPerThread % kGroup == 0, "whole groups");
 #pragma unroll 1
-    for (int i0 = 0; i0 < kPerThread; i0 += kGroup) {
-      Vec<T> w[kGroup];
+      for (int i0 = 0; i0 < kPerThread; i0 += kGroup) {
+        Vec<T> w[kGroup];
 #pragma unroll
-      for (int q = 0; q < kGroup; ++q) w[q] = *reinterpret_cast<const Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q)));
+        for (int q = 0; q < kGroup; ++q) w[q] = *reinterpret_cast<const Vec<T>*>(v.at(i0 + q));
 #pragma unroll
-      for (int q = 0; q < kGroup; ++q) {
+        for (int q = 0; q < kGroup; ++q) {
 #pragma unroll
-        for (int e = 0; e < 8; ++e) w[q].v[e] = st<T>(divide(ld(w[q].v[e]), denom, inverse));
-        *reinterpret_cast<Vec<T>*>(x_at(vector_row(i0 + q), vector_col(i0 + q))) = w[q];
+          for (int e = 0; e < 8; ++e) {
+            const float xv = ld(w[q].v[e]);
+            w[q].v[e] = st<T>(markstein(xv, denom, inverse, xv * inverse));
+          }
+          *reinterpret_cast<Vec<T>*>(v.at(i0 + q)) = w[q];
+        }
+      }
+    } else {
+#pragma unroll 1
+      for (int i = 0; i < kPerThread; ++i) {
+        T* p = reinterpret_cast<T*>(v.at(i));
+#pragma unroll 1
+        for (int e = 0; e < 8; ++e) p[e] = st<T>(ld(p[e]) / denom);
       }
     }
     wgmma::proxy_fence();   // the first X ← aX + BX reads the normalized X through wgmma
@@ -423,7 +535,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
         // All of the chunk's old values are read before any new one is written: stores and loads
         // through one pointer type would otherwise run one after the other.
         auto write_back = [&](float (&d)[64], int c0) {
-          // x_at(64·wg + 16·ww + g + 8h, c0 + 8j + 2t), from a base the compiler cannot hoist out
+          // XLayout::offset(64·wg + 16·ww + g + 8h, c0 + 8j + 2t), from a base the compiler cannot hoist out
           // of the iterations (c0 is a multiple of 64; the row is g modulo 8).
           unsigned char* const base = xb + opaque(c0 / 64) * XLayout::kBlockBytes + (64 * wg + 16 * ww + g) * 128 + 4 * t;
           auto at = [&](int j, int h) { return base + (j / 8) * XLayout::kBlockBytes + 8 * h * 128 + (j % 8 ^ g) * 16; };
@@ -466,11 +578,12 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
     }
 
     // Write NS(X) back (rows < m, columns < n).
+    const SliceVectors<kWidth> out(xb, opaque(tid));
 #pragma unroll 1
     for (int i = 0; i < kPerThread; ++i) {
-      const int row = vector_row(i), c = vector_col(i), col = col0 + c;
+      const int row = out.row(i), col = col0 + out.col(i);
       if (row >= m || col >= n) continue;
-      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(x_at(row, c));
+      const Vec<T> w = *reinterpret_cast<const Vec<T>*>(out.at(i));
       T* dst = mat + static_cast<int64_t>(row) * n + col;
       if constexpr (kVectors) {
         *reinterpret_cast<Vec<T>*>(dst) = w;
@@ -479,6 +592,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
       }
     }
   }
+  // No block leaves while another may still read its shared memory: with no iterations, the last
+  // matrix's norm is read across the cluster with no barrier after it.
+  cluster.sync();
 #else
   __trap();   // built without sm_90a's wgmma: resident_fits never launches it (g_built_with_wgmma)
 #endif
@@ -526,6 +642,7 @@ int active_clusters(int width) {
 // (128, 256, 384, 512) the clusters that run at once (the fewest of the four instantiations).
 struct DeviceFacts {
   int ok = -1;   // −1: not asked yet
+  int multiprocessors = 0;
   std::array<int, kMaxColumns / kCluster / kChunk> clusters{};
 };
 std::array<DeviceFacts, 64> g_devices;
@@ -545,7 +662,8 @@ const DeviceFacts* device_facts() {
   DeviceFacts& f = g_devices[dev];
   if (f.ok < 0) {
     int built = 0;   // the device code loaded for this device is the sm_90a one
-    bool ok = cudaMemcpyFromSymbol(&built, g_built_with_wgmma, sizeof built) == cudaSuccess && built == 1;
+    bool ok = cudaMemcpyFromSymbol(&built, g_built_with_wgmma, sizeof built) == cudaSuccess && built == 1 &&
+              cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;
     for (int w = 0; ok && w < static_cast<int>(f.clusters.size()); ++w) {
       const int width = kChunk * (w + 1);
       f.clusters[w] = std::min({prepare<__nv_bfloat16, true>(width), prepare<__nv_bfloat16, false>(width),
@@ -570,7 +688,18 @@ int resident_active_clusters(int64_t n) {
 bool resident_pays(int batch, int64_t m, int64_t n) {
   const int clusters = resident_active_clusters(n);
   return clusters > 0 && batch >= 2 && m * n >= 64 * 512 &&
-         (batch <= clusters || (m * n >= 128 * 4096 && batch % clusters != 1));
+         (batch <= clusters || (m * n >= 128 * 4096 && (batch % clusters != 1 || resident_tail(batch, m, n) > 0)));
+}
+
+int resident_partial_round(int batch, int64_t n) {
+  const int clusters = resident_active_clusters(n);
+  return clusters > 0 && batch > clusters ? batch % clusters : 0;
+}
+
+int resident_tail(int batch, int64_t m, int64_t n) {
+  const DeviceFacts* f = device_facts();
+  if (f == nullptr || resident_partial_round(batch, n) != 1 || m * n < 128 * 4096) return 0;
+  return f->multiprocessors - resident_active_clusters(n) * kCluster >= kCluster ? 1 : 0;
 }
 
 std::string resident_scope() {

@@ -7,9 +7,10 @@
 // sum). One read of X, one write of NS(X): the iterations move no matrix through memory. The
 // grid holds as many clusters as run at once (or one per matrix); each works through its
 // matrices one after the other (rounds).
-//   normalize   Σx² in double per block, the eight sums added in rank order in every block;
-//               X ← round(X / (round(√Σ) + 1e-7)), the division correctly rounded as in
-//               normalize()
+//   normalize   Σx² in double per block (each |x| made a double exactly by bit moves, an
+//               infinity or NaN through the conversion), the eight sums added in rank order in
+//               every block; X ← round(X / (round(√Σ) + 1e-7)), the division correctly rounded
+//               as in normalize() (Markstein's FMAs where they are exact, else IEEE division)
 //   A = XXᵀ     each block the lower 16×16 tiles of its partial X_r·X_rᵀ (fp32 accumulation
 //               over its columns), each 8-row half-tile sent to the block that owns it (nine
 //               per block, distributed shared memory); the owner adds the eight partials in
@@ -53,9 +54,25 @@ int resident_active_clusters(int64_t n);
 // that run in one round (batch ≤ resident_active_clusters: every cluster holds one), or, for
 // matrices of 128 × 4096 elements and more, in several rounds whose last one holds more than one
 // matrix (a round costs the same whatever it holds: 16 heads of 128 × 4096 are a round of 15 and
-// one of 1, 0.150 ms against the GEMMs' 0.147). One matrix, tiny ones, or several rounds of
-// smaller ones are faster or as fast on the GEMMs.
+// one of 1, 0.150 ms against the GEMMs' 0.147, unless resident_tail hands that one to the GEMMs
+// beside the kernel). One matrix, tiny ones, or several rounds of smaller ones are faster or as
+// fast on the GEMMs.
 bool resident_pays(int batch, int64_t m, int64_t n);
+
+// The part-filled last round of a batch in several rounds: batch mod resident_active_clusters(n)
+// when the batch is larger than one round, else 0.
+int resident_partial_round(int batch, int64_t n);
+
+// How many matrices of a resident batch the default hands to the GEMMs, which run them on a
+// branch stream beside the kernel, on the multiprocessors its clusters leave idle (12 of 132 on
+// the H200: eight-block clusters fit a GPC's multiprocessors only in whole eights): a partial
+// round of one matrix of at least 128 × 4096 after one or more full rounds, where at least eight
+// multiprocessors are idle; else 0. Measured on the H200 (bench_ns_cuda --resident-sweep,
+// 2026-12-02, reports/h200-2026-12-02e/): 16 heads of 128 × 4096 0.140 ms against the kernel's
+// two rounds, 0.148. Larger partial rounds lose: the GEMMs for r matrices on the idle
+// multiprocessors take longer than the rounds beside them (64 heads, 4 of them on the GEMMs:
+// 0.394 ms against five rounds' 0.370; 32, 48 and 128 heads likewise).
+int resident_tail(int batch, int64_t m, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its
 // normalization included). Asynchronous on the stream; capturable.
