@@ -447,14 +447,14 @@ TEST(ResidentNormalization, CarriesInfinitiesAndNansIntoTheNormAsTheGemmPathDoes
       Device dev;
       DeviceBuffer dx;
       dx.reserve(2 * static_cast<size_t>(count));
-      auto run = [&](NsOptions::Resident r) {
-        NsDevice ns(nullptr, dev.stream, {NsOptions::Symmetric::by_shape, 0, false, 0, r});
+      auto run = [&](R r) {
+        NsDevice ns(nullptr, dev.stream, {S::by_shape, 0, false, 0, r});
         dev.upload(t, x, dx.get());
         std::vector<float> out = dev.download(t, ns.run(dx.get(), batch, m, n, cfg), count);
-        EXPECT_EQ(ns.ran_resident(), r == NsOptions::Resident::always);
+        EXPECT_EQ(ns.ran_resident(), r == R::always);
         return out;
       };
-      const std::vector<float> kernel = run(NsOptions::Resident::always), gemms = run(NsOptions::Resident::never);
+      const std::vector<float> kernel = run(R::always), gemms = run(R::never);
       int64_t differ = 0, nans = 0;
       for (int64_t i = 0; i < count; ++i) {
         nans += std::isnan(kernel[i]);

@@ -150,16 +150,19 @@ __device__ __forceinline__ void wait_async_copies(int pending) {
   }
 }
 
-// x / d correctly rounded, d > 0, from y = RN(1/d) and q = RN(xy) (Markstein): q + (x − qd)·y
+// x / d correctly rounded, d > 0, from y = RN(1/d) (Markstein): q = RN(xy), then q + (x − qd)·y
 // with FMAs. That is exact where nothing underflows or overflows (markstein_exact): d finite, x
 // zero or |x| ≥ 2^-100 (the residual x − qd is then a representable fp32) with q normal and finite.
 // Elsewhere (an infinite or NaN norm or x, a quotient near the subnormals) the IEEE division is
 // the one that is right: 1/∞ = 0 and 0·∞ = NaN would turn x/∞ = 0 into NaN.
-__device__ __forceinline__ bool markstein_exact(float x, float d, float q) {
-  const float ax = fabsf(x), aq = fabsf(q);
+__device__ __forceinline__ bool markstein_exact(float x, float d, float y) {
+  const float ax = fabsf(x), aq = fabsf(x * y);
   return d <= FLT_MAX && (x == 0.0f || (ax >= 0x1p-100f && aq >= 0x1p-125f && aq <= FLT_MAX));
 }
-__device__ __forceinline__ float markstein(float x, float d, float y, float q) { return fmaf(fmaf(-q, d, x), y, q); }
+__device__ __forceinline__ float markstein(float x, float d, float y) {
+  const float q = x * y;
+  return fmaf(fmaf(-q, d, x), y, q);
+}
 
 // |x| of a 16-bit float as a double, exactly, without a conversion instruction (16 per cycle on an
 // SM, against 64 DFMAs): its 15 magnitude bits moved into a double's high word so that its
@@ -307,7 +310,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
       }
     }
     const uint32_t largest = max(top & 0xffffu, top >> 16), smallest = min(low & 0xffffu, low >> 16) + 1;
-    if (largest >= Magnitude<T>::kExponent) {   // an infinity or NaN
+    const bool finite = largest < Magnitude<T>::kExponent;   // no infinity or NaN among this thread's values
+    if (!finite) {
 #pragma unroll
       for (double& e : ss) e = 0.0;
 #pragma unroll 1
@@ -333,12 +337,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
     __syncthreads();
     const float denom = reinterpret_cast<const float*>(red + 10)[0], inverse = __frcp_rn(denom);
     // Markstein's FMAs where they divide this thread's values exactly (markstein_exact for its
-    // largest and smallest nonzero |x|: a branch per thread, no test per value), else the IEEE
-    // division value by value.
-    const double big = magnitude_low<T>(largest), tiny = smallest > 0xffffu ? 0.0 : magnitude_low<T>(smallest);
-    const bool fast = largest < Magnitude<T>::kExponent && markstein_exact(static_cast<float>(big), denom, static_cast<float>(big) * inverse) &&
-                      (tiny == 0.0 || markstein_exact(static_cast<float>(tiny), denom, static_cast<float>(tiny) * inverse));
-    if (fast) {
+    // largest and smallest nonzero |x|, 0 when all are zero: a branch per thread, no test per
+    // value), else the IEEE division value by value.
+    const float big = static_cast<float>(magnitude_low<T>(largest)),
+                tiny = smallest > 0xffffu ? 0.0f : static_cast<float>(magnitude_low<T>(smallest));
+    if (finite && markstein_exact(big, denom, inverse) && markstein_exact(tiny, denom, inverse)) {
       constexpr int kGroup = 4;   // vectors read before any is written (see write_back below)
       static_assert(kPerThread % kGroup == 0, "whole groups");
 #pragma unroll 1
@@ -351,7 +354,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
 #pragma unroll
           for (int e = 0; e < 8; ++e) {
             const float xv = ld(w[q].v[e]);
-            w[q].v[e] = st<T>(markstein(xv, denom, inverse, xv * inverse));
+            w[q].v[e] = st<T>(markstein(xv, denom, inverse));
           }
           *reinterpret_cast<Vec<T>*>(v.at(i0 + q)) = w[q];
         }
