@@ -11,6 +11,7 @@
 
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/dtype_device.cuh"
+#include "impl/math/cuda/tma.cuh"
 #include "impl/math/cuda/wgmma.cuh"
 
 namespace muoncheck::impl::cuda {
@@ -32,6 +33,11 @@ constexpr int kUnits = 2 * kLowerTiles;                      // halves of lower 
 constexpr int kUnitsPerBlock = kUnits / kCluster;
 constexpr int kUnitBytes = 8 * 16 * 4;                       // one unit of a partial, fp32
 constexpr int kReceiveBytes = kUnitsPerBlock * kCluster * kUnitBytes;
+constexpr int kAUnitBytes = 8 * 16 * 2;                      // one unit of A, 16-bit
+// What a block's two barriers count per iteration: the other blocks' partials of its units, and
+// the other blocks' units of A (its own come by plain stores, before a barrier of the block).
+constexpr uint32_t kRemotePartialBytes = (kCluster - 1) * kUnitsPerBlock * kUnitBytes;
+constexpr uint32_t kRemoteABytes = (kUnits - kUnitsPerBlock) * kAUnitBytes;
 static_assert(kUnits % kCluster == 0, "the units split evenly over the cluster");
 
 struct Coefficients {
@@ -56,13 +62,15 @@ size_t shared_bytes(int width) {
 // are symmetric and defined by their 36 lower 16 × 16 tiles, as cuBLAS's lower-triangle split
 // defines them (symmetric_product.hpp): the upper tiles off the diagonal are copies of the
 // transposed lower ones, the diagonal tiles are as computed. A unit is an 8-row half of a lower
-// tile, u = 2·lower_index(I, J) + half; block r owns units [9r, 9r + 9).
+// tile, u = 2·lower_index(I, J) + half; block r owns units [9r, 9r + 9). The scratch's doubles
+// 12 and 13 hold the two barriers the exchanges of an iteration complete on (partials, A).
 struct Layout {
   unsigned char* base;   // X
   int width;             // X's columns
   __device__ unsigned char* a() const { return base + static_cast<size_t>(kRows) * width * 2; }
   __device__ unsigned char* receive() const { return a() + kRows * kRows * 2; }
   __device__ double* reduce() const { return reinterpret_cast<double*>(receive() + kReceiveBytes); }
+  __device__ void* barriers() const { return reduce() + 12; }
 };
 
 __device__ __forceinline__ int lower_index(int i, int j) { return i * (i + 1) / 2 + j; }
@@ -108,13 +116,18 @@ __device__ __forceinline__ uint32_t cluster_address(uint32_t a, int rank) {
   asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
   return r;
 }
-__device__ __forceinline__ void store_cluster(uint32_t a, float4 v) {
-  asm volatile("st.shared::cluster.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+__device__ __forceinline__ void store_shared(uint32_t a, const uint4& v) {
+  asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 }
-__device__ __forceinline__ void store_cluster(uint32_t a, const uint4& v) {
-  asm volatile("st.shared::cluster.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
+// 16 bytes at shared address a of block `rank` of the cluster, counted on that block's barrier
+// bar (the same shared address in every block) when it is another block; this block's own by a
+// plain store, which a barrier of the block then makes visible.
+__device__ __forceinline__ void send(uint32_t a, const uint4& v, int rank, int self, uint32_t bar) {
+  if (rank == self)
+    store_shared(a, v);
+  else
+    tma::store_async(cluster_address(a, rank), v, cluster_address(bar, rank));
 }
 
 // The row address one lane gives ldmatrix_x4 for the 16 × 16 blocks (rows r0 + 16·i..,
@@ -258,6 +271,16 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
   unsigned char* xb = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
   const Layout lay{xb, kWidth};
   const int col0 = rank * kWidth;
+  // The exchanges' barriers, each completed once per iteration by one arrival (this block's
+  // thread 0, announcing the other blocks' bytes) and those bytes; the first matrix's norm
+  // barrier below orders their initialization before any other block's store.
+  const uint32_t partials_bar = shared_address(lay.barriers()), a_bar = partials_bar + 8;
+  if (tid == 0) {
+    tma::init(partials_bar, 1);
+    tma::init(a_bar, 1);
+    tma::fence_init();
+  }
+  uint32_t exchanges = 0;   // iterations done by this block, over all its matrices: the phases' parity
 
   // The cluster's matrices one after the other (one when the grid holds a cluster per matrix).
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
@@ -391,8 +414,10 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
             for (int h = 0; h < 2; ++h) {   // a slot holds (row, column 8s + 2t + e) at [row][t][s][e]
               const int u = 2 * lower_index(ti, tj) + h, owner = u / kUnitsPerBlock;
               const uint32_t slot = receive_shared + ((u % kUnitsPerBlock) * kCluster + rank) * kUnitBytes + (g * 4 + t) * 16;
-              store_cluster(cluster_address(slot, owner),
-                            make_float4(d[8 * jt + 2 * h], d[8 * jt + 2 * h + 1], d[8 * jt + 4 + 2 * h], d[8 * jt + 5 + 2 * h]));
+              send(slot,
+                   make_uint4(__float_as_uint(d[8 * jt + 2 * h]), __float_as_uint(d[8 * jt + 2 * h + 1]),
+                              __float_as_uint(d[8 * jt + 4 + 2 * h]), __float_as_uint(d[8 * jt + 5 + 2 * h])),
+                   owner, rank, partials_bar);
             }
           }
         };
@@ -423,10 +448,18 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
           push(bottom, 4, 0);
         }
       }
-      cluster.sync();
+      // No cluster barrier between the exchanges (each is a GPU-scope fence): a block waits for
+      // the bytes it expects. A slot or a unit of A is written again only after its reader has
+      // passed on what it read: the next iteration's partials come from blocks that have this
+      // iteration's A, which every owner sends after summing its slots; the next A comes after
+      // the next partials, which a block sends after its last read of B.
+      const uint32_t parity = exchanges++ % 2;
+      __syncthreads();   // this block's own partials are in place
+      if (tid == 0) tma::arrive_expect(partials_bar, kRemotePartialBytes);
       // A's lower tiles: block r sums each of its units' eight partials in rank order, rounds
       // once and writes the unit into every block.
       if (tid < kUnitsPerBlock * 16) {
+        tma::wait_cluster(partials_bar, parity);
         const int ul = tid / 16, u = rank * kUnitsPerBlock + ul, half = u % 2, rr = tid % 16 / 2, seg = tid % 2;
         // Columns 8·seg + 2t + e of row rr: [rr][t][seg][e] in each slot (see the sender).
         const float2* p = reinterpret_cast<const float2*>(lay.receive() + ul * kCluster * kUnitBytes) + rr * 8 + seg;
@@ -450,9 +483,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
         lower_tile(u / 2, ti, tj);
         const int at = XLayout::offset(16 * ti + 8 * half + rr, 16 * tj + 8 * seg);
 #pragma unroll
-        for (int q = 0; q < kCluster; ++q) store_cluster(cluster_address(a_shared + at, q), *reinterpret_cast<const uint4*>(&w));
+        for (int q = 0; q < kCluster; ++q) send(a_shared + at, *reinterpret_cast<const uint4*>(&w), q, rank, a_bar);
       }
-      cluster.sync();
+      if (tid == 0) tma::arrive_expect(a_bar, kRemoteABytes);
+      tma::wait_cluster(a_bar, parity);
+      __syncthreads();   // and its own units of A
       // A's upper tiles: the transposes of the 28 lower ones off the diagonal, each read as four
       // 8 × 8 blocks and stored transposed (block (r, c) of tile (I, J) to block (c, r) of (J, I)).
       for (int l = warp; l < kLowerTiles - kTiles; l += kBlockThreads / 32) {

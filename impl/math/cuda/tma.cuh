@@ -1,5 +1,6 @@
 // Hopper's tensor memory accelerator (TMA, sm_90) and the shared-memory barriers its copies
-// complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with.
+// complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with,
+// and the resident NS kernel's stores into the other blocks of its cluster (ns_resident.cu).
 //
 // A copy moves one box of a tensor map (cuTensorMapEncodeTiled, built on the host) from global
 // into shared memory and counts its bytes on an mbarrier; a consumer waits for the barrier's
@@ -36,6 +37,28 @@ __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
   } while (done == 0);
+}
+
+// The same wait, with the acquire at cluster scope: for a phase completed by other blocks' stores
+// (store_async), so that what they stored is seen once the wait returns.
+__device__ __forceinline__ void wait_cluster(uint32_t bar, uint32_t parity) {
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(bar), "r"(parity)
+        : "memory");
+  } while (done == 0);
+}
+
+// 16 bytes into another block of the cluster (dst and bar are shared::cluster addresses in that
+// block, from mapa), counted on its barrier bar as they land: no fence or cluster barrier on the
+// sender's side; the receiver announces the bytes (arrive_expect) and waits (wait_cluster).
+__device__ __forceinline__ void store_async(uint32_t dst, const uint4& v, uint32_t bar) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v4.b32 [%0], {%1, %2, %3, %4}, [%5];\n" ::"r"(dst),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w), "r"(bar)
+               : "memory");
 }
 
 // The box at coordinates (x, y, z) of a 3-D tensor map (x the innermost) into shared memory at
