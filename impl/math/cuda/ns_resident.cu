@@ -39,6 +39,7 @@ constexpr int kAUnitBytes = 8 * 16 * 2;                      // one unit of A, 1
 constexpr uint32_t kRemotePartialBytes = (kCluster - 1) * kUnitsPerBlock * kUnitBytes;
 constexpr uint32_t kRemoteABytes = (kUnits - kUnitsPerBlock) * kAUnitBytes;
 static_assert(kUnits % kCluster == 0, "the units split evenly over the cluster");
+static_assert(kRows <= kBlockThreads, "a thread per row (the next matrix's prefetch)");
 
 struct Coefficients {
   int steps = 0;
@@ -150,6 +151,10 @@ struct SwizzledRows {
 // 16 bytes global → shared without holding a register (cp.async); src_bytes 0 writes zeros.
 __device__ __forceinline__ void copy_async_16(void* dst, const void* src, int src_bytes) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_address(dst)), "l"(src), "r"(src_bytes));
+}
+// bytes (a multiple of 16) from src (16-byte aligned) into L2, asynchronously.
+__device__ __forceinline__ void prefetch_l2(const void* src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(src), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void commit_async_copies() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // This thread's copies of all but the last `pending` (0 to 3) groups have landed; in an unrolled
@@ -392,6 +397,14 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
     }
     wgmma::proxy_fence();   // the first X ← aX + BX reads the normalized X through wgmma
     __syncthreads();
+    // The cluster's next matrix into L2 while this one iterates (its iterations touch no global
+    // memory), so that its load reads L2: one row of this block's slice per thread.
+    if constexpr (kVectors) {
+      const int next = index + clusters;
+      if (next < batch && tid < m && col0 < n)
+        prefetch_l2(x + static_cast<int64_t>(next) * m * n + static_cast<int64_t>(tid) * n + col0,
+                    static_cast<uint32_t>(min(kWidth, n - col0)) * sizeof(T));
+    }
 
     const int wg = warp / 4, ww = warp % 4;   // warpgroup, warp in it: rows 16·ww.. of a 64-row product
     const uint32_t x_shared = shared_address(xb), receive_shared = shared_address(lay.receive()),
