@@ -365,7 +365,7 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   EXPECT_EQ(resident_tail(4 * c + 4, 128, 4096), 0) << "four matrices: slower on the GEMMs than a fifth round";
   EXPECT_EQ(resident_tail(c, 128, 4096), 0) << "no partial round";
   EXPECT_EQ(resident_tail(c + 1, 128, 1024), 0) << "smaller matrices: the round ends before the GEMMs would";
-  EXPECT_EQ(resident_pays(c + 1, 128, 4096), idle) << "a second round for one matrix, unless the GEMMs take it";
+  EXPECT_TRUE(resident_pays(c + 1, 128, 4096)) << "a second round for one matrix (or the GEMMs beside the kernel)";
   EXPECT_FALSE(resident_pays(1, 128, 4096));
   EXPECT_TRUE(resident_pays(c, 128, 1024));
   EXPECT_FALSE(resident_pays(2 * c, 128, 1024)) << "several rounds of smaller matrices";
@@ -382,7 +382,7 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   EXPECT_TRUE(ns.ran_resident());
   EXPECT_EQ(ns.gemm_tail(), 0);
   ns.run(dx.get(), c + 1, 128, 4096, cfg);
-  EXPECT_EQ(ns.ran_resident(), idle);
+  EXPECT_TRUE(ns.ran_resident());
   EXPECT_EQ(ns.gemm_tail(), idle ? 1 : 0);
   ns.run(dx.get(), c + 2, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident()) << "a second round of two matrices";

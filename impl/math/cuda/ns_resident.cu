@@ -738,8 +738,7 @@ int resident_active_clusters(int64_t n) {
 
 bool resident_pays(int batch, int64_t m, int64_t n) {
   const int clusters = resident_active_clusters(n);
-  return clusters > 0 && batch >= 2 && m * n >= 64 * 512 &&
-         (batch <= clusters || (m * n >= 128 * 4096 && (batch % clusters != 1 || resident_tail(batch, m, n) > 0)));
+  return clusters > 0 && batch >= 2 && m * n >= 64 * 512 && (batch <= clusters || m * n >= 128 * 4096);
 }
 
 int resident_partial_round(int batch, int64_t n) {

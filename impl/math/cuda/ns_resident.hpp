@@ -14,7 +14,11 @@
 //   A = XXᵀ     each block the lower 16×16 tiles of its partial X_r·X_rᵀ (fp32 accumulation
 //               over its columns), each 8-row half-tile sent to the block that owns it (nine
 //               per block, distributed shared memory); the owner adds the eight partials in
-//               rank order (fp32), rounds once and writes the half-tile into every block
+//               rank order (fp32), rounds once and writes the half-tile into every block. Both
+//               exchanges are stores that count their bytes on the receiver's barrier
+//               (st.async, mbarrier): a block waits for what it expects, with no cluster
+//               barrier inside an iteration. While a matrix iterates, the cluster's next one
+//               is prefetched into L2.
 //   B = cA² + bA  every block computes B itself (fp32 accumulation over all 128, epilogue
 //               c·AA + b·A rounded once; the upper tiles off the diagonal copied from the lower)
 //   X ← aX + BX each block its columns in place (fp32 accumulation, epilogue + a·X, rounded once)
@@ -50,12 +54,12 @@ std::string resident_scope();
 int resident_active_clusters(int64_t n);
 
 // Where the resident kernel beats the GEMMs, as measured on the H200 (bench_ns_cuda
-// --resident-sweep, 2026-12-02; docs/gpu.md): at least 2 matrices of at least 64 × 512 elements
-// that run in one round (batch ≤ resident_active_clusters: every cluster holds one), or, for
-// matrices of 128 × 4096 elements and more, in several rounds whose last one holds more than one
-// matrix (a round costs the same whatever it holds: 16 heads of 128 × 4096 are a round of 15 and
-// one of 1, 0.150 ms against the GEMMs' 0.147, unless resident_tail hands that one to the GEMMs
-// beside the kernel). One matrix, tiny ones, or several rounds of smaller ones are faster or as
+// --resident-sweep, 2026-12-03, reports/h200-2026-12-03/final; docs/gpu.md): at least 2 matrices
+// of at least 64 × 512 elements that run in one round (batch ≤ resident_active_clusters: every
+// cluster holds one), or, for matrices of 128 × 4096 elements and more, in several rounds, even
+// when the last one holds a single matrix (a round costs about the same whatever it holds: 16
+// heads of 128 × 4096, a round of 15 and one of 1, 0.135 ms against the GEMMs' 0.149; 31 heads
+// 0.200 against 0.235). One matrix, tiny ones, or several rounds of smaller ones are faster or as
 // fast on the GEMMs.
 bool resident_pays(int batch, int64_t m, int64_t n);
 
@@ -69,9 +73,11 @@ int resident_partial_round(int batch, int64_t n);
 // round of one matrix of at least 128 × 4096 after one or more full rounds, where at least eight
 // multiprocessors are idle; else 0. Measured on the H200 (bench_ns_cuda --resident-sweep,
 // 2026-12-02, reports/h200-2026-12-02e/): 16 heads of 128 × 4096 0.140 ms against the kernel's
-// two rounds, 0.148. Larger partial rounds lose: the GEMMs for r matrices on the idle
-// multiprocessors take longer than the rounds beside them (64 heads, 4 of them on the GEMMs:
-// 0.394 ms against five rounds' 0.370; 32, 48 and 128 heads likewise).
+// two rounds, 0.148. Since the kernel's exchanges lost their cluster barriers (2026-12-03,
+// reports/h200-2026-12-03/final) the two are even: 0.136 against 0.135, 31 heads 0.2004 against
+// 0.2002. Larger partial rounds lose: the GEMMs for r matrices on the idle multiprocessors take
+// longer than the rounds beside them (64 heads, 4 of them on the GEMMs: 0.373 ms against five
+// rounds' 0.338; 32, 48 and 128 heads likewise).
 int resident_tail(int batch, int64_t m, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its
