@@ -14,7 +14,7 @@
 // 128×4096, 128×1024, 64×512 and 32×128, the resident kernel and the GEMMs side by side
 // (`ns_resident_sweep/BATCHxMxN/{resident,tail,gemms,default}`: tail forces the part-filled last
 // round onto the GEMMs beside the kernel) and a table of them with the default's choice: the
-// measurements behind resident_pays and resident_tail.
+// measurements behind resident_pays and the default's Tail::never.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -311,10 +311,7 @@ int main(int argc, char** argv) {
     for (const Shape& sh : sweep) {
       const std::string base = std::string("ns_resident_sweep/") + sh.name;
       const double r = get(table.ms, base + "/resident"), g = get(table.ms, base + "/gemms");
-      const int tail = cuda::resident_tail(sh.batch, sh.m, sh.n);
-      const std::string pick = !cuda::resident_pays(sh.batch, sh.m, sh.n) ? "gemms"
-                               : tail > 0 ? "resident+" + std::to_string(tail) + " on gemms"
-                                          : "resident";
+      const std::string pick = cuda::resident_pays(sh.batch, sh.m, sh.n) ? "resident" : "gemms";
       std::printf("%-16s %10.4f %10.4f %10.4f %7.2fx %10.4f %-16s\n", sh.name, r, get(table.ms, base + "/tail"), g,
                   r > 0 ? g / r : 0.0, get(table.ms, base + "/default"), pick.c_str());
     }

@@ -355,17 +355,9 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   EXPECT_TRUE(resident_pays(c, 128, 4096));
   EXPECT_TRUE(resident_pays(2, 128, 4096));
   EXPECT_TRUE(resident_pays(4 * c + 4, 128, 4096)) << "64 heads on the H200: five rounds, the last holding 4";
-  int multiprocessors = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
-  const bool idle = multiprocessors - 8 * c >= 8;   // room for the GEMMs beside the kernel (12 on the H200)
   EXPECT_EQ(resident_partial_round(4 * c + 4, 4096), 4);
   EXPECT_EQ(resident_partial_round(c, 4096), 0) << "one full round";
-  EXPECT_EQ(resident_tail(c + 1, 128, 4096), idle ? 1 : 0) << "one matrix after a full round";
-  EXPECT_EQ(resident_tail(2 * c + 1, 128, 4096), idle ? 1 : 0) << "one matrix after two full rounds";
-  EXPECT_EQ(resident_tail(4 * c + 4, 128, 4096), 0) << "four matrices: slower on the GEMMs than a fifth round";
-  EXPECT_EQ(resident_tail(c, 128, 4096), 0) << "no partial round";
-  EXPECT_EQ(resident_tail(c + 1, 128, 1024), 0) << "smaller matrices: the round ends before the GEMMs would";
-  EXPECT_TRUE(resident_pays(c + 1, 128, 4096)) << "a second round for one matrix (or the GEMMs beside the kernel)";
+  EXPECT_TRUE(resident_pays(c + 1, 128, 4096)) << "a second round for one matrix";
   EXPECT_FALSE(resident_pays(1, 128, 4096));
   EXPECT_TRUE(resident_pays(c, 128, 1024));
   EXPECT_FALSE(resident_pays(2 * c, 128, 1024)) << "several rounds of smaller matrices";
@@ -375,15 +367,16 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   cfg.dtype = DType::bf16;
   Device dev;
   DeviceBuffer dx;
-  dx.reserve(2 * static_cast<size_t>(c + 1) * 128 * 4096);
-  ASSERT_EQ(cudaMemset(dx.get(), 0, 2 * static_cast<size_t>(c + 1) * 128 * 4096), cudaSuccess);
+  const size_t bytes = 2 * static_cast<size_t>(c + 2) * 128 * 4096;   // the largest batch below, bf16
+  dx.reserve(bytes);
+  ASSERT_EQ(cudaMemset(dx.get(), 0, bytes), cudaSuccess);
   NsDevice ns(nullptr, dev.stream);
   ns.run(dx.get(), c, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident());
   EXPECT_EQ(ns.gemm_tail(), 0);
   ns.run(dx.get(), c + 1, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident());
-  EXPECT_EQ(ns.gemm_tail(), idle ? 1 : 0);
+  EXPECT_EQ(ns.gemm_tail(), 0) << "the default runs no tail on the GEMMs";
   ns.run(dx.get(), c + 2, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident()) << "a second round of two matrices";
   EXPECT_EQ(ns.gemm_tail(), 0) << "two matrices after a full round stay on the kernel";

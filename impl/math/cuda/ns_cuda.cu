@@ -200,9 +200,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
   using T = NsOptions::Tail;
-  tail_ = !resident_ || options_.tail == T::never ? 0
-          : options_.tail == T::always            ? resident_partial_round(batch, n)
-                                                  : resident_tail(batch, m, n);
+  tail_ = resident_ && options_.tail == T::always ? resident_partial_round(batch, n) : 0;
   if (!resident_ || tail_ > 0) reserve(resident_ ? tail_ : batch, m, n, cfg);
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.

@@ -51,10 +51,10 @@ struct NsOptions {
   bool graphs = true;
   int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
   Resident resident = Resident::by_shape;   // only with symmetric == by_shape
-  // A resident run's part-filled last round on the GEMMs beside the kernel: by_shape where
-  // resident_tail says so, always wherever there is one (resident_partial_round), or never.
-  enum class Tail { by_shape, always, never };
-  Tail tail = Tail::by_shape;
+  // A resident run's part-filled last round on the GEMMs beside the kernel, wherever there is
+  // one (always; resident_partial_round), or never: the default, as measured (ns_resident.hpp).
+  enum class Tail { never, always };
+  Tail tail = Tail::never;
 };
 
 // The split of a batch × (m×m, inner dimension k) symmetric product the default uses.

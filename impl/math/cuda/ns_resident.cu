@@ -693,7 +693,6 @@ int active_clusters(int width) {
 // (128, 256, 384, 512) the clusters that run at once (the fewest of the four instantiations).
 struct DeviceFacts {
   int ok = -1;   // −1: not asked yet
-  int multiprocessors = 0;
   std::array<int, kMaxColumns / kCluster / kChunk> clusters{};
 };
 std::array<DeviceFacts, 64> g_devices;
@@ -713,8 +712,7 @@ const DeviceFacts* device_facts() {
   DeviceFacts& f = g_devices[dev];
   if (f.ok < 0) {
     int built = 0;   // the device code loaded for this device is the sm_90a one
-    bool ok = cudaMemcpyFromSymbol(&built, g_built_with_wgmma, sizeof built) == cudaSuccess && built == 1 &&
-              cudaDeviceGetAttribute(&f.multiprocessors, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;
+    bool ok = cudaMemcpyFromSymbol(&built, g_built_with_wgmma, sizeof built) == cudaSuccess && built == 1;
     for (int w = 0; ok && w < static_cast<int>(f.clusters.size()); ++w) {
       const int width = kChunk * (w + 1);
       f.clusters[w] = std::min({prepare<__nv_bfloat16, true>(width), prepare<__nv_bfloat16, false>(width),
@@ -744,12 +742,6 @@ bool resident_pays(int batch, int64_t m, int64_t n) {
 int resident_partial_round(int batch, int64_t n) {
   const int clusters = resident_active_clusters(n);
   return clusters > 0 && batch > clusters ? batch % clusters : 0;
-}
-
-int resident_tail(int batch, int64_t m, int64_t n) {
-  const DeviceFacts* f = device_facts();
-  if (f == nullptr || resident_partial_round(batch, n) != 1 || m * n < 128 * 4096) return 0;
-  return f->multiprocessors - resident_active_clusters(n) * kCluster >= kCluster ? 1 : 0;
 }
 
 std::string resident_scope() {

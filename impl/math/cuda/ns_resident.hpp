@@ -64,21 +64,17 @@ int resident_active_clusters(int64_t n);
 bool resident_pays(int batch, int64_t m, int64_t n);
 
 // The part-filled last round of a batch in several rounds: batch mod resident_active_clusters(n)
-// when the batch is larger than one round, else 0.
+// when the batch is larger than one round, else 0. NsOptions::Tail::always runs it on the GEMMs,
+// on a branch stream beside the kernel, on the multiprocessors its clusters leave idle (12 of 132
+// on the H200: eight-block clusters fit a GPC's multiprocessors only in whole eights). Measured on
+// the H200 (bench_ns_cuda --resident-sweep, the +tail column): for one matrix of 128 × 4096 that
+// paid while the kernel's exchanges had cluster barriers (2026-12-02, reports/h200-2026-12-02e:
+// 16 heads 0.140 ms against two rounds' 0.148) and no longer does (2026-12-03, three runs in
+// reports/h200-2026-12-03: 16 heads 0.136–0.137 against 0.135, 31 heads 0.200–0.203 against
+// 0.200–0.201); for more matrices it lost both times (64 heads with 4 on the GEMMs 0.373 ms against
+// five rounds' 0.338). So the default never does it.
 int resident_partial_round(int batch, int64_t n);
 
-// How many matrices of a resident batch the default hands to the GEMMs, which run them on a
-// branch stream beside the kernel, on the multiprocessors its clusters leave idle (12 of 132 on
-// the H200: eight-block clusters fit a GPC's multiprocessors only in whole eights): a partial
-// round of one matrix of at least 128 × 4096 after one or more full rounds, where at least eight
-// multiprocessors are idle; else 0. Measured on the H200 (bench_ns_cuda --resident-sweep,
-// 2026-12-02, reports/h200-2026-12-02e/): 16 heads of 128 × 4096 0.140 ms against the kernel's
-// two rounds, 0.148. Since the kernel's exchanges lost their cluster barriers (2026-12-03,
-// reports/h200-2026-12-03/final) the two are even: 0.136 against 0.135, 31 heads 0.2004 against
-// 0.2002. Larger partial rounds lose: the GEMMs for r matrices on the idle multiprocessors take
-// longer than the rounds beside them (64 heads, 4 of them on the GEMMs: 0.373 ms against five
-// rounds' 0.338; 32, 48 and 128 heads likewise).
-int resident_tail(int batch, int64_t m, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its
 // normalization included). Asynchronous on the stream; capturable.
