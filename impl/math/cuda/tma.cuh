@@ -28,29 +28,24 @@ __device__ __forceinline__ void arrive(uint32_t bar) {
 __device__ __forceinline__ void arrive_expect(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
+// One try of the wait below, SEM the qualifiers between ".parity" and ".shared::cta".
+#define MUONCHECK_MBARRIER_TRY_WAIT(SEM)                                                              \
+  asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" SEM                                     \
+               ".shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"                             \
+               : "=r"(done)                                                                          \
+               : "r"(bar), "r"(parity)                                                               \
+               : "memory")
 __device__ __forceinline__ void wait(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
+  do MUONCHECK_MBARRIER_TRY_WAIT(""); while (done == 0);
 }
-
 // The same wait, with the acquire at cluster scope: for a phase completed by other blocks' stores
 // (store_async), so that what they stored is seen once the wait returns.
 __device__ __forceinline__ void wait_cluster(uint32_t bar, uint32_t parity) {
   uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (done == 0);
+  do MUONCHECK_MBARRIER_TRY_WAIT(".acquire.cluster"); while (done == 0);
 }
+#undef MUONCHECK_MBARRIER_TRY_WAIT
 
 // 16 bytes into another block of the cluster (dst and bar are shared::cluster addresses in that
 // block, from mapa), counted on its barrier bar as they land: no fence or cluster barrier on the
