@@ -285,7 +285,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
     tma::init(a_bar, 1);
     tma::fence_init();
   }
-  uint32_t exchanges = 0;   // iterations done by this block, over all its matrices: the phases' parity
 
   // The cluster's matrices one after the other (one when the grid holds a cluster per matrix).
   const int clusters = static_cast<int>(gridDim.x) / kCluster;
@@ -466,7 +465,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1) ns_resident(T* x, int batch,
       // passed on what it read: the next iteration's partials come from blocks that have this
       // iteration's A, which every owner sends after summing its slots; the next A comes after
       // the next partials, which a block sends after its last read of B.
-      const uint32_t parity = exchanges++ % 2;
+      const uint32_t parity = static_cast<uint32_t>(round * k.steps + it) % 2;   // iterations done before this one
       __syncthreads();   // this block's own partials are in place
       if (tid == 0) tma::arrive_expect(partials_bar, kRemotePartialBytes);
       // A's lower tiles: block r sums each of its units' eight partials in rank order, rounds

@@ -75,7 +75,6 @@ bool resident_pays(int batch, int64_t m, int64_t n);
 // with 4 on the GEMMs 0.370–0.373 ms against five rounds' 0.338–0.339). So the default never does.
 int resident_partial_round(int batch, int64_t n);
 
-
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its
 // normalization included). Asynchronous on the stream; capturable.
 void resident_standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg, cudaStream_t s);
