@@ -40,6 +40,14 @@
 #       FileStore) beside the same check with the rank as a thread; the two reports' verdicts
 #       compared (tests/processes/same_verdicts.py).
 #
+#   here, after build:  scripts/gpu-run.sh mutants-build
+#       builds cuda_symmetric_test once per patch in scripts/kernel-mutants/ (each breaks the
+#       synchronization of a GPU kernel on purpose) into build-cuda/bundle/bin/mutant-NAME, and
+#       restores the sources and the test binary; a patch that no longer applies stops it, named.
+#   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh kernel-mutants [OUTDIR]
+#       runs each mutant's resident-kernel tests (60 s at most: a hang counts as caught); writes
+#       kernel-mutants.json, one line per mutant, and exits 1 if one passed its tests (survived).
+#
 # With the device tool: run(command="bash scripts/gpu-run.sh device", carry=["build-cuda/bundle"]).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -63,6 +71,58 @@ build() {
   done
   strip --strip-unneeded "$b"/bin/* 2>/dev/null || true
   du -sh "$b"
+}
+
+# One cuda_symmetric_test per kernel mutant (scripts/kernel-mutants/NAME.patch), as
+# build-cuda/bundle/bin/mutant-NAME; the sources are restored whatever happens.
+mutants_build() {
+  set -e
+  [ -d build-cuda/bundle/bin ] || { echo "mutants-build: build-cuda/bundle is missing; run scripts/gpu-run.sh build first" >&2; exit 2; }
+  local p name applied=
+  trap '[ -z "${applied:-}" ] || git apply -R "$applied"' EXIT
+  for p in scripts/kernel-mutants/*.patch; do
+    git apply --check "$p" 2>/dev/null || { echo "mutants-build: $p does not apply to these sources (regenerate it with git diff)" >&2; exit 2; }
+  done
+  for p in scripts/kernel-mutants/*.patch; do
+    name=$(basename "$p" .patch)
+    git apply "$p" && applied=$p
+    cmake --build build-cuda -j"${JOBS:-2}" --target cuda_symmetric_test
+    cp build-cuda/tests/impl/cuda_symmetric_test "build-cuda/bundle/bin/mutant-$name"
+    strip --strip-unneeded "build-cuda/bundle/bin/mutant-$name" 2>/dev/null || true
+    git apply -R "$p" && applied=
+  done
+  trap - EXIT
+  cmake --build build-cuda -j"${JOBS:-2}" --target cuda_symmetric_test   # the unmutated test binary again
+  ls build-cuda/bundle/bin/mutant-*
+}
+
+# Each kernel mutant's resident tests must fail or hang; one that passes them survived.
+kernel_mutants() {
+  local out=${1:-${OUT:-gpu-out}}
+  mkdir -p "$out"
+  local bin=build-cuda/bundle/bin m name rc survived=0 ran=0
+  gpu_env
+  : > "$out/kernel-mutants.json"
+  for m in "$bin"/mutant-*; do
+    [ -x "$m" ] || continue
+    name=${m##*/mutant-}
+    ran=$((ran + 1))
+    timeout 60 "$m" --gtest_filter='*esident*' --gtest_brief=1 > "$out/mutant-$name.log" 2>&1
+    rc=$?
+    python3 - "$name" "$rc" "$out/mutant-$name.log" >> "$out/kernel-mutants.json" <<'PY'
+import json, re, sys
+name, rc, log = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], errors="replace").read()
+failed = sorted(set(re.findall(r"^\[  FAILED  \] (\S+?)(?:,| \(|$)", log, re.M)))
+verdict = "survived" if rc == 0 else "caught"
+how = "passed its tests" if rc == 0 else ("hung: stopped after 60 s" if rc == 124 else f"{len(failed)} tests failed")
+print(json.dumps({"mutant": name, "verdict": verdict, "exit": rc, "how": how, "failed_tests": failed}))
+PY
+    [ "$rc" = 0 ] && survived=$((survived + 1))
+    tail -1 "$out/kernel-mutants.json"
+  done
+  [ "$ran" -gt 0 ] || { echo "kernel-mutants: no $bin/mutant-* (scripts/gpu-run.sh mutants-build makes them)" >&2; return 2; }
+  echo "kernel mutants: $ran run, $survived survived"
+  [ "$survived" = 0 ]
 }
 
 # Adds the folder of a library to LD_LIBRARY_PATH when the loader cannot find it.
@@ -254,5 +314,7 @@ case $mode in
   ns) shift; ns "$@" ;;
   multi) shift; multi "$@" ;;
   procs) shift; procs "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR]" >&2; exit 2 ;;
+  mutants-build) mutants_build ;;
+  kernel-mutants) shift; kernel_mutants "$@" ;;
+  *) echo "usage: scripts/gpu-run.sh build | mutants-build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR] | kernel-mutants [OUTDIR]" >&2; exit 2 ;;
 esac
