@@ -45,8 +45,9 @@
 #       synchronization of a GPU kernel on purpose) into build-cuda/bundle/bin/mutant-NAME, and
 #       restores the sources and the test binary; a patch that no longer applies stops it, named.
 #   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh kernel-mutants [OUTDIR]
-#       runs each mutant's resident-kernel tests (60 s at most: a hang counts as caught); writes
-#       kernel-mutants.json, one line per mutant, and exits 1 if one passed its tests (survived).
+#       runs the unmutated binary's resident-kernel tests (they must pass), then each mutant's
+#       (60 s at most: a hang counts as caught); writes kernel-mutants.json, one line per mutant,
+#       and exits 1 unless every mutant failed a test or hung.
 #
 # With the device tool: run(command="bash scripts/gpu-run.sh device", carry=["build-cuda/bundle"]).
 set -uo pipefail
@@ -96,33 +97,48 @@ mutants_build() {
   ls build-cuda/bundle/bin/mutant-*
 }
 
-# Each kernel mutant's resident tests must fail or hang; one that passes them survived.
+# Each kernel mutant's resident tests must fail or hang; one that passes them survived. The
+# unmutated binary runs the same tests first and must pass them without a skip (else a failing
+# mutant proves nothing); a mutant that exits otherwise (a missing library, a crash before its
+# tests) is an error, not a catch.
 kernel_mutants() {
   local out=${1:-${OUT:-gpu-out}}
   mkdir -p "$out"
-  local bin=build-cuda/bundle/bin m name rc survived=0 ran=0
+  local bin=build-cuda/bundle/bin filter='*esident*' m name rc bad=0 ran=0
   gpu_env
+  timeout 60 "$bin/cuda_symmetric_test" --gtest_filter="$filter" --gtest_brief=1 > "$out/control.log" 2>&1
+  rc=$?
+  if [ "$rc" != 0 ] || grep -q "SKIPPED" "$out/control.log" || ! grep -q "PASSED" "$out/control.log"; then
+    echo "kernel-mutants: the unmutated cuda_symmetric_test did not pass its resident tests here (exit $rc, $out/control.log): no verdict" >&2
+    return 2
+  fi
   : > "$out/kernel-mutants.json"
   for m in "$bin"/mutant-*; do
     [ -x "$m" ] || continue
     name=${m##*/mutant-}
     ran=$((ran + 1))
-    timeout 60 "$m" --gtest_filter='*esident*' --gtest_brief=1 > "$out/mutant-$name.log" 2>&1
+    timeout 60 "$m" --gtest_filter="$filter" --gtest_brief=1 > "$out/mutant-$name.log" 2>&1
     rc=$?
     python3 - "$name" "$rc" "$out/mutant-$name.log" >> "$out/kernel-mutants.json" <<'PY'
 import json, re, sys
 name, rc, log = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], errors="replace").read()
 failed = sorted(set(re.findall(r"^\[  FAILED  \] (\S+?)(?:,| \(|$)", log, re.M)))
-verdict = "survived" if rc == 0 else "caught"
-how = "passed its tests" if rc == 0 else ("hung: stopped after 60 s" if rc == 124 else f"{len(failed)} tests failed")
+if rc == 124:
+    verdict, how = "caught", "hung: stopped after 60 s"
+elif rc != 0 and failed:
+    verdict, how = "caught", f"{len(failed)} tests failed"
+elif rc == 0:
+    verdict, how = "survived", "passed its tests"
+else:
+    verdict, how = "error", f"exit {rc} with no failed test: it did not run its tests"
 print(json.dumps({"mutant": name, "verdict": verdict, "exit": rc, "how": how, "failed_tests": failed}))
 PY
-    [ "$rc" = 0 ] && survived=$((survived + 1))
+    tail -1 "$out/kernel-mutants.json" | grep -q '"verdict": "caught"' || bad=$((bad + 1))
     tail -1 "$out/kernel-mutants.json"
   done
   [ "$ran" -gt 0 ] || { echo "kernel-mutants: no $bin/mutant-* (scripts/gpu-run.sh mutants-build makes them)" >&2; return 2; }
-  echo "kernel mutants: $ran run, $survived survived"
-  [ "$survived" = 0 ]
+  echo "kernel mutants: $ran run, $((ran - bad)) caught, $bad survived or did not run"
+  [ "$bad" = 0 ]
 }
 
 # Adds the folder of a library to LD_LIBRARY_PATH when the loader cannot find it.

@@ -66,13 +66,9 @@ bool resident_pays(int batch, int64_t m, int64_t n);
 // The part-filled last round of a batch in several rounds: batch mod resident_active_clusters(n)
 // when the batch is larger than one round, else 0. NsOptions::Tail::always runs it on the GEMMs,
 // on a branch stream beside the kernel, on the multiprocessors its clusters leave idle (12 of 132
-// on the H200: eight-block clusters fit a GPC's multiprocessors only in whole eights). Measured on
-// the H200 (bench_ns_cuda --resident-sweep, the +tail column): for one matrix of 128 × 4096 that
-// paid while the kernel's exchanges had cluster barriers (2026-12-02, reports/h200-2026-12-02e:
-// 16 heads 0.140 ms against two rounds' 0.148) and no longer does (2026-12-03, four runs in
-// reports/h200-2026-12-03: 16 heads 0.134–0.137 against 0.133–0.135, 31 heads 0.200–0.203 against
-// 0.196–0.201, even within the noise or slower); for more matrices it lost every time (64 heads
-// with 4 on the GEMMs 0.370–0.373 ms against five rounds' 0.338–0.339). So the default never does.
+// on the H200: eight-block clusters fit a GPC's multiprocessors only in whole eights). Since the
+// exchanges lost their cluster barriers that measures even with the kernel's own last round or
+// slower on the H200 (2026-12-03; the runs in docs/gpu.md), so the default never does.
 int resident_partial_round(int batch, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its
