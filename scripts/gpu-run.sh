@@ -104,7 +104,7 @@ mutants_build() {
 kernel_mutants() {
   local out=${1:-${OUT:-gpu-out}}
   mkdir -p "$out"
-  local bin=build-cuda/bundle/bin filter='*esident*' m name rc bad=0 ran=0
+  local bin=build-cuda/bundle/bin filter='*esident*:*treamed*' m name rc bad=0 ran=0
   gpu_env
   timeout 60 "$bin/cuda_symmetric_test" --gtest_filter="$filter" --gtest_brief=1 > "$out/control.log" 2>&1
   rc=$?

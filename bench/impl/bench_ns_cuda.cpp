@@ -12,9 +12,11 @@
 // ranked algorithms, one repetition each. The counter "resident" is 1 where the call was the
 // resident kernel. `--resident-sweep` adds, for the standard bf16 NS of batches of 1…128 blocks of
 // 128×4096, 128×1024, 64×512 and 32×128, the resident kernel and the GEMMs side by side
-// (`ns_resident_sweep/BATCHxMxN/{resident,tail,gemms,default}`: tail forces the part-filled last
-// round onto the GEMMs beside the kernel) and a table of them with the default's choice: the
-// measurements behind resident_pays and the default's Tail::never.
+// (`ns_resident_sweep/BATCHxMxN/{resident,tail,streamed,gemms,default}`: tail forces the
+// part-filled last round onto the GEMMs beside the kernel, streamed onto the streamed kernel beside
+// it) and a table of them with the default's choice: the measurements behind resident_pays and
+// streamed_tail; and the streamed kernel alone (`ns_streamed_alone/BATCHx128x4096/stepsS`, its grid
+// as beside the resident kernel) for 0, 1 and 5 iterations.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -34,6 +36,7 @@
 #include "impl/math/cuda/device_info.hpp"
 #include "impl/math/cuda/ns_cuda.hpp"
 #include "impl/math/cuda/ns_resident.hpp"
+#include "impl/math/cuda/ns_streamed.hpp"
 
 namespace {
 
@@ -130,6 +133,26 @@ void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options
   state.counters["resident"] = dev.ran_resident() ? 1 : 0;   // 1: one resident kernel (ns_resident.hpp)
   if (dev.ran_resident()) state.counters["clusters at once"] = cuda::resident_active_clusters(sh.n);
   if (dev.ran_resident()) state.counters["gemm tail"] = dev.gemm_tail();   // matrices on the GEMMs beside the kernel
+  if (dev.ran_resident()) state.counters["streamed tail"] = dev.streamed_matrices();   // on the streamed kernel beside it
+}
+
+// The streamed kernel alone (ns_streamed.hpp), one launch for the batch with `steps`
+// iterations, its grid as it runs beside the resident kernel: what the streamed tail costs.
+void streamed_alone(benchmark::State& state, Shape sh, int steps) {
+  NsConfig cfg = config(NsMethod::standard, DType::bf16);
+  cfg.steps = steps;
+  if (!cuda::streamed_fits(sh.m, sh.n, cfg)) {
+    state.SkipWithError("the streamed kernel does not run here");
+    return;
+  }
+  cuda::DeviceBuffer x, scratch;
+  x.reserve(2 * static_cast<size_t>(sh.batch * sh.m * sh.n));
+  scratch.reserve(cuda::streamed_scratch_bytes(cuda::streamed_clusters(sh.batch, true, sh.n), sh.n));
+  fill(x.get(), sh.batch * sh.m * sh.n, DType::bf16, 8601);
+  auto once = [&] { cuda::streamed_standard(x.get(), sh.batch, sh.m, sh.n, cfg, scratch.get(), true, gpu().stream); };
+  once();
+  for (auto _ : state) state.SetIterationTime(gpu().time_ms(once) / 1e3);
+  state.counters["clusters"] = cuda::streamed_clusters(sh.batch, true, sh.n);
 }
 
 // The standard NS's GEMMs, issued plainly: per step XXᵀ (m×m, K=n), A·A (m³), B·X (m×n, K=m).
@@ -219,7 +242,7 @@ std::vector<Shape> sweep_shapes() {
     names.push_back(std::to_string(batch) + "x" + std::to_string(m) + "x" + std::to_string(n));
     out.push_back({nullptr, batch, m, n});
   };
-  for (int b : {1, 2, 4, 8, 15, 16, 30, 31, 32, 45, 48, 60, 64, 128}) add(b, 128, 4096);
+  for (int b : {1, 2, 4, 8, 15, 16, 30, 31, 32, 34, 45, 48, 49, 60, 64, 79, 128}) add(b, 128, 4096);
   for (int b : {1, 8, 16, 64}) add(b, 128, 1024);
   for (int b : {1, 8, 32}) add(b, 64, 512);
   for (int b : {1, 4}) add(b, 32, 128);
@@ -228,13 +251,15 @@ std::vector<Shape> sweep_shapes() {
 }
 
 // --resident-sweep's columns: the kernel alone, the kernel with its partial round forced onto
-// the GEMMs beside it (0 where a batch has none), the GEMMs alone, and the default.
+// the GEMMs beside it (0 where a batch has none) or onto the streamed kernel beside it (where it
+// fits: the kernel alone elsewhere), the GEMMs alone, and the default.
 std::vector<std::pair<std::string, cuda::NsOptions>> sweep_variants() {
   using R = cuda::NsOptions::Resident;
   using T = cuda::NsOptions::Tail;
   using S = cuda::NsOptions::Symmetric;
   return {{"resident", {S::by_shape, 0, true, 0, R::always, T::never}},
-          {"tail", {S::by_shape, 0, true, 0, R::always, T::always}},
+          {"tail", {S::by_shape, 0, true, 0, R::always, T::gemms}},
+          {"streamed", {S::by_shape, 0, true, 0, R::always, T::streamed}},
           {"gemms", {S::by_shape, 0, true, 0, R::never}},
           {"default", {}}};
 }
@@ -276,6 +301,16 @@ int main(int argc, char** argv) {
   for (const Shape& sh : sweep)
     for (const auto& [name, o] : sweep_variants())
       register_ns(std::string("ns_resident_sweep/") + sh.name + "/" + name, sh, config(NsMethod::standard, DType::bf16), o, 1);
+  if (resident_sweep)
+    for (int batch : {1, 4, 6})
+      for (int steps : {0, 1, 5}) {
+        static std::vector<std::string> names;   // the shapes' names live as long as the program
+        names.push_back(std::to_string(batch) + "x128x4096");
+        const Shape sh{names.back().c_str(), batch, 128, 4096};
+        benchmark::RegisterBenchmark(("ns_streamed_alone/" + names.back() + "/steps" + std::to_string(steps)).c_str(),
+                                     streamed_alone, sh, steps)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+      }
   TableReporter table;
   benchmark::RunSpecifiedBenchmarks(&table);
   auto get = [](const std::map<std::string, double>& m, const std::string& k) {
@@ -306,14 +341,18 @@ int main(int argc, char** argv) {
   }
   if (!sweep.empty()) {
     std::printf("\nresident kernel vs GEMMs, standard bf16 (ms per call; +tail: the part-filled last round on the GEMMs beside "
-                "the kernel)\n%-16s %10s %10s %10s %8s %10s %-16s\n",
-                "shape", "resident", "+tail", "gemms", "ratio", "default", "default's pick");
+                "the kernel; +streamed: on the streamed kernel beside it, where it fits)\n%-16s %10s %10s %10s %10s %8s %10s %-16s\n",
+                "shape", "resident", "+tail", "+streamed", "gemms", "ratio", "default", "default's pick");
     for (const Shape& sh : sweep) {
       const std::string base = std::string("ns_resident_sweep/") + sh.name;
       const double r = get(table.ms, base + "/resident"), g = get(table.ms, base + "/gemms");
-      const std::string pick = cuda::resident_pays(sh.batch, sh.m, sh.n) ? "resident" : "gemms";
-      std::printf("%-16s %10.4f %10.4f %10.4f %7.2fx %10.4f %-16s\n", sh.name, r, get(table.ms, base + "/tail"), g,
-                  r > 0 ? g / r : 0.0, get(table.ms, base + "/default"), pick.c_str());
+      const NsConfig cfg = config(NsMethod::standard, DType::bf16);
+      const int streamed = cuda::streamed_tail(sh.batch, sh.m, sh.n, cfg);
+      const std::string pick = !cuda::resident_pays(sh.batch, sh.m, sh.n) ? "gemms"
+                               : streamed > 0 ? "resident+" + std::to_string(streamed) + " streamed"
+                                              : "resident";
+      std::printf("%-16s %10.4f %10.4f %10.4f %10.4f %7.2fx %10.4f %-16s\n", sh.name, r, get(table.ms, base + "/tail"),
+                  get(table.ms, base + "/streamed"), g, r > 0 ? g / r : 0.0, get(table.ms, base + "/default"), pick.c_str());
     }
   }
   benchmark::Shutdown();

@@ -24,6 +24,7 @@
 #include "relative_error.hpp"
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/ns_cuda.hpp"
+#include "impl/math/cuda/ns_streamed.hpp"
 #include "impl/math/newton_schulz.hpp"
 
 namespace muoncheck::impl::cuda {
@@ -342,7 +343,7 @@ INSTANTIATE_TEST_SUITE_P(
                       // through its share in rounds (the last one part-filled).
                       NsCase{"resident_rounds_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always, T::never}, true},
                       // The same with the part-filled last round on the GEMMs beside the kernel.
-                      NsCase{"resident_rounds_gemm_tail_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always, T::always}, true},
+                      NsCase{"resident_rounds_gemm_tail_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always, T::gemms}, true},
                       NsCase{"gemms_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16,
                              {S::by_shape, 0, true, 0, R::never}}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -357,6 +358,14 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   EXPECT_TRUE(resident_pays(4 * c + 4, 128, 4096)) << "64 heads on the H200: five rounds, the last holding 4";
   EXPECT_EQ(resident_partial_round(4 * c + 4, 4096), 4);
   EXPECT_EQ(resident_partial_round(c, 4096), 0) << "one full round";
+  NsConfig bf16;
+  bf16.method = NsMethod::standard;
+  bf16.dtype = DType::bf16;
+  if (streamed_beside_capacity(4096) >= 4) {
+    EXPECT_EQ(streamed_tail(4 * c + 4, 128, 4096, bf16), 4) << "64 heads on the H200: four rounds, 4 streamed beside them";
+  }
+  EXPECT_EQ(streamed_tail(c + 2, 128, 4096, bf16), 0) << "one full round: the second round is faster";
+  EXPECT_EQ(streamed_tail(2 * c, 128, 4096, bf16), 0) << "no part-filled round";
   EXPECT_TRUE(resident_pays(c + 1, 128, 4096)) << "a second round for one matrix";
   EXPECT_FALSE(resident_pays(1, 128, 4096));
   EXPECT_TRUE(resident_pays(c, 128, 1024));
@@ -408,7 +417,7 @@ TEST(ResidentTail, RunsTheKernelAndTheGemmsSideBySideWithEachOnesBits) {
     return out;
   };
   int tail = -1;
-  const std::vector<float> both = run({S::by_shape, 0, true, 0, R::always, T::always}, x, batch, &tail);
+  const std::vector<float> both = run({S::by_shape, 0, true, 0, R::always, T::gemms}, x, batch, &tail);
   const std::vector<float> kernel = run({S::by_shape, 0, true, 0, R::always, T::never}, x, batch);
   const std::vector<float> last(x.end() - tail_count, x.end());
   const std::vector<float> gemms = run({S::by_shape, 0, true, 0, R::never}, last, 3);
@@ -421,9 +430,104 @@ TEST(ResidentTail, RunsTheKernelAndTheGemmsSideBySideWithEachOnesBits) {
       << "the tail ran on the kernel";
 }
 
-// The resident kernel's normalization alone (0 iterations): its Σx² takes |x| by bit moves, which
-// would turn an infinity or NaN into a finite value; the thread that meets one sums through the
-// conversion instead. So the kernel gives what the GEMM path's normalize gives (the same bits, or
+// A batch two rounds and three matrices long with the tail on the streamed kernel: the resident
+// kernel's matrices are bit for bit its results without a tail, the last three bit for bit what
+// the streamed kernel gives those three alone, eager, captured and replayed.
+TEST(StreamedTail, RunsBesideTheKernelWithEachOnesBits) {
+  MUONCHECK_REQUIRE_GPU();
+  constexpr int64_t m = 128, n = 1024;
+  const int c = resident_active_clusters(n);
+  ASSERT_GT(c, 0) << "the resident kernel does not launch on this device";
+  ASSERT_GE(streamed_beside_capacity(n), 3) << "no room beside the resident kernel on this device";
+  const int batch = 2 * c + 3;
+  const NsConfig cfg = ns_test_config(NsMethod::standard, DType::bf16, nullptr);
+  const int64_t count = batch * m * n, tail_count = 3 * m * n;
+  const std::vector<float> x = values(count, 78);
+  Device dev;
+  DeviceBuffer dx;
+  dx.reserve(2 * static_cast<size_t>(count));
+  auto run = [&](NsOptions o, int* streamed = nullptr) {
+    NsDevice ns(nullptr, dev.stream, o);
+    std::vector<float> out;
+    for (int r = 0; r < 3; ++r) {   // eager, captured, replayed: each the same bits
+      dev.upload(DType::bf16, x, dx.get());
+      std::vector<float> got = dev.download(DType::bf16, ns.run(dx.get(), batch, m, n, cfg), count);
+      if (r > 0) EXPECT_EQ(std::memcmp(got.data(), out.data(), sizeof(float) * count), 0) << "run " << r;
+      out = std::move(got);
+    }
+    if (streamed != nullptr) *streamed = ns.streamed_matrices();
+    return out;
+  };
+  int streamed = -1;
+  const std::vector<float> both = run({S::by_shape, 0, true, 0, R::always, T::streamed}, &streamed);
+  const std::vector<float> kernel = run({S::by_shape, 0, true, 0, R::always, T::never});
+  const std::vector<float> last(x.end() - tail_count, x.end());
+  dev.upload(DType::bf16, last, dx.get());
+  DeviceBuffer scratch;
+  scratch.reserve(streamed_scratch_bytes(streamed_clusters(3, false, n), n));
+  streamed_standard(dx.get(), 3, m, n, cfg, scratch.get(), false, dev.stream);
+  const std::vector<float> alone = dev.download(DType::bf16, dx.get(), tail_count);
+  EXPECT_EQ(streamed, 3);
+  EXPECT_EQ(std::memcmp(both.data(), kernel.data(), sizeof(float) * (count - tail_count)), 0) << "the kernel's matrices";
+  EXPECT_EQ(std::memcmp(both.data() + (count - tail_count), alone.data(), sizeof(float) * tail_count), 0)
+      << "the streamed kernel's matrices";
+  EXPECT_NE(std::memcmp(both.data() + (count - tail_count), kernel.data() + (count - tail_count), sizeof(float) * tail_count), 0)
+      << "the tail ran on the resident kernel";
+}
+
+// The streamed kernel alone on the resident kernel's shapes (ragged rows and columns, a square
+// matrix, a per-iteration schedule, rounds of a grid smaller than the batch): in the conformance
+// band of the CPU NS, the same bits twice.
+struct StreamedCase {
+  const char* name;
+  int batch;
+  int64_t m, n;
+  DType dtype;
+  bool beside;   // the grid sized for the room beside the resident kernel (6 clusters on the H200)
+  const char* schedule = nullptr;
+};
+class StreamedNsTest : public ::testing::TestWithParam<StreamedCase> {
+ protected:
+  void SetUp() override { MUONCHECK_REQUIRE_GPU(); }
+};
+TEST_P(StreamedNsTest, StaysInTheConformanceBandWithTheSameBitsEachRun) {
+  const StreamedCase c = GetParam();
+  const NsConfig cfg = ns_test_config(NsMethod::standard, c.dtype, c.schedule);
+  ASSERT_TRUE(streamed_fits(c.m, c.n, cfg)) << c.name << ": the streamed kernel does not run here";
+  NsConfig ref_cfg = cfg;
+  ref_cfg.dtype = DType::fp32;
+  const int64_t count = c.batch * c.m * c.n;
+  const std::vector<float> x = values(count, static_cast<uint32_t>(c.m * 17 + c.n));
+  Device dev;
+  DeviceBuffer dx, scratch;
+  dx.reserve(static_cast<size_t>(dtype_bytes(c.dtype)) * count);
+  scratch.reserve(streamed_scratch_bytes(streamed_clusters(c.batch, c.beside, c.n), c.n));
+  std::vector<std::vector<float>> runs;
+  for (int r = 0; r < 2; ++r) {
+    dev.upload(c.dtype, x, dx.get());
+    streamed_standard(dx.get(), c.batch, c.m, c.n, cfg, scratch.get(), c.beside, dev.stream);
+    runs.push_back(dev.download(c.dtype, dx.get(), count));
+  }
+  EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": runs differ";
+  const std::vector<float> ref = cpu_ns(x, c.batch, c.m, c.n, ref_cfg), on_cpu = cpu_ns(x, c.batch, c.m, c.n, cfg);
+  const double e_cpu = relative_error(on_cpu, ref), e_gpu = relative_error(runs[0], ref);
+  const double band = 4 * e_cpu + 8 * unit_roundoff(c.dtype);
+  EXPECT_LE(e_gpu, band) << c.name << ": err(streamed) " << e_gpu << ", err(cpu) " << e_cpu;
+}
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, StreamedNsTest,
+    ::testing::Values(StreamedCase{"per_head_bf16", 3, 128, 1024, DType::bf16, false},
+                      StreamedCase{"full_width_fp16", 2, 128, 4096, DType::fp16, false},
+                      StreamedCase{"ragged_bf16", 2, 37, 304, DType::bf16, false},
+                      StreamedCase{"square_fp16", 2, 96, 96, DType::fp16, false},
+                      StreamedCase{"polar_express_bf16", 4, 64, 512, DType::bf16, false, "polar_express"},
+                      StreamedCase{"rounds_beside_bf16", 7, 128, 4096, DType::bf16, true}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+// The resident and streamed kernels' normalization alone (0 iterations): their Σx² takes |x| by bit
+// moves, which would turn an infinity or NaN into a finite value; the thread that meets one sums
+// through the conversion instead (the streamed kernel: contributes +∞ or NaN). So each kernel gives
+// what the GEMM path's normalize gives (the same bits, or
 // NaN where it has NaN), with an infinity or a NaN in a matrix, subnormals and zeros in another.
 TEST(ResidentNormalization, CarriesInfinitiesAndNansIntoTheNormAsTheGemmPathDoes) {
   MUONCHECK_REQUIRE_GPU();
@@ -447,15 +551,22 @@ TEST(ResidentNormalization, CarriesInfinitiesAndNansIntoTheNormAsTheGemmPathDoes
         EXPECT_EQ(ns.ran_resident(), r == R::always);
         return out;
       };
-      const std::vector<float> kernel = run(R::always), gemms = run(R::never);
-      int64_t differ = 0, nans = 0;
-      for (int64_t i = 0; i < count; ++i) {
-        nans += std::isnan(kernel[i]);
-        differ += !(std::isnan(kernel[i]) && std::isnan(gemms[i])) && std::memcmp(&kernel[i], &gemms[i], sizeof(float)) != 0;
-      }
-      EXPECT_EQ(differ, 0) << dtype_name(t) << " with " << special << " at [77]";
-      if (!std::isfinite(special)) {
-        EXPECT_GT(nans, 0) << dtype_name(t) << ": " << special << " left no NaN behind";
+      const std::vector<float> gemms = run(R::never);
+      DeviceBuffer scratch;
+      scratch.reserve(streamed_scratch_bytes(streamed_clusters(batch, false, n), n));
+      dev.upload(t, x, dx.get());
+      streamed_standard(dx.get(), batch, m, n, cfg, scratch.get(), false, dev.stream);
+      const std::vector<float> streamed = dev.download(t, dx.get(), count);
+      for (const auto& [name, kernel] : {std::pair{"resident", run(R::always)}, std::pair{"streamed", streamed}}) {
+        int64_t differ = 0, nans = 0;
+        for (int64_t i = 0; i < count; ++i) {
+          nans += std::isnan(kernel[i]);
+          differ += !(std::isnan(kernel[i]) && std::isnan(gemms[i])) && std::memcmp(&kernel[i], &gemms[i], sizeof(float)) != 0;
+        }
+        EXPECT_EQ(differ, 0) << name << ", " << dtype_name(t) << " with " << special << " at [77]";
+        if (!std::isfinite(special)) {
+          EXPECT_GT(nans, 0) << name << ", " << dtype_name(t) << ": " << special << " left no NaN behind";
+        }
       }
     }
 }

@@ -168,11 +168,16 @@ void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig
       resident_standard(x, batch, m, n, cfg, stream_);
       return x;
     }
+    void* const tail_x = static_cast<unsigned char*>(x) + (batch - tail_) * m * n * dtype_bytes(dtype_);
+    if (streamed_tail_) {   // the kernel's programmatic dependent: its blocks start once the kernel's grid has
+      resident_standard(x, batch - tail_, m, n, cfg, stream_);
+      streamed_standard(tail_x, tail_, m, n, cfg, streamed_scratch_.get(), true, stream_);
+      return x;
+    }
     // The kernel is enqueued first, so that its clusters take their multiprocessors before the
     // branch's GEMMs spread over the rest; the tail's result is copied into place on the branch.
     branches_.fork(stream_, 1);
     resident_standard(x, batch - tail_, m, n, cfg, stream_);
-    void* tail_x = static_cast<unsigned char*>(x) + (batch - tail_) * m * n * dtype_bytes(dtype_);
     const cudaStream_t origin = std::exchange(stream_, branches_.branch(0));
     const void* out = on_gemms(tail_x, tail_, m, n, cfg);
     if (out != tail_x)
@@ -200,8 +205,17 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
   using T = NsOptions::Tail;
-  tail_ = resident_ && options_.tail == T::always ? resident_partial_round(batch, n) : 0;
-  if (!resident_ || tail_ > 0) reserve(resident_ ? tail_ : batch, m, n, cfg);
+  tail_ = 0;
+  streamed_tail_ = false;
+  if (resident_ && options_.tail == T::gemms) tail_ = resident_partial_round(batch, n);
+  if (resident_ && reinterpret_cast<uintptr_t>(x) % 16 == 0) {
+    const int part = resident_partial_round(batch, n);
+    if (options_.tail == T::by_shape) streamed_tail_ = (tail_ = streamed_tail(batch, m, n, cfg)) > 0;
+    if (options_.tail == T::streamed && part > 0 && part <= streamed_beside_capacity(n) && streamed_fits(m, n, cfg))
+      tail_ = part, streamed_tail_ = true;
+  }
+  if (!resident_ || (tail_ > 0 && !streamed_tail_)) reserve(resident_ ? tail_ : batch, m, n, cfg);
+  if (streamed_tail_) streamed_scratch_.reserve(streamed_scratch_bytes(streamed_clusters(tail_, true, n), n));
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.
   if (graphs_.size() > 64 || sym_.cached_arrays() > 1024) {
@@ -218,6 +232,8 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
                       static_cast<uint64_t>(cfg.dtype),
                       static_cast<uint64_t>(resident_),
                       static_cast<uint64_t>(tail_),
+                      static_cast<uint64_t>(streamed_tail_),
+                      address(streamed_scratch_.get()),
                       static_cast<uint64_t>(splits_.gram.split),
                       static_cast<uint64_t>(splits_.gram.param),
                       static_cast<uint64_t>(splits_.square.split),

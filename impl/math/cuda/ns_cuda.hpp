@@ -19,9 +19,10 @@
 // per-iteration schedule changes only the scalars of its launches (they are part of the graph key).
 // The standard NS of matrices small enough (per-head blocks: m ≤ 128, n ≤ 4096) runs instead as
 // one resident kernel under the same rounding model where that is faster (ns_resident.hpp);
-// where its last round would be part-filled, those matrices may run on the GEMMs at the same
-// time, on a branch stream (NsOptions::tail). Which matrix takes which path depends only on the
-// shape and the device, so runs stay bit-identical.
+// where its last round would be part-filled, those matrices may run at the same time on the
+// multiprocessors its clusters leave idle: on the streamed kernel (ns_streamed.hpp, the default
+// where it pays) or on the GEMMs on a branch stream (NsOptions::tail). Which matrix takes which
+// path depends only on the shape and the device, so runs stay bit-identical.
 #pragma once
 #include <cstdint>
 
@@ -33,6 +34,7 @@
 #include "impl/math/cuda/lt_gemm.hpp"
 #include "impl/math/cuda/ns_kernels.hpp"
 #include "impl/math/cuda/ns_resident.hpp"
+#include "impl/math/cuda/ns_streamed.hpp"
 #include "impl/math/cuda/stream_branches.hpp"
 #include "impl/math/cuda/symmetric_product.hpp"
 #include "impl/math/newton_schulz.hpp"
@@ -51,10 +53,13 @@ struct NsOptions {
   bool graphs = true;
   int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
   Resident resident = Resident::by_shape;   // only with symmetric == by_shape
-  // A resident run's part-filled last round on the GEMMs beside the kernel, wherever there is
-  // one (always; resident_partial_round), or never: the default, as measured (ns_resident.hpp).
-  enum class Tail { never, always };
-  Tail tail = Tail::never;
+  // A resident run's part-filled last round (resident_partial_round), beside the kernel's rounds:
+  // by_shape (the default) runs it streamed where that measured faster (streamed_tail,
+  // ns_streamed.hpp), else on the kernel; streamed wherever it fits beside; gemms on the GEMMs,
+  // on a branch stream, wherever there is one (slower or even on the H200: ns_resident.hpp);
+  // never on the kernel.
+  enum class Tail { by_shape, never, gemms, streamed };
+  Tail tail = Tail::by_shape;
 };
 
 // The split of a batch × (m×m, inner dimension k) symmetric product the default uses.
@@ -90,7 +95,9 @@ class NsDevice {
   bool ran_resident() const { return resident_; }
   // How many matrices of the last resident run, the batch's last ones, ran on the GEMMs beside
   // the kernel (NsOptions::tail), on a branch stream that joins the run's stream before it returns.
-  int gemm_tail() const { return tail_; }
+  int gemm_tail() const { return streamed_tail_ ? 0 : tail_; }
+  // How many ran on the streamed kernel beside it (ns_streamed.hpp), on the run's stream.
+  int streamed_matrices() const { return streamed_tail_ ? tail_ : 0; }
 
  private:
   struct Splits {
@@ -115,14 +122,15 @@ class NsDevice {
   NsOptions options_;
   DType dtype_ = DType::bf16;
   bool resident_ = false;   // this run is one resident kernel (ns_resident.hpp)
-  int tail_ = 0;            // of which the last tail_ matrices run on the GEMMs beside it
+  int tail_ = 0;            // of which the last tail_ matrices run beside it,
+  bool streamed_tail_ = false;   // on the streamed kernel (else on the GEMMs)
   StreamBranches branches_;
   Splits splits_;
   int64_t split_fallbacks_ = 0;
   LtGemm gemm_;
   SymmetricProduct sym_{gemm_};
   GraphCache graphs_;
-  DeviceBuffer x2_, a_, b_, q_, q2_, t_, scratch_;
+  DeviceBuffer x2_, a_, b_, q_, q2_, t_, scratch_, streamed_scratch_;
 };
 
 }  // namespace muoncheck::impl::cuda

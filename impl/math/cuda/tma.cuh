@@ -1,6 +1,7 @@
 // Hopper's tensor memory accelerator (TMA, sm_90) and the shared-memory barriers its copies
 // complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with,
-// and the resident NS kernel's stores into the other blocks of its cluster (ns_resident.cu).
+// the resident NS kernel's stores into the other blocks of its cluster (ns_resident.cu), and the
+// streamed NS kernel's bulk copies (ns_streamed.cu).
 //
 // A copy moves one box of a tensor map (cuTensorMapEncodeTiled, built on the host) from global
 // into shared memory and counts its bytes on an mbarrier; a consumer waits for the barrier's
@@ -64,6 +65,39 @@ __device__ __forceinline__ void load_3d(uint32_t dst, const CUtensorMap* map, in
       "[%5];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
       : "memory");
+}
+
+// The box at coordinates (x, y, z) of a 3-D tensor map from shared memory at src into global
+// memory, in this thread's current bulk group (commit_bulk, wait_bulk below); past the tensor's
+// edges nothing is written.
+__device__ __forceinline__ void store_3d(const CUtensorMap* map, int x, int y, int z, uint32_t src) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%1, %2, %3}], [%4];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(x), "r"(y), "r"(z), "r"(src)
+               : "memory");
+}
+
+// `bytes` (a multiple of 16, both addresses 16-byte aligned) from global src into shared memory at
+// dst, counted on bar: a 1-D bulk copy.
+__device__ __forceinline__ void load_1d(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
+// `bytes` from shared src to global dst, in this thread's current bulk group; commit_bulk closes
+// the group, wait_bulk_read<N> returns once all but the last N groups have read their shared
+// memory, wait_bulk<N> once their writes are done.
+__device__ __forceinline__ void store_1d(void* dst, uint32_t src, uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(dst), "r"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void commit_bulk() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void wait_bulk_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(kPending) : "memory");
+}
+template <int kPending>
+__device__ __forceinline__ void wait_bulk() {
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(kPending) : "memory");
 }
 
 // A barrier of `threads` threads (a multiple of 32) under id (1…15; 0 is __syncthreads').

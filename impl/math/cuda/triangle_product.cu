@@ -6,10 +6,9 @@
 #include <array>
 #include <string>
 
-#include <cudaTypedefs.h>
-
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/dtype_device.cuh"
+#include "impl/math/cuda/tensor_map.hpp"
 #include "impl/math/cuda/tma.cuh"
 #include "impl/math/cuda/wgmma.cuh"
 
@@ -206,26 +205,13 @@ struct DeviceFacts {
 };
 std::array<DeviceFacts, 64> g_devices;
 
-PFN_cuTensorMapEncodeTiled_v12000 encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess)
-      f = nullptr;
-    (void)cudaGetLastError();
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
 const DeviceFacts* device_facts() {
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_devices.size())) return nullptr;
   DeviceFacts& f = g_devices[dev];
   if (f.ok < 0) {
     int built = 0;
-    bool ok = encoder() != nullptr &&
+    bool ok = tensor_map_encoder() != nullptr &&
               cudaMemcpyFromSymbol(&built, g_triangle_built, sizeof built) == cudaSuccess && built == 1 &&
               cudaDeviceGetAttribute(&f.processors, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;
     auto allow = [](auto kernel) {
@@ -241,18 +227,7 @@ const DeviceFacts* device_facts() {
 
 // The operand's rows × k values of each matrix as 64 × 128 boxes, 128-byte swizzled.
 CUtensorMap panel_map(DType t, const void* p, int64_t rows, int64_t k, int64_t ld, int64_t stride, int batch) {
-  CUtensorMap map{};
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(k), static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(batch)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(ld) * 2,
-                                 static_cast<cuuint64_t>(batch > 1 ? stride : rows * ld) * 2};
-  const cuuint32_t box[3] = {kStep, kTile, 1}, unit[3] = {1, 1, 1};
-  const CUresult r = encoder()(&map, t == DType::bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
-                               3, const_cast<void*>(p), dims, strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                               CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw Error(ErrorKind::Infrastructure, "CUDA: cuTensorMapEncodeTiled (triangle product): error " + std::to_string(r));
-  return map;
+  return swizzled_matrix_map(t, p, rows, k, ld, stride, batch, kTile, kStep, "triangle product");
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }

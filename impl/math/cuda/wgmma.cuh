@@ -82,6 +82,15 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
   MUONCHECK_WGMMA_D16, "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), \
       "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
       "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+// The same as outputs only (a first product, which overwrites d: no read of d before it).
+#define MUONCHECK_WGMMA_O16 \
+  "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), \
+      "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), \
+      "=f"(d[14]), "=f"(d[15])
+#define MUONCHECK_WGMMA_O32 \
+  MUONCHECK_WGMMA_O16, "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), \
+      "=f"(d[22]), "=f"(d[23]), "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), \
+      "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
 #define MUONCHECK_WGMMA_D48 \
   MUONCHECK_WGMMA_D32, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), \
       "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), \
@@ -132,6 +141,46 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
       : MUONCHECK_WGMMA_D32 \
       : "l"(a), "l"(b), "r"(accumulate))
 
+#define MUONCHECK_WGMMA_RS_M64N64K16_FIRST(TYPE) \
+  asm volatile( \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
+      "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
+      "%25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;" \
+      "\n}\n" \
+      : MUONCHECK_WGMMA_O32 \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate))
+// The first k-step of a product (d overwritten): the streamed kernel's products.
+#define MUONCHECK_WGMMA_SS_M64N32K16_FIRST(TYPE) \
+  asm volatile( \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
+      "%7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;" \
+      "\n}\n" \
+      : MUONCHECK_WGMMA_O16 \
+      : "l"(a), "l"(b), "r"(accumulate))
+
+#define MUONCHECK_WGMMA_SS_M64N64K16_FIRST(TYPE) \
+  asm volatile( \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
+      "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
+      "%25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;" \
+      "\n}\n" \
+      : MUONCHECK_WGMMA_O32 \
+      : "l"(a), "l"(b), "r"(accumulate))
+
+// The same with B read MN-major (transposed): the streamed kernel's B·X, X's rows as K.
+#define MUONCHECK_WGMMA_SSMN_M64N64K16(TYPE) \
+  asm volatile( \
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
+      "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
+      "%25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;" \
+      "\n}\n" \
+      : MUONCHECK_WGMMA_D32 \
+      : "l"(a), "l"(b), "r"(accumulate))
+
 #define MUONCHECK_WGMMA_SS_M64N96K16(TYPE) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n" \
@@ -162,6 +211,16 @@ struct Rs;
 // d (+)= A · B for one k-step of 16, both from shared memory, K-major; N = kN (32, 64, 96 or 128).
 template <class T, int kN>
 struct Ss;
+// d = A · B for one k-step of 16, both from shared memory, K-major; N = 32 or 64: the first
+// k-step of a product whose d holds nothing live before it.
+template <class T, int kN>
+struct SsFirst;
+// d = a · B for one k-step of 16 (Rs's operands), N = 64: the first k-step of a product.
+template <class T, int kN>
+struct RsFirst;
+// d (+)= A · B for one k-step of 16, both from shared memory, A K-major, B MN-major; N = 64.
+template <class T, int kN>
+struct SsMn;
 #define MUONCHECK_WGMMA_RS(N, T, NAME)                                                                       \
   template <>                                                                                                \
   struct Rs<T, N> {                                                                                          \
@@ -176,6 +235,29 @@ struct Ss;
       MUONCHECK_WGMMA_SS_M64N##N##K16(NAME);                                                             \
     }                                                                                                    \
   };
+#define MUONCHECK_WGMMA_SS_FIRST(N, T, NAME)                                                             \
+  template <>                                                                                            \
+  struct SsFirst<T, N> {                                                                                 \
+    __device__ static __forceinline__ void mma(float (&d)[N / 2], uint64_t a, uint64_t b) {              \
+      const int accumulate = 0;                                                                          \
+      MUONCHECK_WGMMA_SS_M64N##N##K16_FIRST(NAME);                                                       \
+    }                                                                                                    \
+  };
+#define MUONCHECK_WGMMA_RS_FIRST(N, T, NAME)                                                             \
+  template <>                                                                                            \
+  struct RsFirst<T, N> {                                                                                 \
+    __device__ static __forceinline__ void mma(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b) {  \
+      const int accumulate = 0;                                                                          \
+      MUONCHECK_WGMMA_RS_M64N##N##K16_FIRST(NAME);                                                       \
+    }                                                                                                    \
+  };
+#define MUONCHECK_WGMMA_SSMN(N, T, NAME)                                                                 \
+  template <>                                                                                            \
+  struct SsMn<T, N> {                                                                                    \
+    __device__ static __forceinline__ void mma(float (&d)[N / 2], uint64_t a, uint64_t b, int accumulate) { \
+      MUONCHECK_WGMMA_SSMN_M64N##N##K16(NAME);                                                           \
+    }                                                                                                    \
+  };
 MUONCHECK_WGMMA_RS(64, __nv_bfloat16, "bf16")
 MUONCHECK_WGMMA_RS(64, __half, "f16")
 MUONCHECK_WGMMA_RS(128, __nv_bfloat16, "bf16")
@@ -188,6 +270,17 @@ MUONCHECK_WGMMA_SS(96, __nv_bfloat16, "bf16")
 MUONCHECK_WGMMA_SS(96, __half, "f16")
 MUONCHECK_WGMMA_SS(128, __nv_bfloat16, "bf16")
 MUONCHECK_WGMMA_SS(128, __half, "f16")
+MUONCHECK_WGMMA_SS_FIRST(32, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_SS_FIRST(32, __half, "f16")
+MUONCHECK_WGMMA_SS_FIRST(64, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_SS_FIRST(64, __half, "f16")
+#undef MUONCHECK_WGMMA_SS_FIRST
+MUONCHECK_WGMMA_RS_FIRST(64, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_RS_FIRST(64, __half, "f16")
+#undef MUONCHECK_WGMMA_RS_FIRST
+MUONCHECK_WGMMA_SSMN(64, __nv_bfloat16, "bf16")
+MUONCHECK_WGMMA_SSMN(64, __half, "f16")
+#undef MUONCHECK_WGMMA_SSMN
 #undef MUONCHECK_WGMMA_SS
 #undef MUONCHECK_WGMMA_RS
 
@@ -204,6 +297,10 @@ __device__ __forceinline__ void issue(float (&d)[kN / 2], const uint32_t (&a)[kR
 #undef MUONCHECK_WGMMA_SS_M64N128K16
 #undef MUONCHECK_WGMMA_SS_M64N96K16
 #undef MUONCHECK_WGMMA_SS_M64N64K16
+#undef MUONCHECK_WGMMA_SSMN_M64N64K16
+#undef MUONCHECK_WGMMA_SS_M64N64K16_FIRST
+#undef MUONCHECK_WGMMA_SS_M64N32K16_FIRST
+#undef MUONCHECK_WGMMA_RS_M64N64K16_FIRST
 #undef MUONCHECK_WGMMA_SS_M64N32K16
 #undef MUONCHECK_WGMMA_RS_M64N128K16
 #undef MUONCHECK_WGMMA_RS_M64N64K16
@@ -211,5 +308,7 @@ __device__ __forceinline__ void issue(float (&d)[kN / 2], const uint32_t (&a)[kR
 #undef MUONCHECK_WGMMA_D48
 #undef MUONCHECK_WGMMA_D32
 #undef MUONCHECK_WGMMA_D16
+#undef MUONCHECK_WGMMA_O32
+#undef MUONCHECK_WGMMA_O16
 
 }  // namespace muoncheck::impl::cuda::wgmma

@@ -1,0 +1,66 @@
+// The standard Newton–Schulz of small matrices (the resident kernel's scope, ns_resident.hpp) in
+// clusters of two thread blocks whose matrix streams through shared memory: the kernel that runs
+// a resident batch's part-filled last round beside the resident kernel's rounds.
+//
+// Why: the resident kernel's eight-block clusters fill a GPC's multiprocessors only in whole
+// eights (15 clusters on the H200's 132 multiprocessors, 12 left idle in pairs), and a round
+// costs about the same whatever it holds, so 64 heads take five rounds of which the last holds 4.
+// Two-block clusters fit those pairs. A pair cannot hold a 128 × 4096 matrix (1 MB) in its shared
+// memory, so each block streams its half of X through a ring of 64-column chunks, from L2, in
+// every pass: X ← aX + BX chunk by chunk, each new chunk written back to a scratch copy (the
+// block's own, in the swizzled layout) and its XXᵀ partial for the next iteration accumulated
+// while it is in shared memory.
+//   normalize   Σx² in double per block (|x| by bit moves, as in the resident kernel; a thread
+//               that met an infinity or NaN contributes +∞ or NaN, as summing through the
+//               conversion would), the two sums added; X ← round(X / (round(√Σ) + 1e-7)) with
+//               the resident kernel's correctly rounded division
+//   A = XXᵀ     each block its fp32 partial over its columns (wgmma, all 128 × 128), sent whole to
+//               the other block (st.async onto its barrier); each adds the two (fp32 addition of
+//               two terms is commutative, so both get the same bits), rounds once and keeps the
+//               lower 16 × 16 tiles, the upper ones their transposes
+//   B = cA² + bA  in each block (ns_small.cuh)
+//   X ← aX + BX each block its columns, fp32 accumulation, epilogue + a·X, rounded once
+// The rounding model is the resident kernel's and the GEMM path's: every product fp32-accumulated
+// over its full K and rounded once with its combination; XXᵀ is summed in two column halves.
+// Results are the same bits run to run, and the same whether the kernel runs beside the resident
+// kernel or alone. sm_90a builds only (wgmma).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "impl/math/newton_schulz.hpp"
+
+namespace muoncheck::impl::cuda {
+
+// Whether streamed_standard runs (m, n, cfg) on the current device: resident_fits's scope with
+// rows of whole 16-byte vectors (n a multiple of 8), on a device where the kernel launches.
+// Not a stream operation: call it before a graph capture.
+bool streamed_fits(int64_t m, int64_t n, const NsConfig& cfg);
+
+// Two-block clusters that fit on the multiprocessors a full grid of the resident kernel for n
+// columns leaves idle (6 on the H200); 0 where either kernel does not launch.
+int streamed_beside_capacity(int64_t n);
+
+// How many of a resident batch's matrices (its last ones) the default runs streamed beside the
+// kernel: its part-filled last round, where that round would hold no more matrices than
+// streamed_beside_capacity and the kernel runs at least kStreamedMinRounds full rounds meanwhile
+// (measured on the H200: docs/gpu.md); else 0.
+constexpr int kStreamedMinRounds = 2;
+int streamed_tail(int batch, int64_t m, int64_t n, const NsConfig& cfg);
+
+// Scratch streamed_standard needs for `clusters` clusters (streamed_clusters) and n columns.
+int streamed_clusters(int batch, bool beside, int64_t n);
+size_t streamed_scratch_bytes(int clusters, int64_t n);
+
+// x: batch × m × n elements of cfg.dtype, row-major, 16-byte aligned; scratch:
+// streamed_scratch_bytes(streamed_clusters(batch, beside, n), n) bytes. Replaces each matrix by
+// NS(X) (its normalization included). beside: launched as the programmatic dependent of the
+// resident kernel enqueued just before it on s, so that its blocks take the multiprocessors that
+// kernel's grid leaves once all of that grid has started, and completes only after that kernel
+// has. Asynchronous on the stream; capturable.
+void streamed_standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg, void* scratch, bool beside,
+                       cudaStream_t s);
+
+}  // namespace muoncheck::impl::cuda
