@@ -365,6 +365,7 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
     EXPECT_EQ(streamed_tail(4 * c + 4, 128, 4096, bf16), 4) << "64 heads on the H200: four rounds, 4 streamed beside them";
   }
   EXPECT_EQ(streamed_tail(c + 2, 128, 4096, bf16), 0) << "one full round: the second round is faster";
+  EXPECT_EQ(streamed_tail(3 * c + 3, 128, 4096, bf16), 0) << "three full rounds: a fourth is faster";
   EXPECT_EQ(streamed_tail(2 * c, 128, 4096, bf16), 0) << "no part-filled round";
   EXPECT_TRUE(resident_pays(c + 1, 128, 4096)) << "a second round for one matrix";
   EXPECT_FALSE(resident_pays(1, 128, 4096));

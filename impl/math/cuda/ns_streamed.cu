@@ -23,11 +23,13 @@ constexpr int kChunk = 64;                               // columns per streamed
 constexpr int kChunkBytes = XLayout::kBlockBytes;        // 16 KB
 constexpr int kStages = 8;                               // chunks in the ring (a power of 2: c % kStages is a mask)
 constexpr int kGroup = 4;                                // chunks of X ← aX + BX whose products overlap
+constexpr int kAhead = kStages - 2;                      // chunks in flight ahead of the one in use
+constexpr int kPairAhead = kStages - 4;                  // XXᵀ: chunks in flight ahead of a step's two
 constexpr int kVectorsPerThread = kChunkBytes / 16 / kBlockThreads;
 constexpr int kPartialVectors = 12;                      // a thread's 48 fp32 accumulators of a partial
 constexpr int kPartialBytes = kPartialVectors * 16 * kBlockThreads;   // a block's partial of XXᵀ
 static_assert(kVectorsPerThread == 4, "the thread mapping below");
-static_assert(kStages >= 4, "a chunk written back, the next in its product, two loading");
+static_assert(kStages >= 6 && (kStages & (kStages - 1)) == 0, "XXᵀ: two chunks in use, two in products, two loading");
 
 int half_width(int64_t n) {   // columns per block, whole groups of chunks
   const int64_t per = (n + kCluster - 1) / kCluster, group = kGroup * kChunk;
@@ -97,10 +99,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       tma::wait(full0 + 8 * s, (phases >> s) & 1u);
       phases ^= 1u << s;
     };
-    constexpr int kAhead = kStages - 2;   // chunks in flight ahead of the one in use
-    auto prologue = [&](bool from_matrix) {
+    auto prologue = [&](bool from_matrix, int count = kAhead) {
 #pragma unroll 1
-      for (int c = 0; c < kAhead; ++c) load(c, from_matrix);
+      for (int c = 0; c < count; ++c) load(c, from_matrix);
     };
     // Chunk c (ring slot `slot`) out, by thread 0: to the scratch copy, or into the matrix as NS(X)
     // (the tensor map's box: nothing past m and n).
@@ -124,13 +125,14 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     // k-step writes p without reading it.
     float p[48];
     const int corner_col = wg == 0 ? 96 : 64;
-    auto accumulate_partial = [&](uint32_t slot, auto first) {
+    // commit: close the group after this chunk's products (else the next chunk's join them).
+    auto accumulate_partial = [&](uint32_t slot, auto first, bool commit) {
       constexpr bool kFirst = decltype(first)::value;
       const uint32_t s = opaque(slot);
       auto desc = [&](int row, int ks) { return wgmma::k_major_descriptor<kRows>(s, row, 16 * ks); };
       float(&square)[32] = *reinterpret_cast<float(*)[32]>(&p[0]);
       float(&corner)[16] = *reinterpret_cast<float(*)[16]>(&p[32]);
-      wgmma::fence();
+      if (kFirst || !commit) wgmma::fence();
 #pragma unroll
       for (int ks = 0; ks < kChunk / 16; ++ks) {
         if (kFirst && ks == 0) {
@@ -141,7 +143,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           wgmma::Ss<T, 32>::mma(corner, desc(64, ks), desc(corner_col, ks), 1);
         }
       }
-      wgmma::commit();
+      if (commit) wgmma::commit();
     };
     // Where p[4j + 2h + e] lies: row p_row(j) + 8h, column p_col0(j) + 2t + e.
     auto p_row = [&](int j) { return (j < 8 ? 64 * wg : 64) + 16 * ww + g; };
@@ -235,21 +237,24 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       const int o = opaque(0);
       unsigned char* const a = ring + kStages * kChunkBytes + o;
       const uint32_t a_shared = ring_shared + kStages * kChunkBytes + o;
-      // XXᵀ over this block's columns: one pass, chunk c + 1's copy waited for while chunk c's
-      // products run.
+      // XXᵀ over this block's columns: one pass, two chunks a step (one group of products), the
+      // next two chunks' copies waited for while a step's products run.
       if (tid == 0) tma::wait_bulk<0>();   // the last pass's stores into the scratch copy are done
       __syncthreads();
-      prologue(false);
-      auto partial_chunk = [&](int c, auto first) {
+      prologue(false, kPairAhead);
+      auto partial_pair = [&](int c, auto first) {
         wait_chunk(c);
-        wgmma::wait<1>();   // chunk c − 2's products are done
-        __syncthreads();    // slot c − 2 is free in both warpgroups
-        load(c + kAhead, false);
-        accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, first);
+        wait_chunk(c + 1);
+        wgmma::wait<1>();   // the step before last's products are done
+        __syncthreads();    // its slots (c − 4, c − 3) are free in both warpgroups
+        load(c + kPairAhead, false);
+        load(c + kPairAhead + 1, false);
+        accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, first, false);
+        accumulate_partial(ring_shared + ((c + 1) % kStages) * kChunkBytes, std::false_type{}, true);
       };
-      partial_chunk(0, std::true_type{});   // p is written, not read, by its first product
+      partial_pair(0, std::true_type{});   // p is written, not read, by its first product
 #pragma unroll 1
-      for (int c = 1; c < chunks; ++c) partial_chunk(c, std::false_type{});
+      for (int c = 2; c < chunks; c += 2) partial_pair(c, std::false_type{});
       wgmma::wait<0>();
       wgmma::pin(p);
       __syncthreads();   // every slot is free

@@ -45,9 +45,12 @@ int streamed_beside_capacity(int64_t n);
 
 // How many of a resident batch's matrices (its last ones) the default runs streamed beside the
 // kernel: its part-filled last round, where that round would hold no more matrices than
-// streamed_beside_capacity and the kernel runs at least kStreamedMinRounds full rounds meanwhile
-// (measured on the H200: docs/gpu.md); else 0.
-constexpr int kStreamedMinRounds = 2;
+// streamed_beside_capacity and the kernel runs at least kStreamedMinRounds full rounds meanwhile;
+// else 0. Measured on the H200 (bench_ns_cuda --resident-sweep, 2026-12-04; docs/gpu.md): a
+// matrix of 128 × 4096 takes the streamed kernel about 0.27 ms, four of the kernel's rounds, so
+// 64 heads (four rounds and 4) gain (0.300 ms against 0.338) and 48 (three and 3) lose (0.287
+// against 0.270).
+constexpr int kStreamedMinRounds = 4;
 int streamed_tail(int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
 // Scratch streamed_standard needs for `clusters` clusters (streamed_clusters) and n columns.
