@@ -169,7 +169,7 @@ void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig
       return x;
     }
     void* const tail_x = static_cast<unsigned char*>(x) + (batch - tail_) * m * n * dtype_bytes(dtype_);
-    if (streamed_tail_) {   // the kernel's programmatic dependent: its blocks start once the kernel's grid has
+    if (streamed_tail_) {   // the kernel's programmatic dependent: its blocks start once all of the kernel's have
       resident_standard(x, batch - tail_, m, n, cfg, stream_);
       streamed_standard(tail_x, tail_, m, n, cfg, streamed_scratch_.get(), true, stream_);
       return x;

@@ -128,11 +128,6 @@ __device__ __forceinline__ void wait_async_copies(int pending) {
   }
 }
 
-// This thread's copies of all but the last kPending groups have landed.
-template <int kPending>
-__device__ __forceinline__ void wait_copies() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-}
 // The cluster barrier in two halves: arrive (what this thread did before is released to the
 // cluster) and, later, wait for every thread of the cluster to have arrived.
 __device__ __forceinline__ void cluster_arrive() { asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory"); }

@@ -36,18 +36,18 @@ int half_width(int64_t n) {   // columns per block, whole groups of chunks
   return static_cast<int>((per + group - 1) / group * group);
 }
 
-// From the first 1024-byte boundary: the ring (kStages chunks of kRows × 64, swizzled), A and later B (kRows × kRows swizzled), the
-// receive slot of the other block's partial (by thread: thread i's 48 accumulators at 192·i), the
-// norm's scratch (16 doubles; the 13th the barrier the partial completes on), the ring slots'
-// barriers.
+// From the first 1024-byte boundary: the ring (kStages chunks of kRows × 64, swizzled), A and
+// later B (kRows × kRows swizzled), the receive slot of the other block's partial (by thread:
+// thread i's 48 accumulators at 192·i), the norm's scratch (16 doubles; the 13th the barrier the
+// partial completes on), the ring slots' barriers.
 constexpr size_t kSharedBytes =
     kAlign + kStages * kChunkBytes + kRows * kRows * 2 + kPartialBytes + 16 * sizeof(double) + kStages * 8;
 
-
 // One block of cluster blockIdx.x / kCluster, which takes the matrices blockIdx.x / kCluster +
 // i · (the clusters in the grid) in turn; x_map: the batch as kRows × kChunk boxes, swizzled
-// (tensor_map.hpp); width: the block's columns (whole groups of chunks); scratch: per cluster of
-// the grid, two blocks' width columns of kRows rows, swizzled.
+// (tensor_map.hpp), which also holds the shape (m and n are not read); width: the block's columns
+// (whole groups of chunks); scratch: per cluster of the grid, two blocks' width columns of kRows
+// rows, swizzled.
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads, 1)
     ns_streamed(const __grid_constant__ CUtensorMap x_map, unsigned char* scratch, int batch, int m, int n, int width,

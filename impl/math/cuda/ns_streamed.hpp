@@ -6,18 +6,19 @@
 // eights (15 clusters on the H200's 132 multiprocessors, 12 left idle in pairs), and a round
 // costs about the same whatever it holds, so 64 heads take five rounds of which the last holds 4.
 // Two-block clusters fit those pairs. A pair cannot hold a 128 × 4096 matrix (1 MB) in its shared
-// memory, so each block streams its half of X through a ring of 64-column chunks, from L2, in
-// every pass: X ← aX + BX chunk by chunk, each new chunk written back to a scratch copy (the
-// block's own, in the swizzled layout) and its XXᵀ partial for the next iteration accumulated
-// while it is in shared memory.
+// memory, so each block streams its half of X, from L2, through a ring of 64-column chunks: TMA
+// tensor boxes from and to the matrix (swizzled and zero-filled by the copy), 16 KB bulk copies
+// from and to a scratch copy of its own (swizzled). Two passes normalize; each iteration is a pass
+// for XXᵀ and a pass for X ← aX + BX. (X ← aX + BX fused with the next XXᵀ needs more registers
+// than a thread has: docs/gpu.md.)
 //   normalize   Σx² in double per block (|x| by bit moves, as in the resident kernel; a thread
 //               that met an infinity or NaN contributes +∞ or NaN, as summing through the
 //               conversion would), the two sums added; X ← round(X / (round(√Σ) + 1e-7)) with
 //               the resident kernel's correctly rounded division
-//   A = XXᵀ     each block its fp32 partial over its columns (wgmma, all 128 × 128), sent whole to
-//               the other block (st.async onto its barrier); each adds the two (fp32 addition of
-//               two terms is commutative, so both get the same bits), rounds once and keeps the
-//               lower 16 × 16 tiles, the upper ones their transposes
+//   A = XXᵀ     each block its fp32 partial over its columns (wgmma: the lower 16 × 16 tiles and
+//               a few above them), sent whole to the other block (st.async onto its barrier);
+//               each adds the two (fp32 addition of two terms is commutative, so both get the same
+//               bits), rounds once and keeps the lower tiles, the upper ones their transposes
 //   B = cA² + bA  in each block (ns_small.cuh)
 //   X ← aX + BX each block its columns, fp32 accumulation, epilogue + a·X, rounded once
 // The rounding model is the resident kernel's and the GEMM path's: every product fp32-accumulated
