@@ -1,8 +1,9 @@
 // Hopper warpgroup MMA (wgmma, sm_90a) for 16-bit operands with fp32 accumulators: the shapes
 // the resident NS kernel uses (m64n64k16 and m64n128k16 with A in registers and B in shared
 // memory; m64n32k16, m64n64k16 and m64n96k16 with both in shared memory), m64n128k16 with both
-// in shared memory (the triangle product), and the shared-memory layout and descriptors the
-// shared operands are read through.
+// in shared memory (the triangle product), first k-steps that write d without reading it (the
+// streamed kernel: SsFirst, RsFirst), and the shared-memory layout and descriptors the shared
+// operands are read through.
 //
 // A warpgroup is four consecutive warps (128 threads, the first warp's index a multiple of 4).
 // Warp w of it holds rows 16w..16w+15 of the 64-row tile: its A registers are the mma.sync
@@ -170,17 +171,6 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
       : MUONCHECK_WGMMA_O32 \
       : "l"(a), "l"(b), "r"(accumulate))
 
-// The same with B read MN-major (transposed): the streamed kernel's B·X, X's rows as K.
-#define MUONCHECK_WGMMA_SSMN_M64N64K16(TYPE) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
-      "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
-      "%25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;" \
-      "\n}\n" \
-      : MUONCHECK_WGMMA_D32 \
-      : "l"(a), "l"(b), "r"(accumulate))
-
 #define MUONCHECK_WGMMA_SS_M64N96K16(TYPE) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n" \
@@ -218,9 +208,6 @@ struct SsFirst;
 // d = a · B for one k-step of 16 (Rs's operands), N = 64: the first k-step of a product.
 template <class T, int kN>
 struct RsFirst;
-// d (+)= A · B for one k-step of 16, both from shared memory, A K-major, B MN-major; N = 64.
-template <class T, int kN>
-struct SsMn;
 #define MUONCHECK_WGMMA_RS(N, T, NAME)                                                                       \
   template <>                                                                                                \
   struct Rs<T, N> {                                                                                          \
@@ -251,13 +238,6 @@ struct SsMn;
       MUONCHECK_WGMMA_RS_M64N##N##K16_FIRST(NAME);                                                       \
     }                                                                                                    \
   };
-#define MUONCHECK_WGMMA_SSMN(N, T, NAME)                                                                 \
-  template <>                                                                                            \
-  struct SsMn<T, N> {                                                                                    \
-    __device__ static __forceinline__ void mma(float (&d)[N / 2], uint64_t a, uint64_t b, int accumulate) { \
-      MUONCHECK_WGMMA_SSMN_M64N##N##K16(NAME);                                                           \
-    }                                                                                                    \
-  };
 MUONCHECK_WGMMA_RS(64, __nv_bfloat16, "bf16")
 MUONCHECK_WGMMA_RS(64, __half, "f16")
 MUONCHECK_WGMMA_RS(128, __nv_bfloat16, "bf16")
@@ -278,9 +258,6 @@ MUONCHECK_WGMMA_SS_FIRST(64, __half, "f16")
 MUONCHECK_WGMMA_RS_FIRST(64, __nv_bfloat16, "bf16")
 MUONCHECK_WGMMA_RS_FIRST(64, __half, "f16")
 #undef MUONCHECK_WGMMA_RS_FIRST
-MUONCHECK_WGMMA_SSMN(64, __nv_bfloat16, "bf16")
-MUONCHECK_WGMMA_SSMN(64, __half, "f16")
-#undef MUONCHECK_WGMMA_SSMN
 #undef MUONCHECK_WGMMA_SS
 #undef MUONCHECK_WGMMA_RS
 
@@ -297,7 +274,6 @@ __device__ __forceinline__ void issue(float (&d)[kN / 2], const uint32_t (&a)[kR
 #undef MUONCHECK_WGMMA_SS_M64N128K16
 #undef MUONCHECK_WGMMA_SS_M64N96K16
 #undef MUONCHECK_WGMMA_SS_M64N64K16
-#undef MUONCHECK_WGMMA_SSMN_M64N64K16
 #undef MUONCHECK_WGMMA_SS_M64N64K16_FIRST
 #undef MUONCHECK_WGMMA_SS_M64N32K16_FIRST
 #undef MUONCHECK_WGMMA_RS_M64N64K16_FIRST
