@@ -465,7 +465,7 @@ TEST(StreamedTail, RunsBesideTheKernelWithEachOnesBits) {
   const std::vector<float> last(x.end() - tail_count, x.end());
   dev.upload(DType::bf16, last, dx.get());
   DeviceBuffer scratch;
-  scratch.reserve(streamed_scratch_bytes(streamed_clusters(3, false, n), n));
+  scratch.reserve(streamed_scratch_bytes(3, false, n));
   streamed_standard(dx.get(), 3, m, n, cfg, scratch.get(), false, dev.stream);
   const std::vector<float> alone = dev.download(DType::bf16, dx.get(), tail_count);
   EXPECT_EQ(streamed, 3);
@@ -502,7 +502,7 @@ TEST_P(StreamedNsTest, StaysInTheConformanceBandWithTheSameBitsEachRun) {
   Device dev;
   DeviceBuffer dx, scratch;
   dx.reserve(static_cast<size_t>(dtype_bytes(c.dtype)) * count);
-  scratch.reserve(streamed_scratch_bytes(streamed_clusters(c.batch, c.beside, c.n), c.n));
+  scratch.reserve(streamed_scratch_bytes(c.batch, c.beside, c.n));
   std::vector<std::vector<float>> runs;
   for (int r = 0; r < 2; ++r) {
     dev.upload(c.dtype, x, dx.get());
@@ -554,7 +554,7 @@ TEST(ResidentNormalization, CarriesInfinitiesAndNansIntoTheNormAsTheGemmPathDoes
       };
       const std::vector<float> gemms = run(R::never);
       DeviceBuffer scratch;
-      scratch.reserve(streamed_scratch_bytes(streamed_clusters(batch, false, n), n));
+      scratch.reserve(streamed_scratch_bytes(batch, false, n));
       dev.upload(t, x, dx.get());
       streamed_standard(dx.get(), batch, m, n, cfg, scratch.get(), false, dev.stream);
       const std::vector<float> streamed = dev.download(t, dx.get(), count);

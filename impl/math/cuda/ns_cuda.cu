@@ -196,6 +196,18 @@ void* NsDevice::on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfi
   return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
 }
 
+int NsDevice::tail_for(const void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) const {
+  using T = NsOptions::Tail;
+  const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;   // the streamed kernel's tensor map needs it
+  switch (options_.tail) {
+    case T::gemms: return resident_partial_round(batch, n);
+    case T::streamed: return aligned ? streamed_part(batch, m, n, cfg) : 0;
+    case T::by_shape: return aligned ? streamed_tail(batch, m, n, cfg) : 0;
+    case T::never: break;
+  }
+  return 0;
+}
+
 void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
   if (batch < 1 || m < 1) return x;
@@ -204,18 +216,10 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   using R = NsOptions::Resident;
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
-  using T = NsOptions::Tail;
-  tail_ = 0;
-  streamed_tail_ = false;
-  if (resident_ && options_.tail == T::gemms) tail_ = resident_partial_round(batch, n);
-  if (resident_ && reinterpret_cast<uintptr_t>(x) % 16 == 0) {
-    const int part = resident_partial_round(batch, n);
-    if (options_.tail == T::by_shape) streamed_tail_ = (tail_ = streamed_tail(batch, m, n, cfg)) > 0;
-    if (options_.tail == T::streamed && part > 0 && part <= streamed_beside_capacity(n) && streamed_fits(m, n, cfg))
-      tail_ = part, streamed_tail_ = true;
-  }
+  tail_ = resident_ ? tail_for(x, batch, m, n, cfg) : 0;
+  streamed_tail_ = tail_ > 0 && options_.tail != NsOptions::Tail::gemms;
   if (!resident_ || (tail_ > 0 && !streamed_tail_)) reserve(resident_ ? tail_ : batch, m, n, cfg);
-  if (streamed_tail_) streamed_scratch_.reserve(streamed_scratch_bytes(streamed_clusters(tail_, true, n), n));
+  if (streamed_tail_) streamed_scratch_.reserve(streamed_scratch_bytes(tail_, true, n));
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.
   if (graphs_.size() > 64 || sym_.cached_arrays() > 1024) {

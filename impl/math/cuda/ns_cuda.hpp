@@ -106,6 +106,9 @@ class NsDevice {
   static Splits splits(const NsOptions& o, int batch, int64_t m, int64_t n);
 
   void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
+  // How many of a resident run's last matrices run beside the kernel (NsOptions::tail): on the
+  // GEMMs where the option says gemms, else streamed.
+  int tail_for(const void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) const;
   void* iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void* on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);   // normalize, then the GEMMs
   void* standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);

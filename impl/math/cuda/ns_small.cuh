@@ -1,7 +1,6 @@
 // Device code the two small-matrix NS kernels share (ns_resident.cu: a matrix resident in an
 // eight-block cluster; ns_streamed.cu: a matrix streamed through a two-block cluster): the
-// 128-row swizzled layout, shared-memory and cluster addressing, copies, the normalization's
-// exact arithmetic, and the two steps done on a 128 × 128 matrix inside one block (A's mirror,
+// 128-row swizzled layout, cluster addressing, copies, the normalization's exact arithmetic, and the two steps done on a 128 × 128 matrix inside one block (A's mirror,
 // B = c·A² + b·A). Included by those two files only.
 #pragma once
 #include <cfloat>
@@ -10,6 +9,7 @@
 
 #include "impl/math/cuda/dtype_device.cuh"
 #include "impl/math/cuda/ns_resident.hpp"
+#include "impl/math/cuda/shared_memory.cuh"
 #include "impl/math/cuda/tma.cuh"
 #include "impl/math/cuda/wgmma.cuh"
 
@@ -40,26 +40,6 @@ __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
   i = 0;
   while (lower_index(i + 1, 0) <= l) ++i;
   j = l - lower_index(i, 0);
-}
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(shared_address(p)));
-}
-
-template <class T>
-__device__ __forceinline__ uint32_t as_bits(const Pair<T>& p) {
-  return *reinterpret_cast<const uint32_t*>(&p);
-}
-__device__ __forceinline__ void stmatrix_x4_trans(void* p, const uint32_t (&r)[4]) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(shared_address(p)), "r"(r[0]),
-               "r"(r[1]), "r"(r[2]), "r"(r[3])
-               : "memory");
 }
 
 // v, as a value the compiler cannot see through: what is derived from it in a loop is computed

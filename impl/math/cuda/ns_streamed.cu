@@ -459,11 +459,14 @@ int streamed_beside_capacity(int64_t n) {
   return std::clamp((f.multiprocessors - 8 * resident) / kCluster, 0, f.clusters);
 }
 
+int streamed_part(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
+  const int part = resident_partial_round(batch, n);
+  return part > 0 && part <= streamed_beside_capacity(n) && streamed_fits(m, n, cfg) ? part : 0;
+}
+
 int streamed_tail(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   const int resident = resident_active_clusters(n);
-  if (resident <= 0 || batch / resident < kStreamedMinRounds || !streamed_fits(m, n, cfg)) return 0;
-  const int tail = batch % resident;
-  return tail <= streamed_beside_capacity(n) ? tail : 0;
+  return resident > 0 && batch / resident >= kStreamedMinRounds ? streamed_part(batch, m, n, cfg) : 0;
 }
 
 int streamed_clusters(int batch, bool beside, int64_t n) {
@@ -471,8 +474,8 @@ int streamed_clusters(int batch, bool beside, int64_t n) {
   return std::max(1, std::min(batch, most));
 }
 
-size_t streamed_scratch_bytes(int clusters, int64_t n) {
-  return static_cast<size_t>(clusters) * kCluster * (half_width(n) / kChunk) * kChunkBytes;
+size_t streamed_scratch_bytes(int batch, bool beside, int64_t n) {
+  return static_cast<size_t>(streamed_clusters(batch, beside, n)) * kCluster * (half_width(n) / kChunk) * kChunkBytes;
 }
 
 void streamed_standard(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg, void* scratch, bool beside,

@@ -44,9 +44,13 @@ bool streamed_fits(int64_t m, int64_t n, const NsConfig& cfg);
 // columns leaves idle (6 on the H200); 0 where either kernel does not launch.
 int streamed_beside_capacity(int64_t n);
 
+// A resident batch's part-filled last round (resident_partial_round) where it can run streamed
+// beside the kernel: it holds no more matrices than streamed_beside_capacity and streamed_fits;
+// else 0.
+int streamed_part(int batch, int64_t m, int64_t n, const NsConfig& cfg);
+
 // How many of a resident batch's matrices (its last ones) the default runs streamed beside the
-// kernel: its part-filled last round, where that round would hold no more matrices than
-// streamed_beside_capacity and the kernel runs at least kStreamedMinRounds full rounds meanwhile;
+// kernel: streamed_part where the kernel runs at least kStreamedMinRounds full rounds meanwhile;
 // else 0. Measured on the H200 (bench_ns_cuda --resident-sweep, 2026-12-04; docs/gpu.md): a
 // matrix of 128 × 4096 takes the streamed kernel about 0.27 ms, four of the kernel's rounds, so
 // 64 heads (four rounds and 4) gain (0.300 ms against 0.338) and 48 (three and 3) lose (0.287
@@ -54,12 +58,13 @@ int streamed_beside_capacity(int64_t n);
 constexpr int kStreamedMinRounds = 4;
 int streamed_tail(int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
-// Scratch streamed_standard needs for `clusters` clusters (streamed_clusters) and n columns.
+// The clusters streamed_standard launches for a batch of n columns, beside the resident kernel or
+// alone, and the scratch it needs.
 int streamed_clusters(int batch, bool beside, int64_t n);
-size_t streamed_scratch_bytes(int clusters, int64_t n);
+size_t streamed_scratch_bytes(int batch, bool beside, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major, 16-byte aligned; scratch:
-// streamed_scratch_bytes(streamed_clusters(batch, beside, n), n) bytes. Replaces each matrix by
+// streamed_scratch_bytes(batch, beside, n) bytes. Replaces each matrix by
 // NS(X) (its normalization included). beside: launched as the programmatic dependent of the
 // resident kernel enqueued just before it on s, so that its blocks take the multiprocessors that
 // kernel's grid leaves once all of that grid has started, and completes only after that kernel

@@ -8,6 +8,7 @@
 
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/dtype_device.cuh"
+#include "impl/math/cuda/shared_memory.cuh"
 #include "impl/math/cuda/tensor_map.hpp"
 #include "impl/math/cuda/tma.cuh"
 #include "impl/math/cuda/wgmma.cuh"
@@ -27,20 +28,6 @@ constexpr int kStagingBytes = kTile * kColPitch;
 static_assert(64 * kRowPitch <= kStagingBytes, "one staging area holds either form");
 constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
 constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 2 * kStagingBytes + 2 * kStages * sizeof(uint64_t);
-
-__device__ __forceinline__ uint32_t shared_address(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-template <class T>
-__device__ __forceinline__ uint32_t as_bits(const Pair<T>& p) {
-  return *reinterpret_cast<const uint32_t*>(&p);
-}
-__device__ __forceinline__ void stmatrix_x4_trans(void* p, const uint32_t (&r)[4]) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1,%2,%3,%4};\n" ::"r"(shared_address(p)), "r"(r[0]),
-               "r"(r[1]), "r"(r[2]), "r"(r[3])
-               : "memory");
-}
 
 // Tile l of one matrix's lower triangle, row by row: (i, j) with j ≤ i.
 __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {

@@ -74,44 +74,36 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
   for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
-// The accumulator operands of a wgmma with N/2 of them per thread, each list the one before and 16 more.
-#define MUONCHECK_WGMMA_D16 \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
-      "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
-      "+f"(d[14]), "+f"(d[15])
-#define MUONCHECK_WGMMA_D32 \
-  MUONCHECK_WGMMA_D16, "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), \
-      "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
-      "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-// The same as outputs only (a first product, which overwrites d: no read of d before it).
-#define MUONCHECK_WGMMA_O16 \
-  "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3]), "=f"(d[4]), "=f"(d[5]), "=f"(d[6]), \
-      "=f"(d[7]), "=f"(d[8]), "=f"(d[9]), "=f"(d[10]), "=f"(d[11]), "=f"(d[12]), "=f"(d[13]), \
-      "=f"(d[14]), "=f"(d[15])
-#define MUONCHECK_WGMMA_O32 \
-  MUONCHECK_WGMMA_O16, "=f"(d[16]), "=f"(d[17]), "=f"(d[18]), "=f"(d[19]), "=f"(d[20]), "=f"(d[21]), \
-      "=f"(d[22]), "=f"(d[23]), "=f"(d[24]), "=f"(d[25]), "=f"(d[26]), "=f"(d[27]), \
-      "=f"(d[28]), "=f"(d[29]), "=f"(d[30]), "=f"(d[31])
-#define MUONCHECK_WGMMA_D48 \
-  MUONCHECK_WGMMA_D32, "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), \
-      "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), \
-      "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47])
-#define MUONCHECK_WGMMA_D64 \
-  MUONCHECK_WGMMA_D48, "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), \
-      "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), \
-      "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+// The accumulator operands of a wgmma with N/2 of them per thread, each list the one before and 16 more;
+// C their constraint: "+f" read and written, "=f" only written (a first k-step, which overwrites d).
+#define MUONCHECK_WGMMA_D16(C) \
+  C(d[0]), C(d[1]), C(d[2]), C(d[3]), C(d[4]), C(d[5]), C(d[6]), \
+      C(d[7]), C(d[8]), C(d[9]), C(d[10]), C(d[11]), C(d[12]), C(d[13]), \
+      C(d[14]), C(d[15])
+#define MUONCHECK_WGMMA_D32(C) \
+  MUONCHECK_WGMMA_D16(C), C(d[16]), C(d[17]), C(d[18]), C(d[19]), C(d[20]), C(d[21]), \
+      C(d[22]), C(d[23]), C(d[24]), C(d[25]), C(d[26]), C(d[27]), \
+      C(d[28]), C(d[29]), C(d[30]), C(d[31])
+#define MUONCHECK_WGMMA_D48(C) \
+  MUONCHECK_WGMMA_D32(C), C(d[32]), C(d[33]), C(d[34]), C(d[35]), C(d[36]), C(d[37]), \
+      C(d[38]), C(d[39]), C(d[40]), C(d[41]), C(d[42]), C(d[43]), \
+      C(d[44]), C(d[45]), C(d[46]), C(d[47])
+#define MUONCHECK_WGMMA_D64(C) \
+  MUONCHECK_WGMMA_D48(C), C(d[48]), C(d[49]), C(d[50]), C(d[51]), C(d[52]), C(d[53]), \
+      C(d[54]), C(d[55]), C(d[56]), C(d[57]), C(d[58]), C(d[59]), \
+      C(d[60]), C(d[61]), C(d[62]), C(d[63])
 
-#define MUONCHECK_WGMMA_RS_M64N64K16(TYPE) \
+#define MUONCHECK_WGMMA_RS_M64N64K16(TYPE, C) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
       "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
       "%25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;" \
       "\n}\n" \
-      : MUONCHECK_WGMMA_D32 \
+      : MUONCHECK_WGMMA_D32(C) \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_RS_M64N128K16(TYPE) \
+#define MUONCHECK_WGMMA_RS_M64N128K16(TYPE, C) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
@@ -120,58 +112,29 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
       "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, " \
       "%61, %62, %63}, {%64, %65, %66, %67}, %68, p, 1, 1, 1;" \
       "\n}\n" \
-      : MUONCHECK_WGMMA_D64 \
+      : MUONCHECK_WGMMA_D64(C) \
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_SS_M64N32K16(TYPE) \
+#define MUONCHECK_WGMMA_SS_M64N32K16(TYPE, C) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
       "%7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;" \
       "\n}\n" \
-      : MUONCHECK_WGMMA_D16 \
+      : MUONCHECK_WGMMA_D16(C) \
       : "l"(a), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_SS_M64N64K16(TYPE) \
+#define MUONCHECK_WGMMA_SS_M64N64K16(TYPE, C) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
       "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
       "%25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;" \
       "\n}\n" \
-      : MUONCHECK_WGMMA_D32 \
+      : MUONCHECK_WGMMA_D32(C) \
       : "l"(a), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_RS_M64N64K16_FIRST(TYPE) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
-      "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
-      "%25, %26, %27, %28, %29, %30, %31}, {%32, %33, %34, %35}, %36, p, 1, 1, 1;" \
-      "\n}\n" \
-      : MUONCHECK_WGMMA_O32 \
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate))
-// The first k-step of a product (d overwritten): the streamed kernel's products.
-#define MUONCHECK_WGMMA_SS_M64N32K16_FIRST(TYPE) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n32k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
-      "%7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 0;" \
-      "\n}\n" \
-      : MUONCHECK_WGMMA_O16 \
-      : "l"(a), "l"(b), "r"(accumulate))
-
-#define MUONCHECK_WGMMA_SS_M64N64K16_FIRST(TYPE) \
-  asm volatile( \
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
-      "%7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, " \
-      "%25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;" \
-      "\n}\n" \
-      : MUONCHECK_WGMMA_O32 \
-      : "l"(a), "l"(b), "r"(accumulate))
-
-#define MUONCHECK_WGMMA_SS_M64N96K16(TYPE) \
+#define MUONCHECK_WGMMA_SS_M64N96K16(TYPE, C) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n96k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
@@ -179,10 +142,10 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
       "%25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, " \
       "%43, %44, %45, %46, %47}, %48, %49, p, 1, 1, 0, 0;" \
       "\n}\n" \
-      : MUONCHECK_WGMMA_D48 \
+      : MUONCHECK_WGMMA_D48(C) \
       : "l"(a), "l"(b), "r"(accumulate))
 
-#define MUONCHECK_WGMMA_SS_M64N128K16(TYPE) \
+#define MUONCHECK_WGMMA_SS_M64N128K16(TYPE, C) \
   asm volatile( \
       "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
       "wgmma.mma_async.sync.aligned.m64n128k16.f32." TYPE "." TYPE " {%0, %1, %2, %3, %4, %5, %6, " \
@@ -191,7 +154,7 @@ __device__ __forceinline__ void pin(float (&d)[kN]) {
       "%43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, " \
       "%61, %62, %63}, %64, %65, p, 1, 1, 0, 0;" \
       "\n}\n" \
-      : MUONCHECK_WGMMA_D64 \
+      : MUONCHECK_WGMMA_D64(C) \
       : "l"(a), "l"(b), "r"(accumulate))
 
 // d (+)= a · B for one k-step of 16, N = kN (64 or 128): a the warp's A fragment, b the
@@ -212,14 +175,14 @@ struct RsFirst;
   template <>                                                                                                \
   struct Rs<T, N> {                                                                                          \
     __device__ static __forceinline__ void mma(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b, int accumulate) { \
-      MUONCHECK_WGMMA_RS_M64N##N##K16(NAME);                                                                 \
+      MUONCHECK_WGMMA_RS_M64N##N##K16(NAME, "+f");                                                                 \
     }                                                                                                        \
   };
 #define MUONCHECK_WGMMA_SS(N, T, NAME)                                                                   \
   template <>                                                                                            \
   struct Ss<T, N> {                                                                                      \
     __device__ static __forceinline__ void mma(float (&d)[N / 2], uint64_t a, uint64_t b, int accumulate) { \
-      MUONCHECK_WGMMA_SS_M64N##N##K16(NAME);                                                             \
+      MUONCHECK_WGMMA_SS_M64N##N##K16(NAME, "+f");                                                             \
     }                                                                                                    \
   };
 #define MUONCHECK_WGMMA_SS_FIRST(N, T, NAME)                                                             \
@@ -227,7 +190,7 @@ struct RsFirst;
   struct SsFirst<T, N> {                                                                                 \
     __device__ static __forceinline__ void mma(float (&d)[N / 2], uint64_t a, uint64_t b) {              \
       const int accumulate = 0;                                                                          \
-      MUONCHECK_WGMMA_SS_M64N##N##K16_FIRST(NAME);                                                       \
+      MUONCHECK_WGMMA_SS_M64N##N##K16(NAME, "=f");                                                       \
     }                                                                                                    \
   };
 #define MUONCHECK_WGMMA_RS_FIRST(N, T, NAME)                                                             \
@@ -235,7 +198,7 @@ struct RsFirst;
   struct RsFirst<T, N> {                                                                                 \
     __device__ static __forceinline__ void mma(float (&d)[N / 2], const uint32_t (&a)[4], uint64_t b) {  \
       const int accumulate = 0;                                                                          \
-      MUONCHECK_WGMMA_RS_M64N##N##K16_FIRST(NAME);                                                       \
+      MUONCHECK_WGMMA_RS_M64N##N##K16(NAME, "=f");                                                       \
     }                                                                                                    \
   };
 MUONCHECK_WGMMA_RS(64, __nv_bfloat16, "bf16")
@@ -274,9 +237,6 @@ __device__ __forceinline__ void issue(float (&d)[kN / 2], const uint32_t (&a)[kR
 #undef MUONCHECK_WGMMA_SS_M64N128K16
 #undef MUONCHECK_WGMMA_SS_M64N96K16
 #undef MUONCHECK_WGMMA_SS_M64N64K16
-#undef MUONCHECK_WGMMA_SS_M64N64K16_FIRST
-#undef MUONCHECK_WGMMA_SS_M64N32K16_FIRST
-#undef MUONCHECK_WGMMA_RS_M64N64K16_FIRST
 #undef MUONCHECK_WGMMA_SS_M64N32K16
 #undef MUONCHECK_WGMMA_RS_M64N128K16
 #undef MUONCHECK_WGMMA_RS_M64N64K16
@@ -284,7 +244,5 @@ __device__ __forceinline__ void issue(float (&d)[kN / 2], const uint32_t (&a)[kR
 #undef MUONCHECK_WGMMA_D48
 #undef MUONCHECK_WGMMA_D32
 #undef MUONCHECK_WGMMA_D16
-#undef MUONCHECK_WGMMA_O32
-#undef MUONCHECK_WGMMA_O16
 
 }  // namespace muoncheck::impl::cuda::wgmma
