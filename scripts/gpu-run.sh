@@ -49,6 +49,10 @@
 #       (60 s at most: a hang counts as caught); writes kernel-mutants.json, one line per mutant,
 #       and exits 1 unless every mutant failed a test or hung.
 #
+#   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh exec PROGRAM [ARGS]
+#       one program of the bundle (bench_ns_cuda with a --benchmark_filter, one gpu test with a
+#       --gtest_filter) with the bundle's libraries and cuBLAS/NCCL found as the other modes find them.
+#
 # With the device tool: run(command="bash scripts/gpu-run.sh device", carry=["build-cuda/bundle"]).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -332,5 +336,6 @@ case $mode in
   procs) shift; procs "$@" ;;
   mutants-build) mutants_build ;;
   kernel-mutants) shift; kernel_mutants "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | mutants-build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR] | kernel-mutants [OUTDIR]" >&2; exit 2 ;;
+  exec) shift; gpu_env; prog=${1:?usage: scripts/gpu-run.sh exec PROGRAM [ARGS]}; shift; exec "build-cuda/bundle/bin/$prog" "$@" ;;
+  *) echo "usage: scripts/gpu-run.sh build | mutants-build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR] | kernel-mutants [OUTDIR] | exec PROGRAM [ARGS]" >&2; exit 2 ;;
 esac

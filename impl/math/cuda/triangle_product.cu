@@ -19,10 +19,14 @@ namespace {
 constexpr int kTile = 128;                      // a tile's rows and columns
 constexpr int kStep = 64;                       // K per stage: one 128-byte row of 16-bit values
 constexpr int kStages = 5;                      // the operand ring
-constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones
+constexpr int kMultiplyThreads = 256;           // two multiplying warpgroups, a tile each
+constexpr int kBlockThreads = kMultiplyThreads + 32;   // and one copying warp
+// All of a multiprocessor's registers for one block (whole 8-register steps a thread): two tiles'
+// accumulators and one's epilogue stay in registers.
+constexpr int kMaxRegisters = 65536 / kBlockThreads / 8 * 8;
 constexpr int kPanelBytes = kTile * kStep * 2;  // one operand's 128 rows × 64 of K
 constexpr int kStageBytes = 2 * kPanelBytes;
-constexpr int kRowPitch = kTile * 2 + 16;       // a warpgroup's 64 result rows, staged (bytes per row)
+constexpr int kRowPitch = kTile * 2 + 16;       // 64 result rows, staged (bytes per row)
 constexpr int kColPitch = 64 * 2 + 16;          // the same transposed: 128 rows of 64 (bytes per row)
 constexpr int kStagingBytes = kTile * kColPitch;
 static_assert(64 * kRowPitch <= kStagingBytes, "one staging area holds either form");
@@ -37,9 +41,12 @@ __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
   j = l - i * (i + 1) / 2;
 }
 
-// Block b takes the tiles b, b + grid, … of all matrices' lower triangles, in matrix order.
+// Block b takes the tiles b, b + grid, … of all matrices' lower triangles, in matrix order; its
+// n-th tile goes to multiplying warpgroup n mod 2 (ping-pong: the copier fills the ring in tile
+// order, so the two warpgroups' products take turns, and each writes its tile while the other
+// multiplies).
 template <class T>
-__global__ void __launch_bounds__(kBlockThreads, 1)
+__global__ void __maxnreg__(kMaxRegisters)
     triangle_tiles(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map, T* d,
                    const T* c, int m, int k, int batch, float alpha, float beta, bool one_operand) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -57,14 +64,14 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
       tma::init(full + 8 * s, 1);    // the copier's arrival (with the bytes)
-      tma::init(empty + 8 * s, 8);   // one arrival per multiplying warp
+      tma::init(empty + 8 * s, 4);   // one arrival per warp of the warpgroup that read it
     }
     tma::fence_init();
   }
   __syncthreads();
 
-  if (wg == 0) {   // the copier: one thread
-    if (tid != 0) return;
+  if (tid >= kMultiplyThreads) {   // the copier: one thread of the last warp
+    if (tid != kMultiplyThreads) return;
     int stage = 0;
     uint32_t phase = 0;
     for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
@@ -83,95 +90,104 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     return;
   }
 
-  // The multiplying warpgroups: w takes the tile's rows 64·w…; warp `warp` of it rows 16·warp…
-  // of those, its accumulators (g + 8h, 8jj + 2q) as wgmma.cuh lays them out.
-  const int w = wg - 1, warp = tid / 32 % 4, lane = tid % 32, g = lane / 4, q = lane % 4, wt = tid % 128;
+  // A multiplying warpgroup w: its tile's rows 64·h… (h = 0, 1) in acc[h]; warp `warp` of it
+  // rows 16·warp… of those, its accumulators (g + 8·e, 8jj + 2q) as wgmma.cuh lays them out.
+  const int w = wg, warp = tid / 32 % 4, lane = tid % 32, g = lane / 4, q = lane % 4, wt = tid % 128;
   unsigned char* const staging = staging_base + w * kStagingBytes;
   const int64_t mm = static_cast<int64_t>(m) * m;
-  int stage = 0;
-  uint32_t phase = 0;
-  for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
+  int consumed = 0;   // the block's ring steps before this tile's, both warpgroups' (the copier's order)
+  int n = 0;
+  for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x), ++n, consumed += steps) {
+    if ((n & 1) != w) continue;   // the other warpgroup's tile
     int i, j;
     lower_tile(t % per_matrix, i, j);
     const int64_t mat = t / per_matrix;
     const bool diagonal = i == j;
-    float acc[64];
+    float acc[2][64];
 #pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int e = 0; e < 64; ++e) acc[h][e] = 0.0f;
     int previous = -1;
     for (int s = 0; s < steps; ++s) {
-      tma::wait(full + 8 * stage, phase);
+      const int at = consumed + s, stage = at % kStages;
+      tma::wait(full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
       const uint32_t a_s = ring_s + stage * kStageBytes, b_s = one_panel(i, j) ? a_s : a_s + kPanelBytes;
       wgmma::fence();
 #pragma unroll
-      for (int ks = 0; ks < kStep / 16; ++ks)
-        wgmma::Ss<T, 128>::mma(acc, wgmma::k_major_descriptor<kTile>(a_s, 64 * w, 16 * ks),
-                               wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks), 1);
+      for (int ks = 0; ks < kStep / 16; ++ks) {
+        const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
+        wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
+        wgmma::Ss<T, 128>::mma(acc[1], wgmma::k_major_descriptor<kTile>(a_s, 64, 16 * ks), b_desc, 1);
+      }
       wgmma::commit();
       wgmma::wait<1>();   // the step before is done: its stage may be refilled
       if (previous >= 0 && lane == 0) tma::arrive(empty + 8 * previous);
       previous = stage;
-      if (++stage == kStages) stage = 0, phase ^= 1;
     }
     wgmma::wait<0>();
-    wgmma::pin(acc);
+    wgmma::pin(acc[0]);
+    wgmma::pin(acc[1]);
     if (lane == 0) tma::arrive(empty + 8 * previous);
 
-    // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
-    const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * w;   // D's row of this warpgroup's first
     T* const dm = d + mat * mm;
-    Pair<T> v[16][2];
 #pragma unroll
-    for (int jj = 0; jj < 16; ++jj)
+    for (int h = 0; h < 2; ++h) {
+      // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
+      const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * h;   // D's row of this half's first
+      Pair<T> v[16][2];
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = 16 * warp + g + 8 * h, col = 8 * jj + 2 * q;
-        float x0 = alpha * acc[4 * jj + 2 * h], x1 = alpha * acc[4 * jj + 2 * h + 1];
-        if (beta != 0.0f) {
-          const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + j * kTile + col);
-          x0 += beta * ld(cv.v[0]);
-          x1 += beta * ld(cv.v[1]);
+      for (int jj = 0; jj < 16; ++jj)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int r = 16 * warp + g + 8 * e, col = 8 * jj + 2 * q;
+          float x0 = alpha * acc[h][4 * jj + 2 * e], x1 = alpha * acc[h][4 * jj + 2 * e + 1];
+          if (beta != 0.0f) {
+            const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + j * kTile + col);
+            x0 += beta * ld(cv.v[0]);
+            x1 += beta * ld(cv.v[1]);
+          }
+          v[jj][e].v[0] = st<T>(x0);
+          v[jj][e].v[1] = st<T>(x1);
+          *reinterpret_cast<Pair<T>*>(staging + r * kRowPitch + col * 2) = v[jj][e];
         }
-        v[jj][h].v[0] = st<T>(x0);
-        v[jj][h].v[1] = st<T>(x1);
-        *reinterpret_cast<Pair<T>*>(staging + r * kRowPitch + col * 2) = v[jj][h];
-      }
-    tma::named_barrier(1 + w, 128);
+      tma::named_barrier(1 + w, 128);
 #pragma unroll
-    for (int e = 0; e < 8; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
-      const int idx = wt + 128 * e, r = idx / 16, p = idx % 16, tile_row = 64 * w + r;
-      T* dst = dm + (row0 + r) * m + j * kTile + 8 * p;
-      const unsigned char* src = staging + r * kRowPitch + 16 * p;
-      if (!diagonal || 8 * p + 7 <= tile_row) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-      } else {
-        for (int x = 0; 8 * p + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
+      for (int e = 0; e < 8; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
+        const int idx = wt + 128 * e, r = idx / 16, p = idx % 16, tile_row = 64 * h + r;
+        T* dst = dm + (row0 + r) * m + j * kTile + 8 * p;
+        const unsigned char* src = staging + r * kRowPitch + 16 * p;
+        if (!diagonal || 8 * p + 7 <= tile_row) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        } else {
+          for (int x = 0; 8 * p + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
+        }
       }
-    }
-    tma::named_barrier(1 + w, 128);
-    // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jj is
-    // rows 8·(mi % 2)… × columns 16·jj + 8·(mi / 2)…, stored at its columns' rows).
-    const int mi = lane / 8;
+      tma::named_barrier(1 + w, 128);
+      // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jj is
+      // rows 8·(mi % 2)… × columns 16·jj + 8·(mi / 2)…, stored at its columns' rows).
+      const int mi = lane / 8;
 #pragma unroll
-    for (int jj = 0; jj < 8; ++jj) {
-      const uint32_t f[4] = {as_bits(v[2 * jj][0]), as_bits(v[2 * jj][1]), as_bits(v[2 * jj + 1][0]),
-                             as_bits(v[2 * jj + 1][1])};
-      stmatrix_x4_trans(staging + (16 * jj + 8 * (mi / 2) + lane % 8) * kColPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
-    }
-    tma::named_barrier(1 + w, 128);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {   // tile (j, i); on the diagonal only what lies above it
-      const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * w + 8 * p;   // r: a column of the tile
-      T* dst = dm + (static_cast<int64_t>(j) * kTile + r) * m + row0 + 8 * p;
-      const unsigned char* src = staging + r * kColPitch + 16 * p;
-      if (!diagonal || first > r) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-      } else {
-        for (int x = 0; x < 8; ++x)
-          if (first + x > r) dst[x] = reinterpret_cast<const T*>(src)[x];
+      for (int jj = 0; jj < 8; ++jj) {
+        const uint32_t f[4] = {as_bits(v[2 * jj][0]), as_bits(v[2 * jj][1]), as_bits(v[2 * jj + 1][0]),
+                               as_bits(v[2 * jj + 1][1])};
+        stmatrix_x4_trans(staging + (16 * jj + 8 * (mi / 2) + lane % 8) * kColPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
       }
+      tma::named_barrier(1 + w, 128);
+#pragma unroll
+      for (int e = 0; e < 8; ++e) {   // tile (j, i); on the diagonal only what lies above it
+        const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * h + 8 * p;   // r: a column of the tile
+        T* dst = dm + (static_cast<int64_t>(j) * kTile + r) * m + row0 + 8 * p;
+        const unsigned char* src = staging + r * kColPitch + 16 * p;
+        if (!diagonal || first > r) {
+          *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+        } else {
+          for (int x = 0; x < 8; ++x)
+            if (first + x > r) dst[x] = reinterpret_cast<const T*>(src)[x];
+        }
+      }
+      tma::named_barrier(1 + w, 128);   // the staging area is free for the next half
     }
-    tma::named_barrier(1 + w, 128);   // the staging area is free for the next tile
   }
 #else
   __trap();   // built without sm_90a: triangle_fits never launches it (g_triangle_built)
