@@ -1,5 +1,6 @@
 // Hopper's tensor memory accelerator (TMA, sm_90) and the shared-memory barriers its copies
-// complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with,
+// complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with
+// (multicast into both blocks of its clusters),
 // the resident NS kernel's stores into the other blocks of its cluster (ns_resident.cu), and the
 // streamed NS kernel's bulk copies (ns_streamed.cu).
 //
@@ -65,6 +66,23 @@ __device__ __forceinline__ void load_3d(uint32_t dst, const CUtensorMap* map, in
       "[%5];\n" ::"r"(dst),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar)
       : "memory");
+}
+
+// The same box into every block of the cluster in cta_mask (bit r: block rank r), at dst's offset in
+// each, its bytes counted on the barrier at bar's offset in each (so each receiver announces them).
+__device__ __forceinline__ void load_3d_multicast(uint32_t dst, const CUtensorMap* map, int x, int y, int z, uint32_t bar,
+                                                  uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
+// One arrival on a barrier of another block of the cluster (bar: a shared::cluster address, from
+// cluster_address), releasing this thread's earlier reads and writes to the cluster.
+__device__ __forceinline__ void arrive_remote(uint32_t bar) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
 // The box at coordinates (x, y, z) of a 3-D tensor map from shared memory at src into global
