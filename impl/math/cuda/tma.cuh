@@ -80,9 +80,10 @@ __device__ __forceinline__ void load_3d_multicast(uint32_t dst, const CUtensorMa
 }
 
 // One arrival on a barrier of another block of the cluster (bar: a shared::cluster address, from
-// cluster_address), releasing this thread's earlier reads and writes to the cluster.
+// cluster_address), with the default release at block scope: enough to say "this slot was read"
+// to a copier that only overwrites it by TMA (a release at cluster scope costs a GPU-wide fence).
 __device__ __forceinline__ void arrive_remote(uint32_t bar) {
-  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
 }
 
 // The box at coordinates (x, y, z) of a 3-D tensor map from shared memory at src into global
