@@ -36,6 +36,7 @@ constexpr int kColPitch = 64 * 2 + 16;          // the same transposed: 128 rows
 constexpr int kStagingBytes = kTile * kColPitch;
 static_assert(64 * kRowPitch <= kStagingBytes, "one staging area holds either form");
 constexpr int kCluster = 2;                     // blocks per cluster: a pair of tiles
+constexpr int kTurnBarrier = 3;                 // named barriers 3, 4: warpgroup 0's, 1's turn to multiply (1, 2: their epilogues)
 constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
 constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 2 * kStagingBytes + 2 * kStages * sizeof(uint64_t);
 
@@ -133,6 +134,10 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   int n = 0;
   for (int u = cluster_id; u < pairs; u += clusters, ++n, consumed += steps) {
     if ((n & 1) != w) continue;   // the other warpgroup's pair
+    // The turn: a ring slot's barrier tells phases apart only by parity, so this warpgroup waits
+    // on its first steps only once every earlier step has landed, which the other warpgroup
+    // says once it has waited on its last one (also the order ping-pong wants).
+    if (n > 0) tma::named_barrier_sync(kTurnBarrier + w, 256);
     const Tile x = tile_of(u, rank);
     const int i = x.i, j = x.j;
     const int64_t mat = x.mat;
@@ -166,6 +171,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       if (previous >= 0) release(previous);
       previous = stage;
     }
+    if (u + clusters < pairs) tma::named_barrier_arrive(kTurnBarrier + (w ^ 1), 256);   // the other's turn
     wgmma::wait<0>();
     wgmma::pin(acc[0]);
     wgmma::pin(acc[1]);
