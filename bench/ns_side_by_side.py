@@ -28,6 +28,11 @@ takes it is bench_ns_cuda's counter "resident"), its own floor: X read once
 and NS(X) written once, the iterations on chip; all in ms at the device-to-device copy bandwidth
 measured here.
 
+Each ratio to a peer is split in two (`ds_flop_ratio` · `ds_per_flop`, the same for torch): the
+peer's flops over ours (its algorithm computes every product in full: `ns_flops(...,
+symmetric=False)`), and how much faster per flop our run is. At 4096² the standard flop ratio is
+3m/(2m + 1) ≈ 1.5, so a 1.5× target there asks our GEMMs to be as fast per flop as DeepSpeed's.
+
 torch.optim.Muon's function takes 2-D matrices only (ValueError otherwise): a per-head shape is
 timed as torch.optim.Muon users would have to run it, one call per head. Its input is already
 bf16 (as ours and DeepSpeed's are in the NS dtype); torch 2.11's `grad.bfloat16()` then returns
@@ -120,20 +125,30 @@ def full(m, n, k):
     return 2 * m * n * k
 
 
-def ns_flops(method, batch, m, n, steps=STEPS):
-    """Our algorithm's flops with symmetry counted (NsDevice::flops's `symmetric`), m ≤ n."""
+def ns_flops(method, batch, m, n, steps=STEPS, symmetric=True):
+    """The NS algorithm's flops, m ≤ n: ours with symmetry counted (NsDevice::flops's `symmetric`);
+    with symmetric=False every product in full, as DeepSpeed's functions and torch.optim.Muon's
+    compute them (the same products in the same order; gram on a square matrix is the standard
+    loop in DeepSpeed's function as in ours)."""
+    sym = triangle if symmetric else (lambda rows, k: full(rows, rows, k))
     if method == "standard" or m == n:
-        return batch * steps * (triangle(m, n) + triangle(m, m) + full(m, n, m))
-    f, have_q = triangle(m, n), False                 # R = XXᵀ
+        return batch * steps * (sym(m, n) + sym(m, m) + full(m, n, m))
+    f, have_q = sym(m, n), False                      # R = XXᵀ
     for i in range(steps):
         if i == 2:                                    # restart: X = QX, R = XXᵀ
-            f += (full(m, n, m) if have_q else 0) + triangle(m, n)
+            f += (full(m, n, m) if have_q else 0) + sym(m, n)
             have_q = False
-        f += triangle(m, m) + (triangle(m, m) if have_q else 0)   # Z = bR + cR²; Q = aQ + ZQ
+        f += sym(m, m) + (sym(m, m) if have_q else 0)   # Z = bR + cR²; Q = aQ + ZQ
         have_q = True
         if i < steps - 1 and i + 1 != 2:
-            f += 2 * triangle(m, m)                   # T = aR + ZR; R = aT + ZT
+            f += 2 * sym(m, m)                        # T = aR + ZR; R = aT + ZT
     return batch * (f + (full(m, n, m) if have_q else 0))   # QX
+
+
+def per_flop(speed_ratio, flop_ratio):
+    """How much faster per flop our run is than a peer's: a speed ratio is the peer's extra flops
+    (the algorithm) times this (the kernels)."""
+    return speed_ratio / flop_ratio
 
 
 def traffic_passes(method, m, n, steps=STEPS):
@@ -388,16 +403,16 @@ def markdown(rows, meta, targets):
              f"{', '.join(f'{k} {v:.0f}' for k, v in meta['gemm_tflops_back_to_back'].items())} TFLOP/s); "
              f"copy bandwidth {meta['copy_gbps']:.0f} GB/s.", "",
              "| shape | method | ours | DS eager | DS compiled | torch eager | torch compiled | best DS / ours | "
-             "best torch / ours | TFLOP (symmetric) | ours TFLOP/s | % of GEMM rate | "
+             "best torch / ours | DS flops / ours (per flop) | TFLOP (symmetric) | ours TFLOP/s | % of GEMM rate | "
              "traffic floor ms (launched / fused / resident) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         floor = (f"{r['traffic_launched_ms']:.3f} / {r['traffic_fused_ms']:.3f} / "
                  f"{fmt(r.get('traffic_resident_ms', float('nan')), '.3f')}" if "traffic_launched_ms" in r else "—")
         lines.append(f"| {r['shape']} | {r['method']} | {fmt(r['ours_ms'], '.3f')} | {fmt(r['ds_eager_ms'], '.3f')} | "
                      f"{fmt(r['ds_compiled_ms'], '.3f')} | {fmt(r['torch_eager_ms'], '.3f')} | "
                      f"{fmt(r['torch_compiled_ms'], '.3f')} | {fmt(r['ratio_ds'], '.2f')}× | {fmt(r['ratio_torch'], '.2f')}× | "
-                     f"{r['tflop'] :.4g} | {fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} % | {floor} |")
+                     f"{r['ds_flop_ratio']:.3f} ({fmt(r['ds_per_flop'], '.3f')}×) | {r['tflop'] :.4g} | {fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} % | {floor} |")
     lines.append("")
     lines.append(f"targets: best DS / ours ≥ {targets['ds']}×, best torch / ours ≥ {targets['torch']}×, "
                  f"≥ {targets['roofline_pct']} % of the GEMM rate at 4096² and 4096×14336; met: "
@@ -428,6 +443,11 @@ def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rat
            "ratio_ds": best(ds[0], ds[1]) / o, "ratio_torch": best(tm[0], tm[1]) / o,
            "tflop": flop / 1e12, "ours_tflops": flop / (o * 1e-3) / 1e12, "gemm_tflops": rates[dtype_name]}
     row["roofline_pct"] = 100 * row["ours_tflops"] / row["gemm_tflops"]
+    # The peers' flops: DeepSpeed's function of this method, torch's standard NS (its only one).
+    row["ds_flop_ratio"] = ns_flops(method, batch, m, n, symmetric=False) / flop
+    row["torch_flop_ratio"] = ns_flops("standard", batch, m, n, symmetric=False) / flop
+    row["ds_per_flop"] = per_flop(row["ratio_ds"], row["ds_flop_ratio"])
+    row["torch_per_flop"] = per_flop(row["ratio_torch"], row["torch_flop_ratio"])
     if key in ours_flops and abs(ours_flops[key] - flop) > 1e-9 * flop:
         row["flop_model_mismatch"] = ours_flops[key]
         print(f"ns_side_by_side: {key}: bench_ns_cuda counts {ours_flops[key]:.6g} flop, this script {flop:.6g}",

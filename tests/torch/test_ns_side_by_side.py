@@ -60,6 +60,22 @@ def test_flop_model_counts_symmetric_products_as_triangles():
     assert mod.resident_passes("standard", 128, 4104) is None
 
 
+def test_peer_flops_are_every_product_in_full():
+    mod = side_by_side()
+    m, n = 4096, 14336
+    # DeepSpeed's and torch's standard NS: X·Xᵀ, A·A and B·X in full
+    assert mod.ns_flops("standard", 1, m, n, symmetric=False) == 5 * (4 * m * m * n + 2 * m ** 3)
+    assert mod.ns_flops("standard", 1, m, m, symmetric=False) / mod.ns_flops("standard", 1, m, m) == \
+        pytest.approx(3 * m / (2 * m + 1))
+    ratio = mod.ns_flops("standard", 1, m, n, symmetric=False) / mod.ns_flops("standard", 1, m, n)
+    assert 1.39 < ratio < 1.392
+    # gram: the same products as ours, each in full; more than ours, fewer than the standard loop's
+    assert mod.ns_flops("gram", 1, m, n) < mod.ns_flops("gram", 1, m, n, symmetric=False) < \
+        mod.ns_flops("standard", 1, m, n, symmetric=False)
+    assert mod.ns_flops("gram", 2, 64, 64, symmetric=False) == mod.ns_flops("standard", 2, 64, 64, symmetric=False)
+    assert mod.per_flop(1.5, 1.5) == 1.0 and mod.per_flop(1.43, 1.391) == pytest.approx(1.028, abs=1e-3)
+
+
 def test_help_renders():
     r = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0 and "--roofline-target" in r.stdout, r.stderr[-2000:]
@@ -94,6 +110,10 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
         assert (x["ds_eager_ms"] > 0) == bool(wheels)
         assert ("traffic_fused_ms" in x) == (x["batch"] > 1)
         assert ("traffic_resident_ms" in x) == (x["batch"] > 1 and x["method"] == "standard")
+        full = mod.ns_flops(x["method"], x["batch"], x["m"], x["n"], symmetric=False)
+        assert x["ds_flop_ratio"] == pytest.approx(full / (x["tflop"] * 1e12)) and x["ds_flop_ratio"] > 1
+        assert x["torch_per_flop"] == pytest.approx(x["ratio_torch"] / x["torch_flop_ratio"])
+        assert (x["ds_per_flop"] > 0) == bool(wheels)
     mismatched = [x["shape"] + " " + x["method"] for x in rows if "flop_model_mismatch" in x]
     assert mismatched == ["8x24 gram"], "the bench's own flop count must be compared, and only the wrong one flagged"
     assert report["meta"]["gemm_tflops"]["bfloat16"] > 0 and report["meta"]["copy_gbps"] > 0
