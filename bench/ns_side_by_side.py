@@ -412,7 +412,8 @@ def markdown(rows, meta, targets):
         lines.append(f"| {r['shape']} | {r['method']} | {fmt(r['ours_ms'], '.3f')} | {fmt(r['ds_eager_ms'], '.3f')} | "
                      f"{fmt(r['ds_compiled_ms'], '.3f')} | {fmt(r['torch_eager_ms'], '.3f')} | "
                      f"{fmt(r['torch_compiled_ms'], '.3f')} | {fmt(r['ratio_ds'], '.2f')}× | {fmt(r['ratio_torch'], '.2f')}× | "
-                     f"{r['ds_flop_ratio']:.3f} ({fmt(r['ds_per_flop'], '.3f')}×) | {r['tflop'] :.4g} | {fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} % | {floor} |")
+                     f"{r['ds_flop_ratio']:.3f} ({fmt(r['ds_per_flop'], '.3f')}×) | {r['tflop'] :.4g} | "
+                     f"{fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} % | {floor} |")
     lines.append("")
     lines.append(f"targets: best DS / ours ≥ {targets['ds']}×, best torch / ours ≥ {targets['torch']}×, "
                  f"≥ {targets['roofline_pct']} % of the GEMM rate at 4096² and 4096×14336; met: "
