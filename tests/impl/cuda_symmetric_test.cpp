@@ -177,6 +177,10 @@ INSTANTIATE_TEST_SUITE_P(
                       ProductCase{"square_triangle_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 1, false, 256},
                       ProductCase{"square_triangle_batch3_fp16", DType::fp16, {SymmetricSplit::triangle, 0}, 3, false, 384},
                       ProductCase{"square_two_operands_triangle_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 2, false, 256, true},
+                      // More tiles than an H200 has multiprocessors (132): blocks take several, and
+                      // both of a block's multiplying warpgroups (ping-pong) write some.
+                      ProductCase{"xxt_triangle_pingpong_batch8_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 8, true, 768},
+                      ProductCase{"square_triangle_pingpong_batch7_fp16", DType::fp16, {SymmetricSplit::triangle, 0}, 7, false, 768},
                       ProductCase{"square_two_operands_tiles32_fp16", DType::fp16, {SymmetricSplit::tiles, 32}, 1, false, 96, true}),
     [](const auto& info) { return std::string(info.param.name); });
 

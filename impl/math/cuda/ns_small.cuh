@@ -50,13 +50,8 @@ __device__ __forceinline__ int opaque(int v) {
 }
 __device__ __forceinline__ uint32_t opaque(uint32_t v) { return static_cast<uint32_t>(opaque(static_cast<int>(v))); }
 
-// Distributed shared memory through 32-bit addresses: where shared address a of this block
-// lies in block `rank` of the cluster, and 16-byte stores there.
-__device__ __forceinline__ uint32_t cluster_address(uint32_t a, int rank) {
-  uint32_t r;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
-  return r;
-}
+// Distributed shared memory through 32-bit addresses (cluster_address, shared_memory.cuh): 16-byte
+// stores there.
 __device__ __forceinline__ void store_shared(uint32_t a, const uint4& v) {
   asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");

@@ -1,5 +1,5 @@
 // Shared-memory access the wgmma kernels share (the triangle product, the resident and streamed
-// NS kernels): 32-bit shared addresses, a pair of 16-bit values as one 32-bit register, and the
+// NS kernels): 32-bit shared addresses (this block's and, in a cluster, the others'), a pair of 16-bit values as one 32-bit register, and the
 // ldmatrix / stmatrix .trans moves of four 8 × 8 blocks.
 #pragma once
 #include <cstdint>
@@ -10,6 +10,14 @@ namespace muoncheck::impl::cuda {
 
 __device__ __forceinline__ uint32_t shared_address(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// Where shared address a of this block lies in block `rank` of the cluster (distributed shared
+// memory; a shared::cluster address).
+__device__ __forceinline__ uint32_t cluster_address(uint32_t a, int rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(a), "r"(rank));
+  return r;
 }
 
 __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* p) {

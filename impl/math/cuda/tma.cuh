@@ -1,5 +1,6 @@
 // Hopper's tensor memory accelerator (TMA, sm_90) and the shared-memory barriers its copies
-// complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with,
+// complete on: the PTX the triangle product (triangle_product.cu) pipelines its operands with
+// (multicast into both blocks of its clusters),
 // the resident NS kernel's stores into the other blocks of its cluster (ns_resident.cu), and the
 // streamed NS kernel's bulk copies (ns_streamed.cu).
 //
@@ -67,6 +68,24 @@ __device__ __forceinline__ void load_3d(uint32_t dst, const CUtensorMap* map, in
       : "memory");
 }
 
+// The same box into every block of the cluster in cta_mask (bit r: block rank r), at dst's offset in
+// each, its bytes counted on the barrier at bar's offset in each (so each receiver announces them).
+__device__ __forceinline__ void load_3d_multicast(uint32_t dst, const CUtensorMap* map, int x, int y, int z, uint32_t bar,
+                                                  uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, "
+      "%3, %4}], [%5], %6;\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(z), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
+// One arrival on a barrier of another block of the cluster (bar: a shared::cluster address, from
+// cluster_address), with the default release at block scope: enough to say "this slot was read"
+// to a copier that only overwrites it by TMA (a release at cluster scope costs a GPU-wide fence).
+__device__ __forceinline__ void arrive_remote(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
 // The box at coordinates (x, y, z) of a 3-D tensor map from shared memory at src into global
 // memory, in this thread's current bulk group (commit_bulk, wait_bulk below); past the tensor's
 // edges nothing is written.
@@ -104,5 +123,10 @@ __device__ __forceinline__ void wait_bulk() {
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// The same barrier in halves: some threads arrive without waiting, the others wait for all.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) { named_barrier(id, threads); }
 
 }  // namespace muoncheck::impl::cuda::tma

@@ -6,6 +6,8 @@
 #include <array>
 #include <string>
 
+#include <cooperative_groups.h>
+
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/dtype_device.cuh"
 #include "impl/math/cuda/shared_memory.cuh"
@@ -16,16 +18,25 @@
 namespace muoncheck::impl::cuda {
 namespace {
 
+namespace cg = cooperative_groups;
+
 constexpr int kTile = 128;                      // a tile's rows and columns
 constexpr int kStep = 64;                       // K per stage: one 128-byte row of 16-bit values
 constexpr int kStages = 5;                      // the operand ring
-constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones
+constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones, a tile each
+// Registers a thread, moved from the copier to the multipliers once the roles are known
+// (setmaxnreg; 128·40 + 256·232 of the 64 K): a tile's 128 accumulators and its epilogue.
+constexpr int kCopierRegisters = 40;
+constexpr int kMultiplierRegisters = 232;
+static_assert(128 * kCopierRegisters + 256 * kMultiplierRegisters <= 65536, "one block's registers");
 constexpr int kPanelBytes = kTile * kStep * 2;  // one operand's 128 rows × 64 of K
 constexpr int kStageBytes = 2 * kPanelBytes;
-constexpr int kRowPitch = kTile * 2 + 16;       // a warpgroup's 64 result rows, staged (bytes per row)
+constexpr int kRowPitch = kTile * 2 + 16;       // 64 result rows, staged (bytes per row)
 constexpr int kColPitch = 64 * 2 + 16;          // the same transposed: 128 rows of 64 (bytes per row)
 constexpr int kStagingBytes = kTile * kColPitch;
 static_assert(64 * kRowPitch <= kStagingBytes, "one staging area holds either form");
+constexpr int kCluster = 2;                     // blocks per cluster: a pair of tiles
+constexpr int kTurnBarrier = 3;                 // named barriers 3, 4: warpgroup 0's, 1's turn to multiply (1, 2: their epilogues)
 constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
 constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 2 * kStagingBytes + 2 * kStages * sizeof(uint64_t);
 
@@ -37,11 +48,20 @@ __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
   j = l - i * (i + 1) / 2;
 }
 
-// Block b takes the tiles b, b + grid, … of all matrices' lower triangles, in matrix order.
+// The tiles go to the clusters of two blocks in pairs, 2u and 2u + 1 (pair u to cluster u mod
+// clusters; block r of the cluster the tile 2u + r). An odd count's last pair is the last tile
+// twice: block 1 computes it without writing it, so that both blocks step through the same ring
+// steps. Where the pair's tiles share their A panel (the same row of tiles of one matrix: all
+// but the pairs that straddle a row's end), each block copies half of it into both blocks' ring
+// slots (TMA multicast), halving its reads from L2; a ring slot is refilled only once both
+// blocks' multiplying warps have read it. In a block, the n-th pair's tile goes to multiplying
+// warpgroup n mod 2 (ping-pong: the copier fills the ring in pair order, so the two warpgroups'
+// products take turns, and each writes its tile while the other multiplies).
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads, 1)
-    triangle_tiles(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map, T* d,
-                   const T* c, int m, int k, int batch, float alpha, float beta, bool one_operand) {
+    triangle_tiles(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap a_half_map,
+                   const __grid_constant__ CUtensorMap b_map, T* d, const T* c, int m, int k, int batch, float alpha,
+                   float beta, bool one_operand) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) unsigned char shared[];
   unsigned char* const ring = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
@@ -50,129 +70,176 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   const uint32_t full = shared_address(staging_base + 2 * kStagingBytes);   // kStages barriers: a stage has landed
   const uint32_t empty = full + kStages * sizeof(uint64_t);                 // kStages barriers: a stage was read
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
-  const int side = m / kTile, per_matrix = side * (side + 1) / 2, tiles = per_matrix * batch;
+  const int rank = static_cast<int>(blockIdx.x) % kCluster, peer = rank ^ 1;
+  const int cluster_id = static_cast<int>(blockIdx.x) / kCluster, clusters = static_cast<int>(gridDim.x) / kCluster;
+  const int side = m / kTile, per_matrix = side * (side + 1) / 2, tiles = per_matrix * batch, pairs = (tiles + 1) / 2;
   const int steps = (k + kStep - 1) / kStep;
+  // Block r's tile of pair u: (i, j) of matrix mat; writes is false for the repeated last tile.
+  struct Tile {
+    int i, j, mat;
+    bool writes;
+  };
+  auto tile_of = [&](int u, int r) {
+    int t = 2 * u + r;
+    Tile x;
+    x.writes = t < tiles;
+    if (!x.writes) t = 2 * u;
+    lower_tile(t % per_matrix, x.i, x.j);
+    x.mat = t / per_matrix;
+    return x;
+  };
   // B's panel of a diagonal tile is A's when both operands are one matrix (X·Xᵀ, A·A): loaded once.
-  auto one_panel = [&](int i, int j) { return one_operand && i == j; };
+  auto one_panel = [&](const Tile& x) { return one_operand && x.i == x.j; };
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      tma::init(full + 8 * s, 1);    // the copier's arrival (with the bytes)
-      tma::init(empty + 8 * s, 8);   // one arrival per multiplying warp
+      tma::init(full + 8 * s, 1);              // the copier's arrival (with the bytes)
+      tma::init(empty + 8 * s, 4 * kCluster);  // one arrival per warp of the multiplying warpgroup that read it, in each block
     }
     tma::fence_init();
   }
-  __syncthreads();
+  cg::this_cluster().sync();   // both blocks' barriers are initialized before either copies or arrives
 
   if (wg == 0) {   // the copier: one thread
-    if (tid != 0) return;
-    int stage = 0;
-    uint32_t phase = 0;
-    for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
-      int i, j;
-      lower_tile(t % per_matrix, i, j);
-      const int mat = t / per_matrix;
-      for (int s = 0; s < steps; ++s) {
-        tma::wait(empty + 8 * stage, phase ^ 1);
-        const uint32_t dst = ring_s + stage * kStageBytes, bar = full + 8 * stage;
-        tma::arrive_expect(bar, one_panel(i, j) ? kPanelBytes : kStageBytes);
-        tma::load_3d(dst, &a_map, s * kStep, i * kTile, mat, bar);
-        if (!one_panel(i, j)) tma::load_3d(dst + kPanelBytes, &b_map, s * kStep, j * kTile, mat, bar);
-        if (++stage == kStages) stage = 0, phase ^= 1;
-      }
-    }
-    return;
-  }
-
-  // The multiplying warpgroups: w takes the tile's rows 64·w…; warp `warp` of it rows 16·warp…
-  // of those, its accumulators (g + 8h, 8jj + 2q) as wgmma.cuh lays them out.
-  const int w = wg - 1, warp = tid / 32 % 4, lane = tid % 32, g = lane / 4, q = lane % 4, wt = tid % 128;
-  unsigned char* const staging = staging_base + w * kStagingBytes;
-  const int64_t mm = static_cast<int64_t>(m) * m;
-  int stage = 0;
-  uint32_t phase = 0;
-  for (int t = static_cast<int>(blockIdx.x); t < tiles; t += static_cast<int>(gridDim.x)) {
-    int i, j;
-    lower_tile(t % per_matrix, i, j);
-    const int64_t mat = t / per_matrix;
-    const bool diagonal = i == j;
-    float acc[64];
-#pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0.0f;
-    int previous = -1;
-    for (int s = 0; s < steps; ++s) {
-      tma::wait(full + 8 * stage, phase);
-      const uint32_t a_s = ring_s + stage * kStageBytes, b_s = one_panel(i, j) ? a_s : a_s + kPanelBytes;
-      wgmma::fence();
-#pragma unroll
-      for (int ks = 0; ks < kStep / 16; ++ks)
-        wgmma::Ss<T, 128>::mma(acc, wgmma::k_major_descriptor<kTile>(a_s, 64 * w, 16 * ks),
-                               wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks), 1);
-      wgmma::commit();
-      wgmma::wait<1>();   // the step before is done: its stage may be refilled
-      if (previous >= 0 && lane == 0) tma::arrive(empty + 8 * previous);
-      previous = stage;
-      if (++stage == kStages) stage = 0, phase ^= 1;
-    }
-    wgmma::wait<0>();
-    wgmma::pin(acc);
-    if (lane == 0) tma::arrive(empty + 8 * previous);
-
-    // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
-    const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * w;   // D's row of this warpgroup's first
-    T* const dm = d + mat * mm;
-    Pair<T> v[16][2];
-#pragma unroll
-    for (int jj = 0; jj < 16; ++jj)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        const int r = 16 * warp + g + 8 * h, col = 8 * jj + 2 * q;
-        float x0 = alpha * acc[4 * jj + 2 * h], x1 = alpha * acc[4 * jj + 2 * h + 1];
-        if (beta != 0.0f) {
-          const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + j * kTile + col);
-          x0 += beta * ld(cv.v[0]);
-          x1 += beta * ld(cv.v[1]);
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kCopierRegisters));
+    if (tid == 0) {
+      int stage = 0;
+      uint32_t phase = 0;
+      for (int u = cluster_id; u < pairs; u += clusters) {
+        const Tile x = tile_of(u, rank), other = tile_of(u, peer);
+        const bool shared_a = x.i == other.i && x.mat == other.mat;
+        for (int s = 0; s < steps; ++s) {
+          tma::wait(empty + 8 * stage, phase ^ 1);
+          const uint32_t dst = ring_s + stage * kStageBytes, bar = full + 8 * stage;
+          tma::arrive_expect(bar, one_panel(x) ? kPanelBytes : kStageBytes);
+          if (shared_a)   // this block's half of the A panel, into both blocks
+            tma::load_3d_multicast(dst + rank * (kPanelBytes / 2), &a_half_map, s * kStep, x.i * kTile + rank * (kTile / 2),
+                                   x.mat, bar, (1u << kCluster) - 1);
+          else
+            tma::load_3d(dst, &a_map, s * kStep, x.i * kTile, x.mat, bar);
+          if (!one_panel(x)) tma::load_3d(dst + kPanelBytes, &b_map, s * kStep, x.j * kTile, x.mat, bar);
+          if (++stage == kStages) stage = 0, phase ^= 1;
         }
-        v[jj][h].v[0] = st<T>(x0);
-        v[jj][h].v[1] = st<T>(x1);
-        *reinterpret_cast<Pair<T>*>(staging + r * kRowPitch + col * 2) = v[jj][h];
-      }
-    tma::named_barrier(1 + w, 128);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
-      const int idx = wt + 128 * e, r = idx / 16, p = idx % 16, tile_row = 64 * w + r;
-      T* dst = dm + (row0 + r) * m + j * kTile + 8 * p;
-      const unsigned char* src = staging + r * kRowPitch + 16 * p;
-      if (!diagonal || 8 * p + 7 <= tile_row) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-      } else {
-        for (int x = 0; 8 * p + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
       }
     }
-    tma::named_barrier(1 + w, 128);
-    // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jj is
-    // rows 8·(mi % 2)… × columns 16·jj + 8·(mi / 2)…, stored at its columns' rows).
-    const int mi = lane / 8;
-#pragma unroll
-    for (int jj = 0; jj < 8; ++jj) {
-      const uint32_t f[4] = {as_bits(v[2 * jj][0]), as_bits(v[2 * jj][1]), as_bits(v[2 * jj + 1][0]),
-                             as_bits(v[2 * jj + 1][1])};
-      stmatrix_x4_trans(staging + (16 * jj + 8 * (mi / 2) + lane % 8) * kColPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
-    }
-    tma::named_barrier(1 + w, 128);
-#pragma unroll
-    for (int e = 0; e < 8; ++e) {   // tile (j, i); on the diagonal only what lies above it
-      const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * w + 8 * p;   // r: a column of the tile
-      T* dst = dm + (static_cast<int64_t>(j) * kTile + r) * m + row0 + 8 * p;
-      const unsigned char* src = staging + r * kColPitch + 16 * p;
-      if (!diagonal || first > r) {
-        *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-      } else {
-        for (int x = 0; x < 8; ++x)
-          if (first + x > r) dst[x] = reinterpret_cast<const T*>(src)[x];
+    __syncwarp();
+  } else {
+    // A multiplying warpgroup w: its tile's rows 64·h… (h = 0, 1) in acc[h]; warp `warp` of it
+    // rows 16·warp… of those, its accumulators (g + 8·e, 8jj + 2q) as wgmma.cuh lays them out.
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMultiplierRegisters));
+    const int w = wg - 1, warp = tid / 32 % 4, lane = tid % 32, g = lane / 4, q = lane % 4, wt = tid % 128;
+    unsigned char* const staging = staging_base + w * kStagingBytes;
+    const int64_t mm = static_cast<int64_t>(m) * m;
+    const uint32_t peer_empty = cluster_address(empty, peer);
+    int consumed = 0;   // the ring steps before this pair's, both warpgroups' (the copier's order)
+    int n = 0;
+    for (int u = cluster_id; u < pairs; u += clusters, ++n, consumed += steps) {
+      if ((n & 1) != w) continue;   // the other warpgroup's pair
+      // The turn: a ring slot's barrier tells phases apart only by parity, so this warpgroup waits
+      // on its first steps only once every earlier step has landed, which the other warpgroup
+      // says once it has waited on its last one (also the order ping-pong wants).
+      if (n > 0) tma::named_barrier_sync(kTurnBarrier + w, 256);
+      const Tile x = tile_of(u, rank);
+      const int i = x.i, j = x.j;
+      const int64_t mat = x.mat;
+      const bool diagonal = i == j;
+      float acc[2][64];
+  #pragma unroll
+      for (int h = 0; h < 2; ++h)
+  #pragma unroll
+        for (int e = 0; e < 64; ++e) acc[h][e] = 0.0f;
+      // Stage `slot` is read: one arrival per warp on its barrier in both blocks (either may
+      // refill both blocks' slot with a multicast).
+      auto release = [&](int slot) {
+        if (lane != 0) return;
+        tma::arrive(empty + 8 * slot);
+        tma::arrive_remote(peer_empty + 8 * slot);
+      };
+      int previous = -1;
+      for (int s = 0; s < steps; ++s) {
+        const int at = consumed + s, stage = at % kStages;
+        tma::wait(full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
+        const uint32_t a_s = ring_s + stage * kStageBytes, b_s = one_panel(x) ? a_s : a_s + kPanelBytes;
+        wgmma::fence();
+  #pragma unroll
+        for (int ks = 0; ks < kStep / 16; ++ks) {
+          const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
+          wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
+          wgmma::Ss<T, 128>::mma(acc[1], wgmma::k_major_descriptor<kTile>(a_s, 64, 16 * ks), b_desc, 1);
+        }
+        wgmma::commit();
+        wgmma::wait<1>();   // the step before is done: its stage may be refilled
+        if (previous >= 0) release(previous);
+        previous = stage;
+      }
+      if (u + clusters < pairs) tma::named_barrier_arrive(kTurnBarrier + (w ^ 1), 256);   // the other's turn
+      wgmma::wait<0>();
+      wgmma::pin(acc[0]);
+      wgmma::pin(acc[1]);
+      release(previous);
+      if (!x.writes) continue;
+
+      T* const dm = d + mat * mm;
+  #pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
+        const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * h;   // D's row of this half's first
+        Pair<T> v[16][2];
+  #pragma unroll
+        for (int jj = 0; jj < 16; ++jj)
+  #pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int r = 16 * warp + g + 8 * e, col = 8 * jj + 2 * q;
+            float x0 = alpha * acc[h][4 * jj + 2 * e], x1 = alpha * acc[h][4 * jj + 2 * e + 1];
+            if (beta != 0.0f) {
+              const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + j * kTile + col);
+              x0 += beta * ld(cv.v[0]);
+              x1 += beta * ld(cv.v[1]);
+            }
+            v[jj][e].v[0] = st<T>(x0);
+            v[jj][e].v[1] = st<T>(x1);
+            *reinterpret_cast<Pair<T>*>(staging + r * kRowPitch + col * 2) = v[jj][e];
+          }
+        tma::named_barrier(1 + w, 128);
+  #pragma unroll
+        for (int e = 0; e < 8; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
+          const int idx = wt + 128 * e, r = idx / 16, p = idx % 16, tile_row = 64 * h + r;
+          T* dst = dm + (row0 + r) * m + j * kTile + 8 * p;
+          const unsigned char* src = staging + r * kRowPitch + 16 * p;
+          if (!diagonal || 8 * p + 7 <= tile_row) {
+            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+          } else {
+            for (int x = 0; 8 * p + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
+          }
+        }
+        tma::named_barrier(1 + w, 128);
+        // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jj is
+        // rows 8·(mi % 2)… × columns 16·jj + 8·(mi / 2)…, stored at its columns' rows).
+        const int mi = lane / 8;
+  #pragma unroll
+        for (int jj = 0; jj < 8; ++jj) {
+          const uint32_t f[4] = {as_bits(v[2 * jj][0]), as_bits(v[2 * jj][1]), as_bits(v[2 * jj + 1][0]),
+                                 as_bits(v[2 * jj + 1][1])};
+          stmatrix_x4_trans(staging + (16 * jj + 8 * (mi / 2) + lane % 8) * kColPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
+        }
+        tma::named_barrier(1 + w, 128);
+  #pragma unroll
+        for (int e = 0; e < 8; ++e) {   // tile (j, i); on the diagonal only what lies above it
+          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * h + 8 * p;   // r: a column of the tile
+          T* dst = dm + (static_cast<int64_t>(j) * kTile + r) * m + row0 + 8 * p;
+          const unsigned char* src = staging + r * kColPitch + 16 * p;
+          if (!diagonal || first > r) {
+            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+          } else {
+            for (int x = 0; x < 8; ++x)
+              if (first + x > r) dst[x] = reinterpret_cast<const T*>(src)[x];
+          }
+        }
+        tma::named_barrier(1 + w, 128);   // the staging area is free for the next half
       }
     }
-    tma::named_barrier(1 + w, 128);   // the staging area is free for the next tile
   }
+  // No block leaves while the other may still arrive on its barriers.
+  cg::this_cluster().sync();
 #else
   __trap();   // built without sm_90a: triangle_fits never launches it (g_triangle_built)
 #endif
@@ -185,10 +252,28 @@ __device__ int g_triangle_built = 1;
 __device__ int g_triangle_built = 0;
 #endif
 
-// Per device, asked once: whether the kernel runs there, and its multiprocessors.
+// The kernel's launch: grid blocks in clusters of kCluster, its shared memory, on stream s.
+struct Launch {
+  cudaLaunchAttribute cluster{};
+  cudaLaunchConfig_t config{};
+  Launch(int grid, cudaStream_t s) {
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = kCluster, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
+    config.gridDim = dim3(static_cast<unsigned>(grid));
+    config.blockDim = dim3(kBlockThreads);
+    config.dynamicSmemBytes = kSharedBytes;
+    config.stream = s;
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+  }
+  Launch(const Launch&) = delete;   // config points at cluster
+  Launch& operator=(const Launch&) = delete;
+};
+
+// Per device, asked once: whether the kernel runs there, and how many of its clusters run at once.
 struct DeviceFacts {
   int ok = -1;   // −1: not asked yet
-  int processors = 0;
+  int clusters = 0;
 };
 std::array<DeviceFacts, 64> g_devices;
 
@@ -199,22 +284,27 @@ const DeviceFacts* device_facts() {
   if (f.ok < 0) {
     int built = 0;
     bool ok = tensor_map_encoder() != nullptr &&
-              cudaMemcpyFromSymbol(&built, g_triangle_built, sizeof built) == cudaSuccess && built == 1 &&
-              cudaDeviceGetAttribute(&f.processors, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess;
+              cudaMemcpyFromSymbol(&built, g_triangle_built, sizeof built) == cudaSuccess && built == 1;
     auto allow = [](auto kernel) {
       return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) ==
              cudaSuccess;
     };
     ok = ok && allow(&triangle_tiles<__nv_bfloat16>) && allow(&triangle_tiles<__half>);
+    if (ok) {   // the same footprint for both types
+      const Launch launch(kCluster, nullptr);
+      ok = cudaOccupancyMaxActiveClusters(&f.clusters, &triangle_tiles<__nv_bfloat16>, &launch.config) == cudaSuccess &&
+           f.clusters > 0;
+    }
     (void)cudaGetLastError();   // a refused attribute leaves no sticky error behind
     f.ok = ok ? 1 : 0;
   }
   return f.ok == 1 ? &f : nullptr;
 }
 
-// The operand's rows × k values of each matrix as 64 × 128 boxes, 128-byte swizzled.
-CUtensorMap panel_map(DType t, const void* p, int64_t rows, int64_t k, int64_t ld, int64_t stride, int batch) {
-  return swizzled_matrix_map(t, p, rows, k, ld, stride, batch, kTile, kStep, "triangle product");
+// The operand's rows × k values of each matrix as boxes of box_rows × 64, 128-byte swizzled.
+CUtensorMap panel_map(DType t, const void* p, int64_t rows, int64_t k, int64_t ld, int64_t stride, int batch,
+                      int box_rows) {
+  return swizzled_matrix_map(t, p, rows, k, ld, stride, batch, box_rows, kStep, "triangle product");
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
@@ -247,18 +337,20 @@ bool triangle_fits(const SymmetricProblem& p) {
 void triangle_product(const SymmetricProblem& p, cudaStream_t s) {
   if (!triangle_fits(p)) throw Error(ErrorKind::Internal, "triangle_product: the problem does not fit");
   const DeviceFacts* f = device_facts();
-  const CUtensorMap a_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch);
-  const CUtensorMap b_map = panel_map(p.dtype, p.b, p.m, p.k, p.ldb, p.sb, p.batch);
-  const int64_t side = p.m / kTile, tiles = p.batch * side * (side + 1) / 2;
-  const int grid = static_cast<int>(std::min<int64_t>(tiles, f->processors));
+  const CUtensorMap a_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch, kTile);
+  const CUtensorMap a_half_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch, kTile / 2);
+  const CUtensorMap b_map = panel_map(p.dtype, p.b, p.m, p.k, p.ldb, p.sb, p.batch, kTile);
+  const int64_t side = p.m / kTile, tiles = p.batch * side * (side + 1) / 2, pairs = (tiles + 1) / 2;
+  const int grid = kCluster * static_cast<int>(std::min<int64_t>(pairs, f->clusters));
   const int m = static_cast<int>(p.m), k = static_cast<int>(p.k);
   with_type(p.dtype, [&](auto v) {
     using T = decltype(v);
     if constexpr (sizeof(T) == 2) {
-      triangle_tiles<T><<<grid, kBlockThreads, kSharedBytes, s>>>(a_map, b_map, static_cast<T*>(p.d),
-                                                                   static_cast<const T*>(p.c), m, k, p.batch, p.alpha, p.beta,
-                                                                   p.a == p.b && p.lda == p.ldb && p.sa == p.sb);
-      check_launch("triangle_tiles");
+      const Launch launch(grid, s);
+      check(cudaLaunchKernelEx(&launch.config, &triangle_tiles<T>, a_map, a_half_map, b_map, static_cast<T*>(p.d),
+                               static_cast<const T*>(p.c), m, k, p.batch, p.alpha, p.beta,
+                               p.a == p.b && p.lda == p.ldb && p.sa == p.sb),
+            "triangle_tiles");
     }
   });
 }

@@ -6,12 +6,14 @@
 // diagonal are the transposes of those below (as mirror_lower makes them). The same rounding
 // model as cuBLASLt's tiles split (symmetric_product.hpp); only the order of the fp32 sums differs.
 //
-// The tiles are spread over a persistent grid (one block per multiprocessor, tile t to block
-// t mod grid). A block is three warpgroups: one thread of the first copies each 64-column step
-// of both operands' 128-row panels into a five-stage ring with the TMA (tma.cuh; a diagonal
-// tile of a matrix times itself loads one panel), the other two each multiply 64 of the tile's
-// rows by its 128 columns (wgmma m64n128k16, wgmma.cuh) and write the result through shared
-// memory as 16-byte pieces of rows.
+// The tiles are spread over a persistent grid of two-block clusters (as many as run at once),
+// in pairs: block r of a cluster takes tile 2u + r of pair u. A block is three warpgroups: one
+// thread of the first copies each 64-column step of both operands' 128-row panels into a
+// five-stage ring with the TMA (tma.cuh; a diagonal tile of a matrix times itself loads one
+// panel; a pair in one row of tiles multicasts its shared A panel, half from each block), and
+// the other two take the block's tiles in turn (ping-pong), each multiplying a whole tile
+// (wgmma m64n128k16 twice a k-step, wgmma.cuh) and writing it through shared memory as 16-byte
+// pieces of rows while the other multiplies.
 #pragma once
 #include <cuda_runtime_api.h>
 
