@@ -1,0 +1,201 @@
+"""The triangle kernel's operand ring (impl/math/cuda/triangle_product.cu) as a model that runs on
+the CPU under adversarial schedules: a copier per block fills K ring slots step by step (TMA copies
+that land whenever they land, in any order; in two-block clusters half of each A panel comes from
+the other block's multicast), and two multiplying warpgroups take the block's tiles in turn, each
+waiting on a slot's barrier by phase parity, as the hardware's mbarrier does.
+
+What must hold, in every schedule: a warpgroup reads a slot only when it holds exactly the pieces
+of its own step; no copy lands in a slot a warpgroup still reads; nothing deadlocks. Without the
+turn (the version that hung on the H100) a warpgroup takes a phase two ahead of its own as landed,
+and the model finds that in the first schedule it tries at 12 k-steps a tile (with 3 it needs copies
+landing out of order, schedule 239 of one block: the H100 passed that case); with the turn, every
+schedule passes. Two broken versions (a turn given too early, a copier that does not wait for a
+slot to be read) must fail, so that the model is shown able to.
+"""
+import random
+
+import pytest
+
+STAGES = 5   # kStages
+
+
+class MBarrier:
+    """mbarrier: a phase completes once its arrivals and its announced bytes are all in (the byte
+    count may run negative while copies land before they are announced)."""
+
+    def __init__(self, arrivals):
+        self.arrivals = arrivals
+        self.pending = arrivals
+        self.tx = 0
+        self.completed = 0   # phases completed
+
+    def arrive(self, expect=0):
+        self.tx += expect
+        self.pending -= 1
+        assert self.pending >= 0, "more arrivals than the barrier counts in one phase"
+        self._complete()
+
+    def complete_tx(self, n):
+        self.tx -= n
+        self._complete()
+
+    def _complete(self):
+        if self.pending == 0 and self.tx == 0:
+            self.completed += 1
+            self.pending = self.arrivals
+
+    def passed(self, parity):
+        """try_wait.parity: true once the phase of this parity has completed (a fresh barrier's
+        parity 1 counts as completed)."""
+        return (self.completed & 1) != parity
+
+
+class Ring:
+    """One cluster of `blocks` blocks, each with `tiles` tiles of `steps` k-steps."""
+
+    def __init__(self, blocks, tiles, steps, turn, rng):
+        self.blocks, self.tiles, self.steps, self.turn, self.rng = blocks, tiles, steps, turn, rng
+        self.full = [[MBarrier(1) for _ in range(STAGES)] for _ in range(blocks)]
+        self.empty = [[MBarrier(blocks) for _ in range(STAGES)] for _ in range(blocks)]   # a warpgroup per block
+        self.slot = [[set() for _ in range(STAGES)] for _ in range(blocks)]   # pieces landed: (step, name)
+        self.reading = [[0] * STAGES for _ in range(blocks)]                 # warpgroups reading the slot
+        self.tokens = [[0, 0] for _ in range(blocks)]                        # turns given to warpgroup 0, 1
+        self.in_flight = []                                                  # copies issued, not landed
+
+    def pieces(self, block, step):
+        """What a block's slot holds for a step: A in halves (one from each block of the cluster)
+        and B."""
+        return {(step, f"A{h}") for h in range(self.blocks)} | {(step, "B")}
+
+    def copier(self, b):
+        for p in range(self.tiles * self.steps):
+            s = p % STAGES
+            yield lambda: self.empty[b][s].passed(((p // STAGES) & 1) ^ 1)
+            self.full[b][s].arrive(expect=len(self.pieces(b, p)))
+            for dest in range(self.blocks):   # this block's half of A, multicast into every block
+                self.in_flight.append((dest, s, (p, f"A{b}")))
+            self.in_flight.append((b, s, (p, "B")))
+
+    def multiplier(self, b, w):
+        for n in range(w, self.tiles, 2):
+            if self.turn and n > 0:
+                yield lambda: self.tokens[b][w] > 0
+                self.tokens[b][w] -= 1
+            previous = None
+            for k in range(self.steps):
+                at = n * self.steps + k
+                s = at % STAGES
+                yield lambda: self.full[b][s].passed((at // STAGES) & 1)
+                assert self.slot[b][s] == self.pieces(b, at), (
+                    f"block {b} warpgroup {w} read slot {s} for step {at} holding {sorted(self.slot[b][s])}")
+                self.reading[b][s] += 1
+                if previous is not None:   # the step before is done (wgmma wait<1>)
+                    self.release(b, previous)
+                previous = s
+                yield lambda: True
+            if self.turn and n + 1 < self.tiles:
+                self.tokens[b][w ^ 1] += 1   # the other warpgroup's turn
+            self.release(b, previous)
+
+    def release(self, b, s):
+        self.reading[b][s] -= 1
+        for dest in range(self.blocks):   # the slot's barrier in every block: either may multicast into it
+            self.empty[dest][s].arrive()
+
+    def land(self, i):
+        dest, s, piece = self.in_flight.pop(i)
+        assert self.reading[dest][s] == 0, f"a copy for step {piece[0]} landed in slot {s} of block {dest} while read"
+        self.slot[dest][s] = {x for x in self.slot[dest][s] if x[0] == piece[0]} | {piece}
+        self.full[dest][s].complete_tx(1)
+
+    def run(self):
+        procs = [self.copier(b) for b in range(self.blocks)]
+        procs += [self.multiplier(b, w) for b in range(self.blocks) for w in (0, 1)]
+        waiting = {i: next(p, None) for i, p in enumerate(procs)}
+        waiting = {i: c for i, c in waiting.items() if c is not None}
+        while waiting or self.in_flight:
+            ready = [i for i, c in waiting.items() if c()]
+            choices = [("proc", i) for i in ready] + [("land", j) for j in range(len(self.in_flight))]
+            assert choices, f"deadlock: {sorted(waiting)} wait and no copy is in flight"
+            kind, i = self.rng.choice(choices)
+            if kind == "land":
+                self.land(i)
+                continue
+            c = next(procs[i], None)
+            if c is None:
+                del waiting[i]
+            else:
+                waiting[i] = c
+
+
+def first_failure(blocks, tiles, steps, turn, schedules=300):
+    for seed in range(schedules):
+        try:
+            Ring(blocks, tiles, steps, turn, random.Random(seed)).run()
+        except AssertionError as e:
+            return f"schedule {seed}: {e}"
+    return None
+
+
+@pytest.mark.parametrize("blocks", [1, 2])
+@pytest.mark.parametrize("steps", [3, 12])
+def test_every_schedule_reads_its_own_step_with_the_turn(blocks, steps):
+    assert first_failure(blocks, tiles=4, steps=steps, turn=True) is None
+
+
+@pytest.mark.parametrize("blocks", [1, 2])
+def test_without_the_turn_a_warpgroup_takes_a_phase_two_ahead(blocks):
+    found = first_failure(blocks, tiles=2, steps=12, turn=False)
+    assert found is not None and "read slot" in found, found
+
+
+class TurnGivenEarly(Ring):
+    """A broken turn: given when a warpgroup starts its tile, not once it has waited on its last step."""
+
+    def multiplier(self, b, w):
+        for n in range(w, self.tiles, 2):
+            if n > 0:
+                yield lambda: self.tokens[b][w] > 0
+                self.tokens[b][w] -= 1
+            if n + 1 < self.tiles:
+                self.tokens[b][w ^ 1] += 1
+            previous = None
+            for k in range(self.steps):
+                at = n * self.steps + k
+                s = at % STAGES
+                yield lambda: self.full[b][s].passed((at // STAGES) & 1)
+                assert self.slot[b][s] == self.pieces(b, at), f"block {b} read slot {s} for step {at}"
+                self.reading[b][s] += 1
+                if previous is not None:
+                    self.release(b, previous)
+                previous = s
+                yield lambda: True
+            self.release(b, previous)
+
+
+def test_the_model_catches_a_turn_given_before_the_last_wait():
+    failures = 0
+    for seed in range(100):
+        try:
+            TurnGivenEarly(2, 4, 12, True, random.Random(seed)).run()
+        except AssertionError:
+            failures += 1
+    assert failures > 0
+
+
+class CopierThatDoesNotWait(Ring):
+    """A broken copier: refills a slot without waiting until it was read."""
+
+    def copier(self, b):
+        for _ in super().copier(b):
+            yield lambda: True
+
+
+def test_the_model_catches_a_copier_that_does_not_wait_for_the_slot():
+    failures = 0
+    for seed in range(100):
+        try:
+            CopierThatDoesNotWait(1, 2, 12, True, random.Random(seed)).run()
+        except AssertionError:
+            failures += 1
+    assert failures > 0
