@@ -45,7 +45,7 @@
 #       synchronization of a GPU kernel on purpose) into build-cuda/bundle/bin/mutant-NAME, and
 #       restores the sources and the test binary; a patch that no longer applies stops it, named.
 #   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh kernel-mutants [OUTDIR]
-#       runs the unmutated binary's resident-kernel tests (they must pass), then each mutant's
+#       runs the unmutated binary's kernel tests (resident, streamed, triangle) (they must pass), then each mutant's
 #       (60 s at most: a hang counts as caught); writes kernel-mutants.json, one line per mutant,
 #       and exits 1 unless every mutant failed a test or hung.
 #
@@ -101,19 +101,19 @@ mutants_build() {
   ls build-cuda/bundle/bin/mutant-*
 }
 
-# Each kernel mutant's resident tests must fail or hang; one that passes them survived. The
+# Each kernel mutant's kernel tests (resident, streamed, triangle) must fail or hang; one that passes them survived. The
 # unmutated binary runs the same tests first and must pass them without a skip (else a failing
 # mutant proves nothing); a mutant that exits otherwise (a missing library, a crash before its
 # tests) is an error, not a catch.
 kernel_mutants() {
   local out=${1:-${OUT:-gpu-out}}
   mkdir -p "$out"
-  local bin=build-cuda/bundle/bin filter='*esident*:*treamed*' m name rc bad=0 ran=0
+  local bin=build-cuda/bundle/bin filter='*esident*:*treamed*:*riangle*' m name rc bad=0 ran=0
   gpu_env
   timeout 60 "$bin/cuda_symmetric_test" --gtest_filter="$filter" --gtest_brief=1 > "$out/control.log" 2>&1
   rc=$?
   if [ "$rc" != 0 ] || grep -q "SKIPPED" "$out/control.log" || ! grep -q "PASSED" "$out/control.log"; then
-    echo "kernel-mutants: the unmutated cuda_symmetric_test did not pass its resident tests here (exit $rc, $out/control.log): no verdict" >&2
+    echo "kernel-mutants: the unmutated cuda_symmetric_test did not pass its kernel tests here (exit $rc, $out/control.log): no verdict" >&2
     return 2
   fi
   : > "$out/kernel-mutants.json"
