@@ -1,6 +1,7 @@
 // Shared-memory access the wgmma kernels share (the triangle product, the resident and streamed
-// NS kernels): 32-bit shared addresses (this block's and, in a cluster, the others'), a pair of 16-bit values as one 32-bit register, and the
-// ldmatrix / stmatrix .trans moves of four 8 × 8 blocks.
+// NS kernels): 32-bit shared addresses (this block's and, in a cluster, the others'), a pair of
+// 16-bit values as one 32-bit register, and the ldmatrix / stmatrix .trans moves of four 8 × 8
+// blocks.
 #pragma once
 #include <cstdint>
 

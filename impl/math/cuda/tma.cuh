@@ -123,10 +123,10 @@ __device__ __forceinline__ void wait_bulk() {
 __device__ __forceinline__ void named_barrier(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-// The same barrier in halves: some threads arrive without waiting, the others wait for all.
+// Its other half: these threads arrive without waiting; the barrier completes once the others
+// (named_barrier) have arrived too.
 __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-__device__ __forceinline__ void named_barrier_sync(int id, int threads) { named_barrier(id, threads); }
 
 }  // namespace muoncheck::impl::cuda::tma

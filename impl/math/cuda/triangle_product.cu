@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       // The turn: a ring slot's barrier tells phases apart only by parity, so this warpgroup waits
       // on its first steps only once every earlier step has landed, which the other warpgroup
       // says once it has waited on its last one (also the order ping-pong wants).
-      if (n > 0) tma::named_barrier_sync(kTurnBarrier + w, 256);
+      if (n > 0) tma::named_barrier(kTurnBarrier + w, 256);
       const Tile x = tile_of(u, rank);
       const int i = x.i, j = x.j;
       const int64_t mat = x.mat;
