@@ -101,7 +101,8 @@ mutants_build() {
   ls build-cuda/bundle/bin/mutant-*
 }
 
-# Each kernel mutant's kernel tests (resident, streamed, triangle) must fail or hang; one that passes them survived. The
+# Each kernel mutant's kernel tests (resident, streamed, triangle) must fail or hang (killed after 60 s:
+# KILL, as a TERM'd hung kernel keeps the card busy for the next mutant); one that passes them survived. The
 # unmutated binary runs the same tests first and must pass them without a skip (else a failing
 # mutant proves nothing); a mutant that exits otherwise (a missing library, a crash before its
 # tests) is an error, not a catch.
@@ -110,7 +111,7 @@ kernel_mutants() {
   mkdir -p "$out"
   local bin=build-cuda/bundle/bin filter='*esident*:*treamed*:*riangle*' m name rc bad=0 ran=0
   gpu_env
-  timeout 60 "$bin/cuda_symmetric_test" --gtest_filter="$filter" --gtest_brief=1 > "$out/control.log" 2>&1
+  timeout -s KILL 60 "$bin/cuda_symmetric_test" --gtest_filter="$filter" --gtest_brief=1 > "$out/control.log" 2>&1
   rc=$?
   if [ "$rc" != 0 ] || grep -q "SKIPPED" "$out/control.log" || ! grep -q "PASSED" "$out/control.log"; then
     echo "kernel-mutants: the unmutated cuda_symmetric_test did not pass its kernel tests here (exit $rc, $out/control.log): no verdict" >&2
@@ -121,14 +122,14 @@ kernel_mutants() {
     [ -x "$m" ] || continue
     name=${m##*/mutant-}
     ran=$((ran + 1))
-    timeout 60 "$m" --gtest_filter="$filter" --gtest_brief=1 > "$out/mutant-$name.log" 2>&1
+    timeout -s KILL 60 "$m" --gtest_filter="$filter" --gtest_brief=1 > "$out/mutant-$name.log" 2>&1
     rc=$?
     python3 - "$name" "$rc" "$out/mutant-$name.log" >> "$out/kernel-mutants.json" <<'PY'
 import json, re, sys
 name, rc, log = sys.argv[1], int(sys.argv[2]), open(sys.argv[3], errors="replace").read()
 failed = sorted(set(re.findall(r"^\[  FAILED  \] (\S+?)(?:,| \(|$)", log, re.M)))
-if rc == 124:
-    verdict, how = "caught", "hung: stopped after 60 s"
+if rc == 137:
+    verdict, how = "caught", "hung: killed after 60 s"
 elif rc != 0 and failed:
     verdict, how = "caught", f"{len(failed)} tests failed"
 elif rc == 0:
@@ -268,9 +269,10 @@ ns() {
   gpu_env
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$log"
   for t in cuda_symmetric_test cuda_compute_test impl_cuda_engine_test; do
-    $bin/$t --gtest_brief=1 2>&1
+    # KILL, not TERM: a kernel that hangs keeps the card busy for the next program after a TERM.
+    timeout -s KILL "${TEST_TIMEOUT:-180}" $bin/$t --gtest_brief=1 2>&1 || echo "$t: exit $? (137: killed after ${TEST_TIMEOUT:-180} s)"
   done > "$out/gpu-tests.log" 2>&1
-  grep -E "FAILED|PASSED|SKIPPED|tests from|Failure|err\(cuda\)" "$out/gpu-tests.log" | head -40 | tee -a "$log"
+  grep -E "FAILED|PASSED|SKIPPED|tests from|Failure|err\(cuda\)|_test: exit " "$out/gpu-tests.log" | head -40 | tee -a "$log"
   echo "gpu tests: $((SECONDS - t0)) s" | tee -a "$log"
 
   t=$SECONDS

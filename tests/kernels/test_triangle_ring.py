@@ -7,16 +7,16 @@ waiting on a slot's barrier by phase parity, as the hardware's mbarrier does.
 What must hold, in every schedule: a warpgroup reads a slot only when it holds exactly the pieces
 of its own step; no copy lands in a slot a warpgroup still reads; nothing deadlocks. Without the
 turn (the version that hung on the H100) a warpgroup takes a phase two ahead of its own as landed,
-and the model finds that in the first schedule it tries at 12 k-steps a tile (with 3 it needs copies
-landing out of order, schedule 239 of one block: the H100 passed that case); with the turn, every
-schedule passes. Two broken versions (a turn given too early, a copier that does not wait for a
+and the model finds that in the first schedule it tries at 12 k-steps a tile (with five slots, the
+ring of the H100 hang, it read step 2's data as step 12's; with the six slots of the kernel now,
+step 0's); at 3 k-steps a tile no schedule of 400 finds it. With the turn, every schedule passes. Two broken versions (a turn given too early, a copier that does not wait for a
 slot to be read) must fail, so that the model is shown able to.
 """
 import random
 
 import pytest
 
-STAGES = 5   # kStages
+STAGES = 6   # kStages
 
 
 class MBarrier:

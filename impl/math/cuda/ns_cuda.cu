@@ -28,7 +28,10 @@ uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<
 // 6.01 against 6.34 and 6.46; the full GEMM 7.80); at m ≤ 1024 and for the per-head 128×128 blocks
 // the full GEMM is faster (too few blocks to fill the chip). Our triangle kernel (the same 128-blocks,
 // each written with its transpose; triangle_product.hpp) measured slower (4096² 2.24 ms, 4096×14336
-// 6.12, gram 4.12; 2026-12-02), so it stays opt-in.
+// 6.12, gram 4.12; 2026-12-02), so it stays opt-in. Its ping-pong, clustered rewrite ties with the
+// tiles on an H100 (2026-12-06: 4096² 2.25–2.28 ms against 2.25–2.28, 4096×14336 6.14–6.31 against
+// 6.15–6.29, gram 4.08–4.13 against 4.05–4.10, within one binary's run-to-run spread), so the
+// tiles stay the default.
 SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k) {
   (void)batch;
   (void)k;

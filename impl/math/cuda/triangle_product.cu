@@ -22,7 +22,13 @@ namespace cg = cooperative_groups;
 
 constexpr int kTile = 128;                      // a tile's rows and columns
 constexpr int kStep = 64;                       // K per stage: one 128-byte row of 16-bit values
-constexpr int kStages = 5;                      // the operand ring
+#ifndef MUONCHECK_TRIANGLE_STAGES   // the experiments of docs/gpu.md build other values
+#define MUONCHECK_TRIANGLE_STAGES 6
+#endif
+#ifndef MUONCHECK_TRIANGLE_CLUSTER
+#define MUONCHECK_TRIANGLE_CLUSTER 2
+#endif
+constexpr int kStages = MUONCHECK_TRIANGLE_STAGES;   // the operand ring
 constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones, a tile each
 // Registers a thread, moved from the copier to the multipliers once the roles are known
 // (setmaxnreg; 128·40 + 256·232 of the 64 K): a tile's 128 accumulators and its epilogue.
@@ -31,14 +37,14 @@ constexpr int kMultiplierRegisters = 232;
 static_assert(128 * kCopierRegisters + 256 * kMultiplierRegisters <= 65536, "one block's registers");
 constexpr int kPanelBytes = kTile * kStep * 2;  // one operand's 128 rows × 64 of K
 constexpr int kStageBytes = 2 * kPanelBytes;
-constexpr int kRowPitch = kTile * 2 + 16;       // 64 result rows, staged (bytes per row)
-constexpr int kColPitch = 64 * 2 + 16;          // the same transposed: 128 rows of 64 (bytes per row)
-constexpr int kStagingBytes = kTile * kColPitch;
-static_assert(64 * kRowPitch <= kStagingBytes, "one staging area holds either form");
-constexpr int kCluster = 2;                     // blocks per cluster: a pair of tiles
+constexpr int kQuarterPitch = 64 * 2 + 16;      // a staged quarter of a tile, 64 × 64, either way round (bytes per row)
+constexpr int kStagingBytes = 64 * kQuarterPitch;
+constexpr int kCluster = MUONCHECK_TRIANGLE_CLUSTER;   // blocks per cluster: 2, a pair of tiles sharing A; or 1
+static_assert(kCluster == 1 || kCluster == 2, "a cluster is one block or a pair");
 constexpr int kTurnBarrier = 3;                 // named barriers 3, 4: warpgroup 0's, 1's turn to multiply (1, 2: their epilogues)
 constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
 constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 2 * kStagingBytes + 2 * kStages * sizeof(uint64_t);
+static_assert(kSharedBytes <= 227 * 1024, "one block's shared memory on sm_90");
 
 // Tile l of one matrix's lower triangle, row by row: (i, j) with j ≤ i.
 __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
@@ -70,9 +76,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
   const uint32_t full = shared_address(staging_base + 2 * kStagingBytes);   // kStages barriers: a stage has landed
   const uint32_t empty = full + kStages * sizeof(uint64_t);                 // kStages barriers: a stage was read
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
-  const int rank = static_cast<int>(blockIdx.x) % kCluster, peer = rank ^ 1;
+  const int rank = static_cast<int>(blockIdx.x) % kCluster, peer = (rank + 1) % kCluster;
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster, clusters = static_cast<int>(gridDim.x) / kCluster;
-  const int side = m / kTile, per_matrix = side * (side + 1) / 2, tiles = per_matrix * batch, pairs = (tiles + 1) / 2;
+  const int side = m / kTile, per_matrix = side * (side + 1) / 2, tiles = per_matrix * batch, pairs = (tiles + kCluster - 1) / kCluster;
   const int steps = (k + kStep - 1) / kStep;
   // Block r's tile of pair u: (i, j) of matrix mat; writes is false for the repeated last tile.
   struct Tile {
@@ -80,10 +86,10 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     bool writes;
   };
   auto tile_of = [&](int u, int r) {
-    int t = 2 * u + r;
+    int t = kCluster * u + r;
     Tile x;
     x.writes = t < tiles;
-    if (!x.writes) t = 2 * u;
+    if (!x.writes) t = kCluster * u;
     lower_tile(t % per_matrix, x.i, x.j);
     x.mat = t / per_matrix;
     return x;
@@ -106,7 +112,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       uint32_t phase = 0;
       for (int u = cluster_id; u < pairs; u += clusters) {
         const Tile x = tile_of(u, rank), other = tile_of(u, peer);
-        const bool shared_a = x.i == other.i && x.mat == other.mat;
+        const bool shared_a = kCluster == 2 && x.i == other.i && x.mat == other.mat;
         for (int s = 0; s < steps; ++s) {
           tma::wait(empty + 8 * stage, phase ^ 1);
           const uint32_t dst = ring_s + stage * kStageBytes, bar = full + 8 * stage;
@@ -152,7 +158,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       auto release = [&](int slot) {
         if (lane != 0) return;
         tma::arrive(empty + 8 * slot);
-        tma::arrive_remote(peer_empty + 8 * slot);
+        if (kCluster == 2) tma::arrive_remote(peer_empty + 8 * slot);
       };
       int previous = -1;
       for (int s = 0; s < steps; ++s) {
@@ -179,62 +185,66 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       if (!x.writes) continue;
 
       T* const dm = d + mat * mm;
+      // The tile in four quarters of 64 × 64: rows 64·h… (acc[h]) × columns 64·ch… (a warp's
+      // accumulators 16·ch… of acc[h]), so that a staging area is 9 KB and the ring has six stages.
   #pragma unroll
-      for (int h = 0; h < 2; ++h) {
+      for (int quarter = 0; quarter < 4; ++quarter) {
+        const int h = quarter / 2, ch = quarter % 2;
         // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
-        const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * h;   // D's row of this half's first
-        Pair<T> v[16][2];
+        const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * h;   // D's row of this quarter's first
+        const int64_t col0 = static_cast<int64_t>(j) * kTile + 64 * ch;  // and its column
+        Pair<T> v[8][2];
   #pragma unroll
-        for (int jj = 0; jj < 16; ++jj)
+        for (int jl = 0; jl < 8; ++jl)
   #pragma unroll
           for (int e = 0; e < 2; ++e) {
-            const int r = 16 * warp + g + 8 * e, col = 8 * jj + 2 * q;
-            float x0 = alpha * acc[h][4 * jj + 2 * e], x1 = alpha * acc[h][4 * jj + 2 * e + 1];
+            const int r = 16 * warp + g + 8 * e, col = 8 * jl + 2 * q, a = 4 * (8 * ch + jl) + 2 * e;
+            float x0 = alpha * acc[h][a], x1 = alpha * acc[h][a + 1];
             if (beta != 0.0f) {
-              const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + j * kTile + col);
+              const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + col0 + col);
               x0 += beta * ld(cv.v[0]);
               x1 += beta * ld(cv.v[1]);
             }
-            v[jj][e].v[0] = st<T>(x0);
-            v[jj][e].v[1] = st<T>(x1);
-            *reinterpret_cast<Pair<T>*>(staging + r * kRowPitch + col * 2) = v[jj][e];
+            v[jl][e].v[0] = st<T>(x0);
+            v[jl][e].v[1] = st<T>(x1);
+            *reinterpret_cast<Pair<T>*>(staging + r * kQuarterPitch + col * 2) = v[jl][e];
           }
         tma::named_barrier(1 + w, 128);
   #pragma unroll
-        for (int e = 0; e < 8; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
-          const int idx = wt + 128 * e, r = idx / 16, p = idx % 16, tile_row = 64 * h + r;
-          T* dst = dm + (row0 + r) * m + j * kTile + 8 * p;
-          const unsigned char* src = staging + r * kRowPitch + 16 * p;
-          if (!diagonal || 8 * p + 7 <= tile_row) {
+        for (int e = 0; e < 4; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
+          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, tile_row = 64 * h + r, tile_col = 64 * ch + 8 * p;
+          T* dst = dm + (row0 + r) * m + col0 + 8 * p;
+          const unsigned char* src = staging + r * kQuarterPitch + 16 * p;
+          if (!diagonal || tile_col + 7 <= tile_row) {
             *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
           } else {
-            for (int x = 0; 8 * p + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
+            for (int x = 0; tile_col + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
           }
         }
         tma::named_barrier(1 + w, 128);
-        // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jj is
-        // rows 8·(mi % 2)… × columns 16·jj + 8·(mi / 2)…, stored at its columns' rows).
+        // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jp is
+        // rows 8·(mi % 2)… × columns 16·jp + 8·(mi / 2)…, stored at its columns' rows).
         const int mi = lane / 8;
   #pragma unroll
-        for (int jj = 0; jj < 8; ++jj) {
-          const uint32_t f[4] = {as_bits(v[2 * jj][0]), as_bits(v[2 * jj][1]), as_bits(v[2 * jj + 1][0]),
-                                 as_bits(v[2 * jj + 1][1])};
-          stmatrix_x4_trans(staging + (16 * jj + 8 * (mi / 2) + lane % 8) * kColPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
+        for (int jp = 0; jp < 4; ++jp) {
+          const uint32_t f[4] = {as_bits(v[2 * jp][0]), as_bits(v[2 * jp][1]), as_bits(v[2 * jp + 1][0]),
+                                 as_bits(v[2 * jp + 1][1])};
+          stmatrix_x4_trans(staging + (16 * jp + 8 * (mi / 2) + lane % 8) * kQuarterPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
         }
         tma::named_barrier(1 + w, 128);
   #pragma unroll
-        for (int e = 0; e < 8; ++e) {   // tile (j, i); on the diagonal only what lies above it
-          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * h + 8 * p;   // r: a column of the tile
-          T* dst = dm + (static_cast<int64_t>(j) * kTile + r) * m + row0 + 8 * p;
-          const unsigned char* src = staging + r * kColPitch + 16 * p;
-          if (!diagonal || first > r) {
+        for (int e = 0; e < 4; ++e) {   // tile (j, i); on the diagonal only what lies above it
+          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * h + 8 * p, tile_col = 64 * ch + r;
+          T* dst = dm + (col0 + r) * m + row0 + 8 * p;   // r: a column of the quarter, a row of its transpose
+          const unsigned char* src = staging + r * kQuarterPitch + 16 * p;
+          if (!diagonal || first > tile_col) {
             *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
           } else {
             for (int x = 0; x < 8; ++x)
-              if (first + x > r) dst[x] = reinterpret_cast<const T*>(src)[x];
+              if (first + x > tile_col) dst[x] = reinterpret_cast<const T*>(src)[x];
           }
         }
-        tma::named_barrier(1 + w, 128);   // the staging area is free for the next half
+        tma::named_barrier(1 + w, 128);   // the staging area is free for the next quarter
       }
     }
   }
@@ -340,7 +350,7 @@ void triangle_product(const SymmetricProblem& p, cudaStream_t s) {
   const CUtensorMap a_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch, kTile);
   const CUtensorMap a_half_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch, kTile / 2);
   const CUtensorMap b_map = panel_map(p.dtype, p.b, p.m, p.k, p.ldb, p.sb, p.batch, kTile);
-  const int64_t side = p.m / kTile, tiles = p.batch * side * (side + 1) / 2, pairs = (tiles + 1) / 2;
+  const int64_t side = p.m / kTile, tiles = p.batch * side * (side + 1) / 2, pairs = (tiles + kCluster - 1) / kCluster;
   const int grid = kCluster * static_cast<int>(std::min<int64_t>(pairs, f->clusters));
   const int m = static_cast<int>(p.m), k = static_cast<int>(p.k);
   with_type(p.dtype, [&](auto v) {
