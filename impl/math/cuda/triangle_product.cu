@@ -55,7 +55,7 @@ __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
 }
 
 // The tiles go to the clusters of two blocks in pairs, 2u and 2u + 1 (pair u to cluster u mod
-// clusters; block r of the cluster the tile 2u + r). An odd count's last pair is the last tile
+// clusters; block r of the cluster the tile 2u + r; with kCluster = 1, tile u to block u mod blocks). An odd count's last pair is the last tile
 // twice: block 1 computes it without writing it, so that both blocks step through the same ring
 // steps. Where the pair's tiles share their A panel (the same row of tiles of one matrix: all
 // but the pairs that straddle a row's end), each block copies half of it into both blocks' ring

@@ -7,13 +7,14 @@
 // model as cuBLASLt's tiles split (symmetric_product.hpp); only the order of the fp32 sums differs.
 //
 // The tiles are spread over a persistent grid of two-block clusters (as many as run at once),
-// in pairs: block r of a cluster takes tile 2u + r of pair u. A block is three warpgroups: one
+// in pairs: block r of a cluster takes tile 2u + r of pair u (a build with single-block clusters,
+// MUONCHECK_TRIANGLE_CLUSTER=1, takes tile u). A block is three warpgroups: one
 // thread of the first copies each 64-column step of both operands' 128-row panels into a
-// five-stage ring with the TMA (tma.cuh; a diagonal tile of a matrix times itself loads one
+// six-stage ring with the TMA (tma.cuh; a diagonal tile of a matrix times itself loads one
 // panel; a pair in one row of tiles multicasts its shared A panel, half from each block), and
 // the other two take the block's tiles in turn (ping-pong), each multiplying a whole tile
-// (wgmma m64n128k16 twice a k-step, wgmma.cuh) and writing it through shared memory as 16-byte
-// pieces of rows while the other multiplies.
+// (wgmma m64n128k16 twice a k-step, wgmma.cuh) and writing it through shared memory, a quarter
+// of 64 × 64 at a time, as 16-byte pieces of rows while the other multiplies.
 #pragma once
 #include <cuda_runtime_api.h>
 
