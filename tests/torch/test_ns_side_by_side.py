@@ -118,6 +118,51 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
     assert mismatched == ["8x24 gram"], "the bench's own flop count must be compared, and only the wrong one flagged"
     assert report["meta"]["gemm_tflops"]["bfloat16"] > 0 and report["meta"]["copy_gbps"] > 0
     assert report["meta"]["gemm_tflops_back_to_back"]["bfloat16"] > 0
-    assert set(report["met"]) == {"ds", "torch", "roofline"}
+    assert set(report["met"]) == {"ds", "torch", "roofline", "per_head_ms"}
+    # tiny shapes: the roofline and per-head targets' shapes were not measured, so not met
+    assert report["misses"]["roofline"] == ["4096x4096: not measured", "4096x14336: not measured"]
+    assert not report["met"]["per_head_ms"] and not report["all_met"]
     table = out_md.read_text()
     assert "| per_head_2x4x16 | gram |" in table and "torch compiled" in table
+
+
+def test_every_missed_target_is_named_with_its_figure():
+    """The verdict line names each shape that misses a target (the H100 head of 2026-12-06)."""
+    mod = side_by_side()
+    targets = {"ds": 1.5, "torch": 1.2, "roofline_pct": 85.0, "per_head_ms": 0.30}
+
+    def row(shape, method, ours_ms, ratio_ds, ratio_torch, pct):
+        return {"shape": shape, "method": method, "ours_ms": ours_ms, "ratio_ds": ratio_ds,
+                "ratio_torch": ratio_torch, "roofline_pct": pct}
+
+    rows = [row("1024x1024", "standard", 0.106, 4.77, 3.20, 26.4),
+            row("4096x4096", "standard", 2.286, 1.51, 1.43, 78.3),
+            row("4096x14336", "standard", 6.375, 1.42, 1.35, 80.7),
+            row("per_head_64x128x4096", "standard", 0.307, 3.60, 112.5, 27.6),
+            row("4096x14336", "gram", 4.115, 1.56, 2.10, 80.5),
+            row("per_head_64x128x4096", "gram", 0.291, 3.45, 119.0, 13.1)]
+    misses = mod.target_misses(rows, targets, have_ds=True)
+    assert misses == {
+        "ds": ["4096x14336 standard: 1.42× DeepSpeed's best"],
+        "torch": [],
+        "roofline": ["4096x4096 standard: 78.3 % of the GEMM rate", "4096x14336 standard: 80.7 % of the GEMM rate",
+                     "4096x14336 gram: 80.5 % of the GEMM rate"],
+        "per_head_ms": ["per_head_64x128x4096 standard: 0.307 ms"]}
+    # a column that was not timed is a miss, never a pass
+    nan = float("nan")
+    rows[0]["ratio_torch"] = nan
+    assert mod.target_misses(rows, targets, have_ds=False)["ds"] == ["DeepSpeed not timed (no --deepspeed)"]
+    assert "1024x1024 standard: —× torch.optim.Muon's best" in mod.target_misses(rows, targets, True)["torch"]
+    # every figure on its target: nothing missed
+    met = [row(r["shape"], r["method"], 0.30 if r["shape"].startswith("per_head") else r["ours_ms"], 1.5, 1.2, 85.0)
+           for r in rows]
+    assert not any(mod.target_misses(met, targets, have_ds=True).values())
+    meta = {"gpu": "g", "deepspeed": "d", "torch_ns": "t", "date": "x", "gemm_size": 4096, "gemm_tflops": {},
+            "chain_ms": 2.5, "gemm_tflops_back_to_back": {}, "copy_gbps": 1.0, "all_met": False}
+    for r in rows:
+        r.update(ds_eager_ms=nan, ds_compiled_ms=nan, torch_eager_ms=nan, torch_compiled_ms=nan, ds_flop_ratio=1.0,
+                 ds_per_flop=nan, tflop=1.0, ours_tflops=1.0)
+    table = mod.markdown(rows, meta, targets, misses)
+    assert table.rstrip().endswith("met: NO (4096x14336 standard: 1.42× DeepSpeed's best; 4096x4096 standard: 78.3 % "
+                                   "of the GEMM rate; 4096x14336 standard: 80.7 % of the GEMM rate; 4096x14336 gram: "
+                                   "80.5 % of the GEMM rate; per_head_64x128x4096 standard: 0.307 ms)")
