@@ -413,12 +413,13 @@ def target_misses(rows, targets, have_ds):
             misses["torch"].append(f"{where}: {fmt(r['ratio_torch'], '.2f')}× torch.optim.Muon's best")
         if r["shape"] in ROOFLINE_SHAPES and not r["roofline_pct"] >= targets["roofline_pct"]:
             misses["roofline"].append(f"{where}: {fmt(r['roofline_pct'], '.1f')} % of the GEMM rate")
-        if r["shape"] == PER_HEAD_SHAPE and r["method"] == "standard" and not r["ours_ms"] <= targets["per_head_ms"]:
-            misses["per_head_ms"].append(f"{where}: {fmt(r['ours_ms'], '.3f')} ms")
+    per_head = [r for r in rows if r["shape"] == PER_HEAD_SHAPE and r["method"] == "standard"]
+    misses["per_head_ms"] += [f"{r['shape']} standard: {fmt(r['ours_ms'], '.3f')} ms" for r in per_head
+                              if not r["ours_ms"] <= targets["per_head_ms"]]
+    if not per_head:
+        misses["per_head_ms"].append(f"{PER_HEAD_SHAPE} standard: not measured")
     measured = {r["shape"] for r in rows}
     misses["roofline"] += [f"{s}: not measured" for s in ROOFLINE_SHAPES if s not in measured]
-    if not any(r["shape"] == PER_HEAD_SHAPE and r["method"] == "standard" for r in rows):
-        misses["per_head_ms"].append(f"{PER_HEAD_SHAPE} standard: not measured")
     return misses
 
 
@@ -566,7 +567,7 @@ def main():
                "per_head_ms": args.per_head_target_ms}
     misses = target_misses(rows, targets, have_ds=bool(ns))
     met = {k: not v for k, v in misses.items()}
-    meta["all_met"] = bool(rows) and all(met.values())
+    meta["all_met"] = all(met.values())   # no rows: the roofline and per-head shapes were not measured
     if args.out_json:
         with open(args.out_json, "w", encoding="utf-8") as fh:
             json.dump({"meta": meta, "targets": targets, "met": met, "misses": misses, "all_met": meta["all_met"],

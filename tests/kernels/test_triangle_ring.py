@@ -136,10 +136,10 @@ class Ring:
                 waiting[i] = c
 
 
-def first_failure(blocks, tiles, steps, turn, schedules=300):
+def first_failure(blocks, tiles, steps, turn, schedules=300, ring=Ring):
     for seed in range(schedules):
         try:
-            Ring(blocks, tiles, steps, turn, random.Random(seed)).run()
+            ring(blocks, tiles, steps, turn, random.Random(seed)).run()
         except AssertionError as e:
             return f"schedule {seed}: {e}"
     return None
@@ -164,13 +164,7 @@ class TurnGivenEarly(Ring):
 
 
 def test_the_model_catches_a_turn_given_before_the_last_wait():
-    failures = 0
-    for seed in range(100):
-        try:
-            TurnGivenEarly(2, 4, 12, True, random.Random(seed)).run()
-        except AssertionError:
-            failures += 1
-    assert failures > 0
+    assert first_failure(2, 4, 12, True, schedules=100, ring=TurnGivenEarly) is not None
 
 
 class CopierThatDoesNotWait(Ring):
@@ -182,10 +176,4 @@ class CopierThatDoesNotWait(Ring):
 
 
 def test_the_model_catches_a_copier_that_does_not_wait_for_the_slot():
-    failures = 0
-    for seed in range(100):
-        try:
-            CopierThatDoesNotWait(1, 2, 12, True, random.Random(seed)).run()
-        except AssertionError:
-            failures += 1
-    assert failures > 0
+    assert first_failure(1, 2, 12, True, schedules=100, ring=CopierThatDoesNotWait) is not None
