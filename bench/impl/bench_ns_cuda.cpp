@@ -17,13 +17,22 @@
 // it) and a table of them with the default's choice: the measurements behind resident_pays and
 // streamed_tail; and the streamed kernel alone (`ns_streamed_alone/BATCHx128x4096/stepsS`, its grid
 // as beside the resident kernel) for 0, 1 and 5 iterations.
+// The roofline's GEMM (`gemm_square_{bf16,fp16}/4096`: C = A·B at 4096³, fifteen a call) is timed
+// here under the same protocol as the NS. The roofline's shapes and that GEMM are also timed cold
+// (`…/cold`: after two idle seconds, the median of the calls in the first 30 ms; see Protocol),
+// as the side by side times torch.matmul. `--products` adds X·Xᵀ alone (4096×4096 from K = 4096 and
+// 14336) under the 128-tiles, our triangle kernel and the full GEMM, both protocols
+// (`product_xxt_bf16/4096xK/SPLIT[/cold]`).
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -37,6 +46,7 @@
 #include "impl/math/cuda/ns_cuda.hpp"
 #include "impl/math/cuda/ns_resident.hpp"
 #include "impl/math/cuda/ns_streamed.hpp"
+#include "impl/math/cuda/symmetric_product.hpp"
 
 namespace {
 
@@ -83,6 +93,36 @@ Gpu& gpu() {
   return g;
 }
 
+// How a benchmark times its call. `sustained`: calls back to back for the benchmark's minimum
+// time, each timed; under that load an H100 reaches its 700 W limit and lowers its SM clock from
+// 1980 MHz to about 1450–1600 (reports/h100-2026-12-06c/). `cold`: after two idle seconds, one call
+// to raise the clocks, then calls timed until kColdWindowMs of them (at least 3), their median: the
+// first tens of milliseconds of load, which the card runs at its top clock, as
+// bench/ns_side_by_side.py times torch.matmul's GEMM rate. The window is the same for every call
+// length, so that a 6 ms call and a 3 ms one are timed in the same state of the card (a fixed count
+// of calls would time the longer call further into the power limit). A rate is compared only with
+// one timed the same way.
+enum class Protocol { sustained, cold };
+constexpr double kColdWindowMs = 30.0;
+
+template <class F>
+void time_calls(benchmark::State& state, Protocol protocol, F&& call) {
+  if (protocol == Protocol::sustained) {
+    for (auto _ : state) state.SetIterationTime(gpu().time_ms(call) / 1e3);
+    return;
+  }
+  for (auto _ : state) {
+    check(cudaStreamSynchronize(gpu().stream), "cudaStreamSynchronize");
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    call();
+    std::vector<double> ms;
+    for (double total = 0; ms.size() < 3 || total < kColdWindowMs; total += ms.back()) ms.push_back(gpu().time_ms(call));
+    std::nth_element(ms.begin(), ms.begin() + ms.size() / 2, ms.end());
+    state.SetIterationTime(ms[ms.size() / 2] / 1e3);
+    state.counters["cold calls"] = static_cast<double>(ms.size());
+  }
+}
+
 NsConfig config(NsMethod method, DType t) {
   NsConfig c;
   c.method = method;
@@ -112,7 +152,7 @@ void fill(void* x, int64_t n, DType t, uint32_t seed) {
   check(cudaStreamSynchronize(gpu().stream), "cudaStreamSynchronize");
 }
 
-void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options) {
+void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options, Protocol protocol) {
   const DType t = cfg.dtype;
   cuda::DeviceBuffer x;
   x.reserve(static_cast<size_t>(dtype_bytes(t)) * sh.batch * sh.m * sh.n);
@@ -124,7 +164,7 @@ void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options
     state.SkipWithError(e.what());
     return;
   }
-  for (auto _ : state) state.SetIterationTime(gpu().time_ms([&] { dev.run(x.get(), sh.batch, sh.m, sh.n, cfg); }) / 1e3);
+  time_calls(state, protocol, [&] { dev.run(x.get(), sh.batch, sh.m, sh.n, cfg); });
   const cuda::NsFlops f = cuda::NsDevice::flops(sh.batch, sh.m, sh.n, cfg, options);
   state.counters["TFLOP/s"] = benchmark::Counter(f.nominal / 1e12, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["issued TFLOP/s"] = benchmark::Counter(f.issued / 1e12, benchmark::Counter::kIsIterationInvariantRate);
@@ -155,23 +195,32 @@ void streamed_alone(benchmark::State& state, Shape sh, int steps) {
   state.counters["clusters"] = cuda::streamed_clusters(sh.batch, true, sh.n);
 }
 
+// One cuBLAS GEMM in the NS dtype with fp32 accumulation, C = A·B (column-major, as cuBLAS reads it).
+struct PlainGemm {
+  cudaDataType_t type;
+  int batch;
+  void operator()(cublasOperation_t ta, cublasOperation_t tb, int64_t M, int64_t N, int64_t K, const void* A,
+                  int64_t lda, int64_t sa, const void* B, int64_t ldb, int64_t sb, void* C, int64_t ldc,
+                  int64_t sc) const {
+    const float one = 1.0f, zero = 0.0f;
+    check(cublasGemmStridedBatchedEx(gpu().handle, ta, tb, int(M), int(N), int(K), &one, A, type, int(lda), sa, B,
+                                     type, int(ldb), sb, &zero, C, type, int(ldc), sc, batch, CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx");
+  }
+};
+
+cudaDataType_t cuda_type(DType t) { return t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F; }
+
 // The standard NS's GEMMs, issued plainly: per step XXᵀ (m×m, K=n), A·A (m³), B·X (m×n, K=m).
 void gemm_mix(benchmark::State& state, Shape sh, DType t) {
-  const cudaDataType_t ct = t == DType::bf16 ? CUDA_R_16BF : CUDA_R_16F;
   const int64_t m = sh.m, n = sh.n, mm = m * m, mn = m * n;
   const int eb = dtype_bytes(t);
   cuda::DeviceBuffer x, y, a, b;
   x.reserve(eb * mn * sh.batch), y.reserve(eb * mn * sh.batch), a.reserve(eb * mm * sh.batch), b.reserve(eb * mm * sh.batch);
   fill(x.get(), mn * sh.batch, t, 1), fill(y.get(), mn * sh.batch, t, 2);
   fill(a.get(), mm * sh.batch, t, 3), fill(b.get(), mm * sh.batch, t, 4);
-  const float one = 1.0f, zero = 0.0f;
-  auto g = [&](cublasOperation_t ta, cublasOperation_t tb, int64_t M, int64_t N, int64_t K, const void* A,
-               int64_t lda, int64_t sa, const void* B, int64_t ldb, int64_t sb, void* C, int64_t ldc, int64_t sc) {
-    check(cublasGemmStridedBatchedEx(gpu().handle, ta, tb, int(M), int(N), int(K), &one, A, ct, int(lda), sa, B, ct,
-                                     int(ldb), sb, &zero, C, ct, int(ldc), sc, sh.batch, CUBLAS_COMPUTE_32F,
-                                     CUBLAS_GEMM_DEFAULT),
-          "cublasGemmStridedBatchedEx");
-  };
+  const PlainGemm g{cuda_type(t), sh.batch};
   auto run = [&] {
     for (int s = 0; s < 5; ++s) {
       g(CUBLAS_OP_T, CUBLAS_OP_N, m, m, n, x.get(), n, mn, x.get(), n, mn, a.get(), m, mm);   // X·Xᵀ
@@ -184,6 +233,56 @@ void gemm_mix(benchmark::State& state, Shape sh, DType t) {
   state.counters["TFLOP/s"] = benchmark::Counter(
       cuda::NsDevice::flops(sh.batch, m, n, config(NsMethod::standard, t)).nominal / 1e12,
       benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The roofline's GEMM (bench/ns_side_by_side.py: C = A·B at size³, uniform operands in [-1, 1))
+// timed the way this program times the NS: fifteen back to back per timed call (a 4096² NS
+// call's number of products), calls without a pause for at least the NS benchmarks' time. The
+// side by side times the same GEMMs for 2.5 ms chains with a pause between them; comparing the
+// two rates says whether the card holds the short chains' clock through a sustained run.
+void gemm_square(benchmark::State& state, int64_t size, DType t, Protocol protocol) {
+  const int64_t ss = size * size;
+  cuda::DeviceBuffer a, b, c;
+  a.reserve(dtype_bytes(t) * ss), b.reserve(dtype_bytes(t) * ss), c.reserve(dtype_bytes(t) * ss);
+  fill(a.get(), ss, t, 5), fill(b.get(), ss, t, 6);
+  const PlainGemm g{cuda_type(t), 1};
+  constexpr int kChain = 15;
+  auto run = [&] {
+    for (int i = 0; i < kChain; ++i)
+      g(CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, a.get(), size, ss, b.get(), size, ss, c.get(), size, ss);
+  };
+  for (int i = 0; i < 3; ++i) run();
+  time_calls(state, protocol, run);
+  state.counters["TFLOP/s"] = benchmark::Counter(kChain * 2.0 * double(size) * double(ss) / 1e12,
+                                                 benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// One symmetric product of the NS alone, X·Xᵀ (m×m from m×k, bf16), under a split, fifteen a
+// timed call: how each split's rate per issued flop moves between the cold and the sustained
+// protocol. Under the power limit a split that moves more bytes per flop (128-tiles read 32 KB of
+// operands a k-step for 2·128·128·64 flops, the dense GEMM's wider tiles fewer) should lose more
+// than it does cold; `full` is the dense cuBLASLt GEMM of the whole square.
+void product(benchmark::State& state, int64_t m, int64_t k, cuda::SymmetricPlan plan, Protocol protocol) {
+  cuda::DeviceBuffer x, d;
+  x.reserve(2 * m * k), d.reserve(2 * m * m);
+  fill(x.get(), m * k, DType::bf16, 7);
+  cuda::LtGemm gemm;
+  cuda::SymmetricProduct sym(gemm);
+  cuda::SymmetricProblem p;
+  p.dtype = DType::bf16;
+  p.m = m, p.k = k;
+  p.a = x.get(), p.lda = k, p.sa = m * k;
+  p.b = x.get(), p.ldb = k, p.sb = m * k, p.b_transposed = true;
+  p.d = d.get();
+  constexpr int kChain = 15;
+  auto run = [&] {
+    for (int i = 0; i < kChain; ++i) sym.run(plan, p, gpu().stream);
+  };
+  for (int i = 0; i < 3; ++i) run();
+  time_calls(state, protocol, run);
+  const double nominal = kChain * 2.0 * double(m) * double(m) * double(k);
+  state.counters["issued TFLOP/s"] = benchmark::Counter(nominal * cuda::issued_fraction(plan, m) / 1e12,
+                                                        benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // Collects each benchmark's rate and time (median where repeated) for the closing tables.
@@ -265,9 +364,15 @@ std::vector<std::pair<std::string, cuda::NsOptions>> sweep_variants() {
 }
 
 void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, cuda::NsOptions o, int reps) {
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), ns, sh, cfg, o);
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), ns, sh, cfg, o, Protocol::sustained);
   b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(reps > 1 ? 0.2 : 0.1);
   if (reps > 1) b->Repetitions(reps);
+}
+
+// NAME/cold: the call timed under the cold protocol, once (one median of 20 calls).
+void register_cold(const std::string& name, const Shape& sh, const NsConfig& cfg) {
+  benchmark::RegisterBenchmark((name + "/cold").c_str(), ns, sh, cfg, cuda::NsOptions{}, Protocol::cold)
+      ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 }
 
 }  // namespace
@@ -275,6 +380,7 @@ void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, 
 int main(int argc, char** argv) {
   const bool with_variants = take_flag(&argc, argv, "--variants");
   const bool resident_sweep = take_flag(&argc, argv, "--resident-sweep");
+  const bool products = take_flag(&argc, argv, "--products");
   benchmark::Initialize(&argc, argv);
   std::printf("device: %s\n", muoncheck::impl::cuda::environment().c_str());
   const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
@@ -284,6 +390,10 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
     if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16), {}, 5);
+    if (sh.batch == 1 && sh.m >= 4096) {   // the roofline's shapes, also timed as the roofline's GEMM rate is
+      register_cold("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16));
+      if (sh.m != sh.n) register_cold("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16));
+    }
     for (const Variant& v : vs) {
       register_ns("ns_standard_bf16/" + s + "/" + v.name, sh, config(NsMethod::standard, DType::bf16), v.options, 1);
       if (sh.m != sh.n)
@@ -296,6 +406,30 @@ int main(int argc, char** argv) {
       if (sh.m != sh.n)
         register_ns("ns_gram_fp16_" + sch.name + "/" + s, sh, scheduled(NsMethod::gram, DType::fp16, sch), {}, 3);
     }
+  }
+  for (const DType t : {DType::bf16, DType::fp16}) {
+    const std::string name = t == DType::bf16 ? "gemm_square_bf16/4096" : "gemm_square_fp16/4096";
+    benchmark::RegisterBenchmark(name.c_str(), gemm_square, int64_t{4096}, t, Protocol::sustained)
+        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+    benchmark::RegisterBenchmark((name + "/cold").c_str(), gemm_square, int64_t{4096}, t, Protocol::cold)
+        ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+  }
+  if (products) {
+    using cuda::SymmetricPlan;
+    using cuda::SymmetricSplit;
+    const std::pair<const char*, SymmetricPlan> plans[] = {{"tiles128", {SymmetricSplit::tiles, 128}},
+                                                           {"triangle", {SymmetricSplit::triangle, 0}},
+                                                           {"full", {SymmetricSplit::full, 0}}};
+    for (int64_t k : {4096, 14336})
+      for (const auto& [plan_name, plan] : plans)
+        for (const Protocol protocol : {Protocol::sustained, Protocol::cold}) {
+          const std::string name = "product_xxt_bf16/4096x" + std::to_string(k) + "/" + plan_name +
+                                   (protocol == Protocol::cold ? "/cold" : "");
+          auto* b = benchmark::RegisterBenchmark(name.c_str(), product, int64_t{4096}, k, plan, protocol);
+          b->UseManualTime()->Unit(benchmark::kMillisecond);
+          if (protocol == Protocol::cold) b->Iterations(1);
+          else b->MinTime(0.2);
+        }
   }
   const std::vector<Shape> sweep = resident_sweep ? sweep_shapes() : std::vector<Shape>{};
   for (const Shape& sh : sweep)
