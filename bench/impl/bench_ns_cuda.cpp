@@ -9,7 +9,7 @@
 // uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
 // 64…512, halves of 1…4 levels side by side, our triangle kernel), the default without graphs, the default with the
 // resident kernel off ("gemms") and forced ("resident"), and the default with cuBLASLt's 2nd…5th
-// ranked algorithms, one repetition each. The counter "resident" is 1 where the call was the
+// ranked algorithms, one repetition each (at 4096² and 4096×14336 also cold, `…/VARIANT/cold`). The counter "resident" is 1 where the call was the
 // resident kernel. `--resident-sweep` adds, for the standard bf16 NS of batches of 1…128 blocks of
 // 128×4096, 128×1024, 64×512 and 32×128, the resident kernel and the GEMMs side by side
 // (`ns_resident_sweep/BATCHxMxN/{resident,tail,streamed,gemms,default}`: tail forces the
@@ -369,9 +369,9 @@ void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, 
   if (reps > 1) b->Repetitions(reps);
 }
 
-// NAME/cold: the call timed under the cold protocol, once (one median of 20 calls).
-void register_cold(const std::string& name, const Shape& sh, const NsConfig& cfg) {
-  benchmark::RegisterBenchmark((name + "/cold").c_str(), ns, sh, cfg, cuda::NsOptions{}, Protocol::cold)
+// NAME/cold: the call timed under the cold protocol, once.
+void register_cold(const std::string& name, const Shape& sh, const NsConfig& cfg, cuda::NsOptions o = {}) {
+  benchmark::RegisterBenchmark((name + "/cold").c_str(), ns, sh, cfg, o, Protocol::cold)
       ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 }
 
@@ -390,14 +390,18 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
     if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16), {}, 5);
-    if (sh.batch == 1 && sh.m >= 4096) {   // the roofline's shapes, also timed as the roofline's GEMM rate is
+    if (sh.batch == 1 && sh.m >= 4096) {   // the roofline's shapes, also timed cold as the roofline's GEMM is
       register_cold("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16));
       if (sh.m != sh.n) register_cold("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16));
     }
+    const bool roofline_shape = sh.batch == 1 && sh.m >= 4096;   // also timed cold
     for (const Variant& v : vs) {
-      register_ns("ns_standard_bf16/" + s + "/" + v.name, sh, config(NsMethod::standard, DType::bf16), v.options, 1);
-      if (sh.m != sh.n)
-        register_ns("ns_gram_fp16/" + s + "/" + v.name, sh, config(NsMethod::gram, DType::fp16), v.options, 1);
+      const std::string standard = "ns_standard_bf16/" + s + "/" + v.name, gram = "ns_gram_fp16/" + s + "/" + v.name;
+      register_ns(standard, sh, config(NsMethod::standard, DType::bf16), v.options, 1);
+      if (sh.m != sh.n) register_ns(gram, sh, config(NsMethod::gram, DType::fp16), v.options, 1);
+      if (!roofline_shape) continue;
+      register_cold(standard, sh, config(NsMethod::standard, DType::bf16), v.options);
+      if (sh.m != sh.n) register_cold(gram, sh, config(NsMethod::gram, DType::fp16), v.options);
     }
     // The named per-iteration schedules (core/ns_schedules.hpp): the same kernels with each
     // iteration's scalars, as many iterations as the schedule has.

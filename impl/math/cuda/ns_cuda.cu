@@ -26,17 +26,23 @@ uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<
 // X·Xᵀ (k = n) and the m×m products alike: standard 4096² 2.23 ms against 2.28 / 2.31 for 256- and
 // 512-blocks and 2.37–2.42 for halves of 2–4 levels with the levels side by side (4096×14336:
 // 6.01 against 6.34 and 6.46; the full GEMM 7.80); at m ≤ 1024 and for the per-head 128×128 blocks
-// the full GEMM is faster (too few blocks to fill the chip). Our triangle kernel (the same 128-blocks,
-// each written with its transpose; triangle_product.hpp) measured slower (4096² 2.24 ms, 4096×14336
-// 6.12, gram 4.12; 2026-12-02), so it stays opt-in. Its ping-pong, clustered rewrite ties with the
-// tiles on an H100 (2026-12-06: 4096² 2.25–2.28 ms against 2.25–2.28, 4096×14336 6.14–6.31 against
-// 6.15–6.29, gram 4.08–4.13 against 4.05–4.10, within one binary's run-to-run spread), so the
-// tiles stay the default.
-SymmetricPlan ns_split_for(int batch, int64_t m, int64_t k) {
+// the full GEMM is faster (too few blocks to fill the chip). Our triangle kernel (the same
+// 128-blocks, each written with its transpose, no mirror pass; triangle_product.hpp), in its
+// ping-pong, clustered form, against those tiles on an H100 (2026-12-06c, docs/gpu.md):
+//   - X·Xᵀ alone, fifteen back to back: 4096×4096 from K = 14336 5.92 ms against 6.21 sustained
+//     and 5.54 against 6.45 in the first 30 ms after idle (the tiles gain nothing from the top
+//     clock, our kernel and the dense GEMM 7–10 %); from K = 4096 1.86 against 1.89 and 1.75
+//     against 1.92;
+//   - in the standard NS, paired in one process, five processes: 4096×14336 −0.8 % on average
+//     (−1.5…+1.0), 4096² −0.3 % (−1.3…+0.2);
+//   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+1.8): the tiles stay there.
+// Where the kernel does not run (not sm_90a, unaligned operands), the product runs as the tiles.
+SymmetricPlan ns_split_for(NsMethod method, int batch, int64_t m, int64_t k) {
   (void)batch;
   (void)k;
-  if (m > 2048 && m % 128 == 0) return {SymmetricSplit::tiles, 128};
-  return {};
+  if (m <= 2048 || m % 128 != 0) return {};
+  if (method == NsMethod::standard) return {SymmetricSplit::triangle, 0};
+  return {SymmetricSplit::tiles, 128};
 }
 
 NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options)
@@ -44,9 +50,9 @@ NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options
   (void)handle;
 }
 
-NsDevice::Splits NsDevice::splits(const NsOptions& o, int batch, int64_t m, int64_t n) {
+NsDevice::Splits NsDevice::splits(const NsOptions& o, NsMethod method, int batch, int64_t m, int64_t n) {
   switch (o.symmetric) {
-    case NsOptions::Symmetric::by_shape: return {ns_split_for(batch, m, n), ns_split_for(batch, m, m)};
+    case NsOptions::Symmetric::by_shape: return {ns_split_for(method, batch, m, n), ns_split_for(method, batch, m, m)};
     case NsOptions::Symmetric::full: return {};
     case NsOptions::Symmetric::tiles: {
       const SymmetricPlan p{SymmetricSplit::tiles, o.param};
@@ -215,7 +221,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
-  splits_ = splits(options_, batch, m, n);
+  splits_ = splits(options_, cfg.method, batch, m, n);
   using R = NsOptions::Resident;
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
@@ -258,7 +264,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
 }
 
 NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options) {
-  const Splits s = splits(options, batch, m, n);
+  const Splits s = splits(options, cfg.method, batch, m, n);
   const double M = static_cast<double>(m), N = static_cast<double>(n);
   const double xxt = 2 * M * M * N, mmm = 2 * M * M * M, qx = 2 * M * M * N;
   const double fx = issued_fraction(s.gram, m), fm = issued_fraction(s.square, m);
