@@ -18,7 +18,7 @@ bench() {   # NAME FILTER [ARGS]: one process of bench_ns_cuda, its JSON kept
 }
 sleep 2
 mark "start probe"
-timeout -s KILL 60 python3 bench/gemm_rate_probe.py --seconds 3 --rest 3 --out-json "$OUT/probe-bf16.json" > "$OUT/probe-bf16.txt" 2>&1
+timeout -s KILL 60 python3 reports/h100-2026-12-06c/gemm_rate_probe.py --seconds 3 --rest 3 --out-json "$OUT/probe-bf16.json" > "$OUT/probe-bf16.txt" 2>&1
 mark "end probe rc=$?"
 sleep 3
 bench square1 '^gemm_square_bf16/4096'

@@ -33,9 +33,10 @@ uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<
 //     and 5.54 against 6.45 in the first 30 ms after idle (the tiles gain nothing from the top
 //     clock, our kernel and the dense GEMM 7–10 %); from K = 4096 1.86 against 1.89 and 1.75
 //     against 1.92;
-//   - in the standard NS, paired in one process, five processes: 4096×14336 −0.8 % on average
-//     (−1.5…+1.0), 4096² −0.3 % (−1.3…+0.2);
-//   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+1.8): the tiles stay there.
+//   - in the standard NS, paired in one process, seven processes: 4096×14336 −0.7 % on average
+//     (−1.5…+1.0), 4096² −0.3 % (−1.3…+0.3); cold (two processes) −4.9…−5.1 % and −4.0…−4.4 %;
+//   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+2.3), cold −3.7…−4.9 %: the tiles stay
+//     there, for the figure a run holds.
 // Where the kernel does not run (not sm_90a, unaligned operands), the product runs as the tiles.
 SymmetricPlan ns_split_for(NsMethod method, int batch, int64_t m, int64_t k) {
   (void)batch;

@@ -23,7 +23,7 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import ns_side_by_side as sbs  # noqa: E402  (the roofline's own measurement, not a copy of it)
 
 WINDOWS_MS = [(0, 10), (10, 50), (50, 200), (200, 1000), (1000, 2000), (2000, 5000)]
