@@ -485,12 +485,13 @@ def roofline(flop, ours_ms, ours_cold_ms, rates, dtype_name):
     its cold GEMM (both bench_ns_cuda's `Protocol`); `roofline_pct_torch` our sustained time against
     torch.matmul's rate here (2.5 ms chains after idle: the figure of the reports before
     2026-12-06c, kept for comparison, not a like-for-like pair)."""
-    tflops = lambda ms: flop / (ms * 1e-3) / 1e12
-    return {"gemm_tflops": rates["sustained"][dtype_name], "roofline_pct": 100 * tflops(ours_ms) / rates["sustained"][dtype_name],
-            "ours_cold_ms": ours_cold_ms, "gemm_tflops_cold": rates["cold"][dtype_name],
-            "roofline_pct_cold": 100 * tflops(ours_cold_ms) / rates["cold"][dtype_name],
-            "gemm_tflops_torch": rates["torch"][dtype_name],
-            "roofline_pct_torch": 100 * tflops(ours_ms) / rates["torch"][dtype_name]}
+    def pct(ms, rate):
+        return 100 * flop / (ms * 1e-3) / 1e12 / rate
+
+    sustained, cold, torch = (rates[p][dtype_name] for p in ("sustained", "cold", "torch"))
+    return {"gemm_tflops": sustained, "roofline_pct": pct(ours_ms, sustained),
+            "ours_cold_ms": ours_cold_ms, "gemm_tflops_cold": cold, "roofline_pct_cold": pct(ours_cold_ms, cold),
+            "gemm_tflops_torch": torch, "roofline_pct_torch": pct(ours_ms, torch)}
 
 
 def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rates, copy_gbps, config, shape, gen):

@@ -1,28 +1,34 @@
 // Newton–Schulz on one GPU: ms per call (5 steps) for 1024², 4096², 4096×14336 and per-head
-// 64×(128×4096), standard bf16 and (non-square) gram fp16, median of 5 repetitions (each named
-// per-iteration schedule too, `ns_standard_bf16_NAME/…`, as many steps as it has, median of 3); the
-// rate counted as the algorithm's GEMMs in full (2·M·N·K each, "TFLOP/s") and as the GEMM
-// work actually issued once symmetric products compute one triangle ("issued TFLOP/s");
-// beside it the plain cuBLAS GEMMs of the standard algorithm's shapes in full, in the same
-// process; the counter "roofline GFLOP" is one call's flops with symmetric products as exact
-// triangles (bench/ns_side_by_side.py checks its own count against it). Times are CUDA events around one NS call (UseManualTime); inputs are seeded
-// uniform values, never zeros. `--variants` adds every symmetric split (full, tiles of
-// 64…512, halves of 1…4 levels side by side, our triangle kernel), the default without graphs, the default with the
-// resident kernel off ("gemms") and forced ("resident"), and the default with cuBLASLt's 2nd…5th
-// ranked algorithms, one repetition each (at 4096² and 4096×14336 also cold, `…/VARIANT/cold`). The counter "resident" is 1 where the call was the
-// resident kernel. `--resident-sweep` adds, for the standard bf16 NS of batches of 1…128 blocks of
-// 128×4096, 128×1024, 64×512 and 32×128, the resident kernel and the GEMMs side by side
-// (`ns_resident_sweep/BATCHxMxN/{resident,tail,streamed,gemms,default}`: tail forces the
-// part-filled last round onto the GEMMs beside the kernel, streamed onto the streamed kernel beside
-// it) and a table of them with the default's choice: the measurements behind resident_pays and
-// streamed_tail; and the streamed kernel alone (`ns_streamed_alone/BATCHx128x4096/stepsS`, its grid
-// as beside the resident kernel) for 0, 1 and 5 iterations.
-// The roofline's GEMM (`gemm_square_{bf16,fp16}/4096`: C = A·B at 4096³, fifteen a call) is timed
-// here under the same protocol as the NS. The roofline's shapes and that GEMM are also timed cold
-// (`…/cold`: after two idle seconds, the median of the calls in the first 30 ms; see Protocol),
-// as the side by side times torch.matmul. `--products` adds X·Xᵀ alone (4096×4096 from K = 4096 and
-// 14336) under the 128-tiles, our triangle kernel and the full GEMM, both protocols
-// (`product_xxt_bf16/4096xK/SPLIT[/cold]`).
+// 64×(128×4096), standard bf16 and (non-square) gram fp16, median of 5 repetitions; each named
+// per-iteration schedule too (`ns_standard_bf16_NAME/…`, as many steps as it has, median of 3).
+// Rates: the algorithm's GEMMs in full (2·M·N·K each, "TFLOP/s") and the GEMM work actually issued
+// once symmetric products compute one triangle ("issued TFLOP/s"); the counter "roofline GFLOP" is
+// one call's flops with symmetric products as exact triangles (bench/ns_side_by_side.py checks its
+// own count against it). Beside them, in the same process:
+//   - the plain cuBLAS GEMMs of the standard algorithm's shapes in full (`gemm_mix_bf16/…`);
+//   - the roofline's GEMM (`gemm_square_{bf16,fp16}/4096`: C = A·B at 4096³, fifteen a call).
+// Times are CUDA events around one call (UseManualTime); inputs are seeded uniform values, never
+// zeros. Calls run back to back (Protocol::sustained); the roofline's GEMM and the NS at 4096² and
+// 4096×14336 are also timed cold (`…/cold`: after two idle seconds, the median of the calls in the
+// first 30 ms; see Protocol), as the side by side times torch.matmul.
+// Flags:
+//   --variants        every symmetric split (full, tiles of 64…512, halves of 1…4 levels side by
+//                     side, our triangle kernel), the default without graphs, with the resident
+//                     kernel off ("gemms") and forced ("resident"), and with cuBLASLt's 2nd…5th
+//                     ranked algorithms; one repetition each, and cold at the roofline's shapes
+//                     (`…/VARIANT/cold`). The counter "resident" is 1 where the call was the
+//                     resident kernel.
+//   --resident-sweep  for the standard bf16 NS of batches of 1…128 blocks of 128×4096, 128×1024,
+//                     64×512 and 32×128, the resident kernel and the GEMMs side by side
+//                     (`ns_resident_sweep/BATCHxMxN/{resident,tail,streamed,gemms,default}`: tail
+//                     forces the part-filled last round onto the GEMMs beside the kernel, streamed
+//                     onto the streamed kernel beside it) with a table of the default's choice (the
+//                     measurements behind resident_pays and streamed_tail); and the streamed kernel
+//                     alone (`ns_streamed_alone/BATCHx128x4096/stepsS`, its grid as beside the
+//                     resident kernel) for 0, 1 and 5 iterations.
+//   --products        X·Xᵀ alone (4096×4096 from K = 4096 and 14336) under the 128-tiles, our
+//                     triangle kernel and the full GEMM, both protocols
+//                     (`product_xxt_bf16/4096xK/SPLIT[/cold]`).
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -236,10 +242,8 @@ void gemm_mix(benchmark::State& state, Shape sh, DType t) {
 }
 
 // The roofline's GEMM (bench/ns_side_by_side.py: C = A·B at size³, uniform operands in [-1, 1))
-// timed the way this program times the NS: fifteen back to back per timed call (a 4096² NS
-// call's number of products), calls without a pause for at least the NS benchmarks' time. The
-// side by side times the same GEMMs for 2.5 ms chains with a pause between them; comparing the
-// two rates says whether the card holds the short chains' clock through a sustained run.
+// timed the way this program times the NS (either Protocol): fifteen back to back per timed call,
+// a 4096² NS call's number of products.
 void gemm_square(benchmark::State& state, int64_t size, DType t, Protocol protocol) {
   const int64_t ss = size * size;
   cuda::DeviceBuffer a, b, c;
@@ -258,10 +262,8 @@ void gemm_square(benchmark::State& state, int64_t size, DType t, Protocol protoc
 }
 
 // One symmetric product of the NS alone, X·Xᵀ (m×m from m×k, bf16), under a split, fifteen a
-// timed call: how each split's rate per issued flop moves between the cold and the sustained
-// protocol. Under the power limit a split that moves more bytes per flop (128-tiles read 32 KB of
-// operands a k-step for 2·128·128·64 flops, the dense GEMM's wider tiles fewer) should lose more
-// than it does cold; `full` is the dense cuBLASLt GEMM of the whole square.
+// timed call: each split's rate per issued flop against the dense GEMM's (`full`, cuBLASLt over
+// the whole square), under either protocol (docs/gpu.md has the H100's figures).
 void product(benchmark::State& state, int64_t m, int64_t k, cuda::SymmetricPlan plan, Protocol protocol) {
   cuda::DeviceBuffer x, d;
   x.reserve(2 * m * k), d.reserve(2 * m * m);
@@ -390,11 +392,11 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16)
         ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
     if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16), {}, 5);
-    if (sh.batch == 1 && sh.m >= 4096) {   // the roofline's shapes, also timed cold as the roofline's GEMM is
+    const bool roofline_shape = sh.batch == 1 && sh.m >= 4096;   // also timed cold, as the roofline's GEMM is
+    if (roofline_shape) {
       register_cold("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16));
       if (sh.m != sh.n) register_cold("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16));
     }
-    const bool roofline_shape = sh.batch == 1 && sh.m >= 4096;   // also timed cold
     for (const Variant& v : vs) {
       const std::string standard = "ns_standard_bf16/" + s + "/" + v.name, gram = "ns_gram_fp16/" + s + "/" + v.name;
       register_ns(standard, sh, config(NsMethod::standard, DType::bf16), v.options, 1);
