@@ -44,6 +44,9 @@
 #       builds cuda_symmetric_test once per patch in scripts/kernel-mutants/ (each breaks the
 #       synchronization of a GPU kernel on purpose) into build-cuda/bundle/bin/mutant-NAME, and
 #       restores the sources and the test binary; a patch that no longer applies stops it, named.
+#   here, after build:  scripts/gpu-run.sh ablations-build DIR
+#       the same for bench_ns_cuda and each patch in DIR, into build-cuda/bundle/bin/ablation-NAME:
+#       kernels with a part left out on purpose, timed against the whole one (their results are wrong).
 #   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh kernel-mutants [OUTDIR]
 #       runs the unmutated binary's kernel tests (resident, streamed, triangle) (they must pass), then each mutant's
 #       (60 s at most: a hang counts as caught); writes kernel-mutants.json, one line per mutant,
@@ -78,27 +81,38 @@ build() {
   du -sh "$b"
 }
 
-# One cuda_symmetric_test per kernel mutant (scripts/kernel-mutants/NAME.patch), as
-# build-cuda/bundle/bin/mutant-NAME; the sources are restored whatever happens.
-mutants_build() {
+# One build of a bundle program per patch in a folder (DIR/NAME.patch), as
+# build-cuda/bundle/bin/PREFIX-NAME; the sources and the program are restored whatever happens,
+# and a patch that no longer applies stops it before anything is built.
+patch_builds() {
+  local dir=$1 target=$2 built=$3 prefix=$4
   set -e
-  [ -d build-cuda/bundle/bin ] || { echo "mutants-build: build-cuda/bundle is missing; run scripts/gpu-run.sh build first" >&2; exit 2; }
+  [ -d build-cuda/bundle/bin ] || { echo "$prefix builds: build-cuda/bundle is missing; run scripts/gpu-run.sh build first" >&2; exit 2; }
   local p name applied=
   trap '[ -z "${applied:-}" ] || git apply -R "$applied"' EXIT
-  for p in scripts/kernel-mutants/*.patch; do
-    git apply --check "$p" 2>/dev/null || { echo "mutants-build: $p does not apply to these sources (regenerate it with git diff)" >&2; exit 2; }
+  for p in "$dir"/*.patch; do
+    git apply --check "$p" 2>/dev/null || { echo "$prefix builds: $p does not apply to these sources (regenerate it with git diff)" >&2; exit 2; }
   done
-  for p in scripts/kernel-mutants/*.patch; do
+  for p in "$dir"/*.patch; do
     name=$(basename "$p" .patch)
     git apply "$p" && applied=$p
-    cmake --build build-cuda -j"${JOBS:-2}" --target cuda_symmetric_test
-    cp build-cuda/tests/impl/cuda_symmetric_test "build-cuda/bundle/bin/mutant-$name"
-    strip --strip-unneeded "build-cuda/bundle/bin/mutant-$name" 2>/dev/null || true
+    cmake --build build-cuda -j"${JOBS:-2}" --target "$target"
+    cp "build-cuda/$built" "build-cuda/bundle/bin/$prefix-$name"
+    strip --strip-unneeded "build-cuda/bundle/bin/$prefix-$name" 2>/dev/null || true
     git apply -R "$p" && applied=
   done
   trap - EXIT
-  cmake --build build-cuda -j"${JOBS:-2}" --target cuda_symmetric_test   # the unmutated test binary again
-  ls build-cuda/bundle/bin/mutant-*
+  cmake --build build-cuda -j"${JOBS:-2}" --target "$target"   # the unpatched program again
+  ls build-cuda/bundle/bin/"$prefix"-*
+}
+
+# One cuda_symmetric_test per kernel mutant (scripts/kernel-mutants/NAME.patch), as mutant-NAME.
+mutants_build() { patch_builds scripts/kernel-mutants cuda_symmetric_test tests/impl/cuda_symmetric_test mutant; }
+
+# One bench_ns_cuda per ablation patch in DIR (a kernel with a part left out, to time the rest;
+# its results are wrong by design), as ablation-NAME.
+ablations_build() {
+  patch_builds "${1:?usage: scripts/gpu-run.sh ablations-build DIR}" bench_ns_cuda bench/impl/bench_ns_cuda ablation
 }
 
 # Each kernel mutant's kernel tests (resident, streamed, triangle) must fail or hang (killed after 60 s:
@@ -337,7 +351,8 @@ case $mode in
   multi) shift; multi "$@" ;;
   procs) shift; procs "$@" ;;
   mutants-build) mutants_build ;;
+  ablations-build) shift; ablations_build "$@" ;;
   kernel-mutants) shift; kernel_mutants "$@" ;;
   exec) shift; gpu_env; prog=${1:?usage: scripts/gpu-run.sh exec PROGRAM [ARGS]}; shift; exec "build-cuda/bundle/bin/$prog" "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | mutants-build | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR] | kernel-mutants [OUTDIR] | exec PROGRAM [ARGS]" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu-run.sh build | mutants-build | ablations-build DIR | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR] | kernel-mutants [OUTDIR] | exec PROGRAM [ARGS]" >&2; exit 2 ;;
 esac
