@@ -19,6 +19,11 @@ uint64_t bits(float f) {
 
 uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p)); }
 
+// The loop a run takes: gram's on a wide matrix only; on a square one gram is the standard loop.
+NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
+  return cfg.method == NsMethod::gram && m != n ? NsMethod::gram : NsMethod::standard;
+}
+
 }  // namespace
 
 // Measured on one H200 (bench_ns_cuda --variants, 2026-12-01; docs/gpu.md): 128-blocks in one
@@ -38,11 +43,11 @@ uint64_t address(const void* p) { return static_cast<uint64_t>(reinterpret_cast<
 //   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+2.3), cold −3.7…−4.9 %: the tiles stay
 //     there, for the figure a run holds.
 // Where the kernel does not run (not sm_90a, unaligned operands), the product runs as the tiles.
-SymmetricPlan ns_split_for(NsMethod method, int batch, int64_t m, int64_t k) {
+SymmetricPlan ns_split_for(NsMethod loop, int batch, int64_t m, int64_t k) {
   (void)batch;
   (void)k;
   if (m <= 2048 || m % 128 != 0) return {};
-  if (method == NsMethod::standard) return {SymmetricSplit::triangle, 0};
+  if (loop == NsMethod::standard) return {SymmetricSplit::triangle, 0};
   return {SymmetricSplit::tiles, 128};
 }
 
@@ -51,9 +56,9 @@ NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options
   (void)handle;
 }
 
-NsDevice::Splits NsDevice::splits(const NsOptions& o, NsMethod method, int batch, int64_t m, int64_t n) {
+NsDevice::Splits NsDevice::splits(const NsOptions& o, NsMethod loop, int batch, int64_t m, int64_t n) {
   switch (o.symmetric) {
-    case NsOptions::Symmetric::by_shape: return {ns_split_for(method, batch, m, n), ns_split_for(method, batch, m, m)};
+    case NsOptions::Symmetric::by_shape: return {ns_split_for(loop, batch, m, n), ns_split_for(loop, batch, m, m)};
     case NsOptions::Symmetric::full: return {};
     case NsOptions::Symmetric::tiles: {
       const SymmetricPlan p{SymmetricSplit::tiles, o.param};
@@ -168,7 +173,7 @@ void NsDevice::reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   x2_.reserve(mn);
   a_.reserve(mm);
   b_.reserve(mm);
-  if (cfg.method == NsMethod::gram && m != n) q_.reserve(mm), q2_.reserve(mm), t_.reserve(mm);
+  if (loop_of(cfg, m, n) == NsMethod::gram) q_.reserve(mm), q2_.reserve(mm), t_.reserve(mm);
   scratch_.reserve(normalize_scratch_bytes(batch, m * n));
 }
 
@@ -202,8 +207,7 @@ void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig
 
 void* NsDevice::on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   normalize(dtype_, x, batch, m * n, scratch_.get(), stream_);
-  const bool use_gram = cfg.method == NsMethod::gram && m != n;
-  return use_gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
+  return loop_of(cfg, m, n) == NsMethod::gram ? gram(x, batch, m, n, cfg) : standard(x, batch, m, n, cfg);
 }
 
 int NsDevice::tail_for(const void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) const {
@@ -222,7 +226,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
-  splits_ = splits(options_, cfg.method, batch, m, n);
+  splits_ = splits(options_, loop_of(cfg, m, n), batch, m, n);
   using R = NsOptions::Resident;
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
@@ -265,7 +269,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
 }
 
 NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options) {
-  const Splits s = splits(options, cfg.method, batch, m, n);
+  const Splits s = splits(options, loop_of(cfg, m, n), batch, m, n);
   const double M = static_cast<double>(m), N = static_cast<double>(n);
   const double xxt = 2 * M * M * N, mmm = 2 * M * M * M, qx = 2 * M * M * N;
   const double fx = issued_fraction(s.gram, m), fm = issued_fraction(s.square, m);
@@ -278,7 +282,7 @@ NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, co
   auto gram = [&] { add(xxt, fx, true); };     // X·Xᵀ
   auto square = [&] { add(mmm, fm, true); };   // an m×m polynomial in one symmetric matrix
   auto apply = [&] { add(qx, 1.0, false); };   // B·X or Q·X
-  if (cfg.method != NsMethod::gram || m == n) {
+  if (loop_of(cfg, m, n) == NsMethod::standard) {
     for (int i = 0; i < cfg.steps; ++i) gram(), square(), apply();
     return f;
   }

@@ -63,8 +63,8 @@ struct NsOptions {
 };
 
 // The split of a batch × (m×m, inner dimension k) symmetric product the default uses in the
-// NS method's products.
-SymmetricPlan ns_split_for(NsMethod method, int batch, int64_t m, int64_t k);
+// products of an NS loop (standard, or gram's on a wide matrix).
+SymmetricPlan ns_split_for(NsMethod loop, int batch, int64_t m, int64_t k);
 
 // The GEMM work of one run: nominal counts every product in full (2·M·N·K each, the
 // algorithm's flops); issued counts what the symmetric splits actually launch; symmetric counts
@@ -104,7 +104,7 @@ class NsDevice {
   struct Splits {
     SymmetricPlan gram, square;   // X·Xᵀ (k = n) and the m×m products (k = m)
   };
-  static Splits splits(const NsOptions& o, NsMethod method, int batch, int64_t m, int64_t n);
+  static Splits splits(const NsOptions& o, NsMethod loop, int batch, int64_t m, int64_t n);
 
   void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
   // How many of a resident run's last matrices run beside the kernel (NsOptions::tail): on the
