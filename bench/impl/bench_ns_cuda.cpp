@@ -197,7 +197,7 @@ void streamed_alone(benchmark::State& state, Shape sh, int steps) {
   fill(x.get(), sh.batch * sh.m * sh.n, DType::bf16, 8601);
   auto once = [&] { cuda::streamed_standard(x.get(), sh.batch, sh.m, sh.n, cfg, scratch.get(), true, gpu().stream); };
   once();
-  for (auto _ : state) state.SetIterationTime(gpu().time_ms(once) / 1e3);
+  time_calls(state, Protocol::sustained, once);
   state.counters["clusters"] = cuda::streamed_clusters(sh.batch, true, sh.n);
 }
 
@@ -235,22 +235,24 @@ void gemm_mix(benchmark::State& state, Shape sh, DType t) {
     }
   };
   for (int i = 0; i < 3; ++i) run();
-  for (auto _ : state) state.SetIterationTime(gpu().time_ms(run) / 1e3);
+  time_calls(state, Protocol::sustained, run);
   state.counters["TFLOP/s"] = benchmark::Counter(
       cuda::NsDevice::flops(sh.batch, m, n, config(NsMethod::standard, t)).nominal / 1e12,
       benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// Products per timed call where one product is timed alone (gemm_square, product): as many as a
+// 4096² NS call has (5 steps × 3), so that a call lasts about as long as that NS call.
+constexpr int kChain = 15;
+
 // The roofline's GEMM (bench/ns_side_by_side.py: C = A·B at size³, uniform operands in [-1, 1))
-// timed the way this program times the NS (either Protocol): fifteen back to back per timed call,
-// a 4096² NS call's number of products.
+// timed the way this program times the NS (either Protocol), kChain back to back per timed call.
 void gemm_square(benchmark::State& state, int64_t size, DType t, Protocol protocol) {
   const int64_t ss = size * size;
   cuda::DeviceBuffer a, b, c;
   a.reserve(dtype_bytes(t) * ss), b.reserve(dtype_bytes(t) * ss), c.reserve(dtype_bytes(t) * ss);
   fill(a.get(), ss, t, 5), fill(b.get(), ss, t, 6);
   const PlainGemm g{cuda_type(t), 1};
-  constexpr int kChain = 15;
   auto run = [&] {
     for (int i = 0; i < kChain; ++i)
       g(CUBLAS_OP_N, CUBLAS_OP_N, size, size, size, a.get(), size, ss, b.get(), size, ss, c.get(), size, ss);
@@ -261,7 +263,7 @@ void gemm_square(benchmark::State& state, int64_t size, DType t, Protocol protoc
                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
-// One symmetric product of the NS alone, X·Xᵀ (m×m from m×k, bf16), under a split, fifteen a
+// One symmetric product of the NS alone, X·Xᵀ (m×m from m×k, bf16), under a split, kChain a
 // timed call: each split's rate per issued flop against the dense GEMM's (`full`, cuBLASLt over
 // the whole square), under either protocol (docs/gpu.md has the H100's figures).
 void product(benchmark::State& state, int64_t m, int64_t k, cuda::SymmetricPlan plan, Protocol protocol) {
@@ -276,7 +278,6 @@ void product(benchmark::State& state, int64_t m, int64_t k, cuda::SymmetricPlan 
   p.a = x.get(), p.lda = k, p.sa = m * k;
   p.b = x.get(), p.ldb = k, p.sb = m * k, p.b_transposed = true;
   p.d = d.get();
-  constexpr int kChain = 15;
   auto run = [&] {
     for (int i = 0; i < kChain; ++i) sym.run(plan, p, gpu().stream);
   };

@@ -55,9 +55,9 @@ __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
 }
 
 // The tiles go to the clusters of two blocks in pairs, 2u and 2u + 1 (pair u to cluster u mod
-// clusters; block r of the cluster the tile 2u + r; with kCluster = 1, tile u to block u mod blocks). An odd count's last pair is the last tile
-// twice: block 1 computes it without writing it, so that both blocks step through the same ring
-// steps. Where the pair's tiles share their A panel (the same row of tiles of one matrix: all
+// clusters; block r of the cluster the tile 2u + r; with kCluster = 1, tile u to block u mod
+// blocks). An odd count's last pair is the last tile twice: block 1 computes it without writing
+// it, so that both blocks step through the same ring steps. Where the pair's tiles share their A panel (the same row of tiles of one matrix: all
 // but the pairs that straddle a row's end), each block copies half of it into both blocks' ring
 // slots (TMA multicast), halving its reads from L2; a ring slot is refilled only once both
 // blocks' multiplying warps have read it. In a block, the n-th pair's tile goes to multiplying
@@ -149,9 +149,9 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       const int64_t mat = x.mat;
       const bool diagonal = i == j;
       float acc[2][64];
-  #pragma unroll
+#pragma unroll
       for (int h = 0; h < 2; ++h)
-  #pragma unroll
+#pragma unroll
         for (int e = 0; e < 64; ++e) acc[h][e] = 0.0f;
       // Stage `slot` is read: one arrival per warp on its barrier in both blocks (either may
       // refill both blocks' slot with a multicast).
@@ -166,7 +166,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         tma::wait(full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
         const uint32_t a_s = ring_s + stage * kStageBytes, b_s = one_panel(x) ? a_s : a_s + kPanelBytes;
         wgmma::fence();
-  #pragma unroll
+#pragma unroll
         for (int ks = 0; ks < kStep / 16; ++ks) {
           const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
           wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
@@ -187,16 +187,16 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       T* const dm = d + mat * mm;
       // The tile in four quarters of 64 × 64: rows 64·h… (acc[h]) × columns 64·ch… (a warp's
       // accumulators 16·ch… of acc[h]), so that a staging area is 9 KB and the ring has six stages.
-  #pragma unroll
+#pragma unroll
       for (int quarter = 0; quarter < 4; ++quarter) {
         const int h = quarter / 2, ch = quarter % 2;
         // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
         const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * h;   // D's row of this quarter's first
         const int64_t col0 = static_cast<int64_t>(j) * kTile + 64 * ch;  // and its column
         Pair<T> v[8][2];
-  #pragma unroll
+#pragma unroll
         for (int jl = 0; jl < 8; ++jl)
-  #pragma unroll
+#pragma unroll
           for (int e = 0; e < 2; ++e) {
             const int r = 16 * warp + g + 8 * e, col = 8 * jl + 2 * q, a = 4 * (8 * ch + jl) + 2 * e;
             float x0 = alpha * acc[h][a], x1 = alpha * acc[h][a + 1];
@@ -210,7 +210,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
             *reinterpret_cast<Pair<T>*>(staging + r * kQuarterPitch + col * 2) = v[jl][e];
           }
         tma::named_barrier(1 + w, 128);
-  #pragma unroll
+#pragma unroll
         for (int e = 0; e < 4; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
           const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, tile_row = 64 * h + r, tile_col = 64 * ch + 8 * p;
           T* dst = dm + (row0 + r) * m + col0 + 8 * p;
@@ -225,14 +225,14 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jp is
         // rows 8·(mi % 2)… × columns 16·jp + 8·(mi / 2)…, stored at its columns' rows).
         const int mi = lane / 8;
-  #pragma unroll
+#pragma unroll
         for (int jp = 0; jp < 4; ++jp) {
           const uint32_t f[4] = {as_bits(v[2 * jp][0]), as_bits(v[2 * jp][1]), as_bits(v[2 * jp + 1][0]),
                                  as_bits(v[2 * jp + 1][1])};
           stmatrix_x4_trans(staging + (16 * jp + 8 * (mi / 2) + lane % 8) * kQuarterPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
         }
         tma::named_barrier(1 + w, 128);
-  #pragma unroll
+#pragma unroll
         for (int e = 0; e < 4; ++e) {   // tile (j, i); on the diagonal only what lies above it
           const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * h + 8 * p, tile_col = 64 * ch + r;
           T* dst = dm + (col0 + r) * m + row0 + 8 * p;   // r: a column of the quarter, a row of its transpose
