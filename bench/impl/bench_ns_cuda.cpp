@@ -29,6 +29,10 @@
 //   --products        X·Xᵀ alone (4096×4096 from K = 4096 and 14336) under the 128-tiles, our
 //                     triangle kernel and the full GEMM, both protocols
 //                     (`product_xxt_bf16/4096xK/SPLIT[/cold]`).
+//   --parts           the standard NS's calls at 4096² and 4096×14336, each timed alone as the NS
+//                     issues them (`ns_part_bf16/SHAPE/{normalize,xxt,square,apply,apply_no_c}`),
+//                     and in its order on those inputs (`…/chain`): whether the NS costs more than
+//                     its parts, and what reading C costs the apply.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -288,6 +292,70 @@ void product(benchmark::State& state, int64_t m, int64_t k, cuda::SymmetricPlan 
                                                         benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// The standard NS's calls at one shape, each timed alone as one NS call issues it (the default
+// split, the same scalars, C and D; first iteration's triple): the normalization once, A = XXᵀ
+// (`xxt`), B = cA² + bA (`square`) and X' = BX + aX (`apply`) five times each. Their four times
+// add up to the NS's call where the chain costs nothing beyond its parts; `apply_no_c` is the
+// apply without its aX term, so the difference is what reading C costs. `chain` issues them in
+// the NS's order on these seeded inputs (normalize, then xxt, square and apply five times, X and
+// X' swapping), without a graph: the NS's launches on other values.
+enum class Part { normalize, xxt, square, apply, apply_no_c, chain };
+
+void ns_part(benchmark::State& state, Shape sh, Part part) {
+  const int64_t m = sh.m, n = sh.n, mm = m * m, mn = m * n;
+  const NsConfig cfg = config(NsMethod::standard, DType::bf16);
+  const NsTriple& k = cfg.at(0);
+  cuda::DeviceBuffer x, y, a, b, scratch;
+  x.reserve(2 * mn), y.reserve(2 * mn), a.reserve(2 * mm), b.reserve(2 * mm);
+  scratch.reserve(cuda::normalize_scratch_bytes(1, mn));
+  fill(x.get(), mn, DType::bf16, 8602), fill(a.get(), mm, DType::bf16, 8603);
+  cuda::LtGemm gemm;
+  cuda::SymmetricProduct sym(gemm);
+  cuda::SymmetricProblem gram;   // A = XXᵀ
+  gram.m = m, gram.k = n;
+  gram.a = gram.b = x.get(), gram.lda = gram.ldb = n, gram.sa = gram.sb = mn, gram.b_transposed = true;
+  gram.d = a.get();
+  cuda::SymmetricProblem square;   // B = cA² + bA
+  square.m = square.k = m;
+  square.a = square.b = square.c = a.get(), square.lda = square.ldb = m, square.sa = square.sb = mm;
+  square.b_symmetric = true, square.alpha = k.c, square.beta = k.b;
+  square.d = b.get();
+  const bool with_c = part != Part::apply_no_c;
+  const cuda::GemmProblem apply = cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), x.get(), with_c ? x.get() : y.get(), y.get());
+  const cuda::SymmetricPlan gram_plan = cuda::ns_split_for(NsMethod::standard, 1, m, n);
+  const cuda::SymmetricPlan square_plan = cuda::ns_split_for(NsMethod::standard, 1, m, m);
+  const cudaStream_t st = gpu().stream;
+  auto once = [&] {
+    switch (part) {
+      case Part::normalize: cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st); break;
+      case Part::xxt: sym.run(gram_plan, gram, st); break;
+      case Part::square: sym.run(square_plan, square, st); break;
+      case Part::apply:
+      case Part::apply_no_c:
+        gemm.run(apply, 1.0f, b.get(), x.get(), with_c ? k.a : 0.0f, with_c ? x.get() : y.get(), y.get(), st);
+        break;
+    }
+  };
+  auto run = [&] {
+    if (part != Part::chain) {
+      for (int i = 0; i < (part == Part::normalize ? 1 : cfg.steps); ++i) once();
+      return;
+    }
+    cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st);
+    void* cur = x.get();
+    void* nxt = y.get();
+    for (int i = 0; i < cfg.steps; ++i) {
+      gram.a = gram.b = cur;
+      sym.run(gram_plan, gram, st);
+      sym.run(square_plan, square, st);
+      gemm.run(cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), cur, cur, nxt), 1.0f, b.get(), cur, k.a, cur, nxt, st);
+      std::swap(cur, nxt);
+    }
+  };
+  for (int i = 0; i < 3; ++i) run();
+  time_calls(state, Protocol::sustained, run);
+}
+
 // Collects each benchmark's rate and time (median where repeated) for the closing tables.
 class TableReporter : public benchmark::ConsoleReporter {
  public:
@@ -384,6 +452,7 @@ int main(int argc, char** argv) {
   const bool with_variants = take_flag(&argc, argv, "--variants");
   const bool resident_sweep = take_flag(&argc, argv, "--resident-sweep");
   const bool products = take_flag(&argc, argv, "--products");
+  const bool parts = take_flag(&argc, argv, "--parts");
   benchmark::Initialize(&argc, argv);
   std::printf("device: %s\n", muoncheck::impl::cuda::environment().c_str());
   const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
@@ -437,6 +506,17 @@ int main(int argc, char** argv) {
           if (protocol == Protocol::cold) b->Iterations(1);
           else b->MinTime(0.2);
         }
+  }
+  if (parts) {
+    const std::pair<const char*, Part> names[] = {{"normalize", Part::normalize}, {"xxt", Part::xxt},
+                                                  {"square", Part::square}, {"apply", Part::apply},
+                                                  {"apply_no_c", Part::apply_no_c}, {"chain", Part::chain}};
+    for (const Shape& sh : kShapes) {
+      if (sh.batch != 1 || sh.m < 4096) continue;   // the roofline's shapes
+      for (const auto& [part_name, part] : names)
+        benchmark::RegisterBenchmark((std::string("ns_part_bf16/") + sh.name + "/" + part_name).c_str(), ns_part, sh, part)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+    }
   }
   const std::vector<Shape> sweep = resident_sweep ? sweep_shapes() : std::vector<Shape>{};
   for (const Shape& sh : sweep)

@@ -91,19 +91,24 @@ void NsDevice::symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, fl
   if (sym_.run(plan, p, stream_) != fitted(plan, m).split) ++split_fallbacks_;
 }
 
-void NsDevice::apply(int batch, int64_t m, int64_t n, float alpha, const void* a, const void* b, float beta,
-                     const void* c, void* d) {
-  const int64_t eb = dtype_bytes(dtype_), mm = m * m, mn = m * n;
+GemmProblem ns_apply_problem(DType t, int batch, int64_t m, int64_t n, const void* a, const void* b, const void* c,
+                             void* d) {
+  const int64_t eb = dtype_bytes(t), mm = m * m, mn = m * n;
   GemmProblem g;
-  g.dtype = dtype_;
+  g.dtype = t;
   g.m = m, g.n = n, g.k = m;
   g.lda = m, g.ldb = n, g.ldc = g.ldd = n;
   g.sa = mm, g.sb = mn, g.sc = g.sd = mn;
   g.batch = batch;
-  if (beta == 0.0f) c = d;
   g.align_a = alignment(a, mm * eb), g.align_b = alignment(b, mn * eb);
   g.align_c = alignment(c, mn * eb), g.align_d = alignment(d, mn * eb);
-  gemm_.run(g, alpha, a, b, beta, c, d, stream_);
+  return g;
+}
+
+void NsDevice::apply(int batch, int64_t m, int64_t n, float alpha, const void* a, const void* b, float beta,
+                     const void* c, void* d) {
+  if (beta == 0.0f) c = d;
+  gemm_.run(ns_apply_problem(dtype_, batch, m, n, a, b, c, d), alpha, a, b, beta, c, d, stream_);
 }
 
 // X (m×n, m ≤ n): A = XXᵀ; B = bA + cA²; X ← aX + BX. Each line one GEMM (B's with the bA term

@@ -66,6 +66,11 @@ struct NsOptions {
 // products of an NS loop (standard, or gram's on a wide matrix).
 SymmetricPlan ns_split_for(NsMethod loop, int batch, int64_t m, int64_t k);
 
+// The GEMM of X' = alpha·A·X + beta·C that the NS issues (A m×m, X, C and D m×n, batched,
+// strided): its shape and the alignments of these addresses. c: d where beta is 0.
+GemmProblem ns_apply_problem(DType t, int batch, int64_t m, int64_t n, const void* a, const void* b, const void* c,
+                             void* d);
+
 // The GEMM work of one run: nominal counts every product in full (2·M·N·K each, the
 // algorithm's flops); issued counts what the symmetric splits actually launch; symmetric counts
 // each symmetric product as its exact lower triangle with the diagonal, m(m+1)·K (the roofline's

@@ -199,11 +199,15 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     const bool markstein_ok = finite && markstein_exact(big, denom, inverse) && markstein_exact(tiny, denom, inverse);
 
     // Pass 2: X ← round(X / denom) chunk by chunk in place, out to the scratch copy (or, with no
-    // iterations, into the matrix).
+    // iterations, into the matrix); with iterations, the first one's XXᵀ accumulates from each
+    // chunk while it is in the ring (the same products in the same order as a pass of its own,
+    // which would read the scratch copy once more).
+    const bool fused = k.steps > 0;
 #pragma unroll 1
     for (int c = 0; c < chunks; ++c) {
       slot_read_out();
       wait_chunk(c);
+      if (fused) wgmma::wait<1>();   // chunk c − 2's products are done: its slot may be reloaded
       __syncthreads();
       load(c + kAhead, true);
       unsigned char* slot = ring + (c % kStages) * kChunkBytes;
@@ -226,9 +230,16 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           for (int e = 0; e < 8; ++e) v[e] = st<T>(ld(v[e]) / denom);
         }
       }
-      wgmma::proxy_fence();   // the store reads what this thread wrote
+      wgmma::proxy_fence();   // the store and the products read what this thread wrote
       __syncthreads();
-      store(ring_shared + (c % kStages) * kChunkBytes, c, k.steps == 0);
+      store(ring_shared + (c % kStages) * kChunkBytes, c, !fused);
+      if (!fused) continue;
+      if (c == 0) {
+        accumulate_partial(ring_shared, std::true_type{}, true);   // p is written, not read
+      } else {
+        wgmma::fence();
+        accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, std::false_type{}, true);
+      }
     }
 
     for (int it = 0; it < k.steps; ++it) {
@@ -237,24 +248,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       const int o = opaque(0);
       unsigned char* const a = ring + kStages * kChunkBytes + o;
       const uint32_t a_shared = ring_shared + kStages * kChunkBytes + o;
-      // XXᵀ over this block's columns: one pass, two chunks a step (one group of products), the
-      // next two chunks' copies waited for while a step's products run.
-      if (tid == 0) tma::wait_bulk<0>();   // the last pass's stores into the scratch copy are done
-      __syncthreads();
-      prologue(false, kPairAhead);
-      auto partial_pair = [&](int c, auto first) {
-        wait_chunk(c);
-        wait_chunk(c + 1);
-        wgmma::wait<1>();   // the step before last's products are done
-        __syncthreads();    // its slots (c − 4, c − 3) are free in both warpgroups
-        load(c + kPairAhead, false);
-        load(c + kPairAhead + 1, false);
-        accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, first, false);
-        accumulate_partial(ring_shared + ((c + 1) % kStages) * kChunkBytes, std::false_type{}, true);
-      };
-      partial_pair(0, std::true_type{});   // p is written, not read, by its first product
-#pragma unroll 1
-      for (int c = 2; c < chunks; c += 2) partial_pair(c, std::false_type{});
+      if (tid == 0) tma::wait_bulk<0>();   // the scratch copy's stores are done (pass 2's, before the first)
       wgmma::wait<0>();
       wgmma::pin(p);
       __syncthreads();   // every slot is free
@@ -374,6 +368,28 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           chunk(acc0, acc1, c0 + q, false);
           chunk(acc1, acc0, c0 + q + 1, q + 2 == kGroup);
         }
+      }
+      // The next iteration's XXᵀ over this block's columns (the first one's ran in pass 2): one
+      // pass, two chunks a step (one group of products), the next two chunks' copies waited for
+      // while a step's products run. Here rather than at the top of the iteration, so that p is
+      // dead while X ← aX + BX holds its registers.
+      if (it + 1 < k.steps) {
+        if (tid == 0) tma::wait_bulk<0>();   // this iteration's stores into the scratch copy are done
+        __syncthreads();
+        prologue(false, kPairAhead);
+        auto partial_pair = [&](int c, auto first) {
+          wait_chunk(c);
+          wait_chunk(c + 1);
+          wgmma::wait<1>();   // the step before last's products are done
+          __syncthreads();    // its slots (c − 4, c − 3) are free in both warpgroups
+          load(c + kPairAhead, false);
+          load(c + kPairAhead + 1, false);
+          accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, first, false);
+          accumulate_partial(ring_shared + ((c + 1) % kStages) * kChunkBytes, std::false_type{}, true);
+        };
+        partial_pair(0, std::true_type{});   // p is written, not read, by its first product
+#pragma unroll 1
+        for (int c = 2; c < chunks; c += 2) partial_pair(c, std::false_type{});
       }
     }
     wgmma::wait<0>();

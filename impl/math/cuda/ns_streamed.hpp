@@ -8,9 +8,10 @@
 // Two-block clusters fit those pairs. A pair cannot hold a 128 × 4096 matrix (1 MB) in its shared
 // memory, so each block streams its half of X, from L2, through a ring of 64-column chunks: TMA
 // tensor boxes from and to the matrix (swizzled and zero-filled by the copy), 16 KB bulk copies
-// from and to a scratch copy of its own (swizzled). Two passes normalize; each iteration is a pass
-// for XXᵀ and a pass for X ← aX + BX. (X ← aX + BX fused with the next XXᵀ needs more registers
-// than a thread has: docs/gpu.md.)
+// from and to a scratch copy of its own (swizzled). Two passes normalize, the second also
+// accumulating the first iteration's XXᵀ from each chunk it rounds; each iteration is a pass for
+// X ← aX + BX and, but for the last, a pass for the next iteration's XXᵀ. (X ← aX + BX fused with
+// the next XXᵀ needs more registers than a thread has: docs/gpu.md.)
 //   normalize   Σx² in double per block (|x| by bit moves, as in the resident kernel; a thread
 //               that met an infinity or NaN contributes +∞ or NaN, as summing through the
 //               conversion would), the two sums added; X ← round(X / (round(√Σ) + 1e-7)) with
