@@ -31,8 +31,8 @@
 //                     (`product_xxt_bf16/4096xK/SPLIT[/cold]`).
 //   --parts           the standard NS's calls at 4096² and 4096×14336, each timed alone as the NS
 //                     issues them (`ns_part_bf16/SHAPE/{normalize,xxt,square,apply,apply_no_c}`),
-//                     and in its order on those inputs (`…/chain`): whether the NS costs more than
-//                     its parts, and what reading C costs the apply.
+//                     and in its order on those inputs (`…/chain`), under both protocols (`…/cold`):
+//                     whether the NS costs more than its parts, and what reading C costs the apply.
 // Ends with a table; bench/ns_side_by_side.py reads the JSON output (--benchmark_out).
 #include <benchmark/benchmark.h>
 
@@ -301,7 +301,7 @@ void product(benchmark::State& state, int64_t m, int64_t k, cuda::SymmetricPlan 
 // X' swapping), without a graph: the NS's launches on other values.
 enum class Part { normalize, xxt, square, apply, apply_no_c, chain };
 
-void ns_part(benchmark::State& state, Shape sh, Part part) {
+void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
   const int64_t m = sh.m, n = sh.n, mm = m * m, mn = m * n;
   const NsConfig cfg = config(NsMethod::standard, DType::bf16);
   const NsTriple& k = cfg.at(0);
@@ -353,7 +353,7 @@ void ns_part(benchmark::State& state, Shape sh, Part part) {
     }
   };
   for (int i = 0; i < 3; ++i) run();
-  time_calls(state, Protocol::sustained, run);
+  time_calls(state, protocol, run);
 }
 
 // Collects each benchmark's rate and time (median where repeated) for the closing tables.
@@ -513,9 +513,13 @@ int main(int argc, char** argv) {
                                                   {"apply_no_c", Part::apply_no_c}, {"chain", Part::chain}};
     for (const Shape& sh : kShapes) {
       if (sh.batch != 1 || sh.m < 4096) continue;   // the roofline's shapes
-      for (const auto& [part_name, part] : names)
-        benchmark::RegisterBenchmark((std::string("ns_part_bf16/") + sh.name + "/" + part_name).c_str(), ns_part, sh, part)
+      for (const auto& [part_name, part] : names) {
+        const std::string name = std::string("ns_part_bf16/") + sh.name + "/" + part_name;
+        benchmark::RegisterBenchmark(name.c_str(), ns_part, sh, part, Protocol::sustained)
             ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+        benchmark::RegisterBenchmark((name + "/cold").c_str(), ns_part, sh, part, Protocol::cold)
+            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+      }
     }
   }
   const std::vector<Shape> sweep = resident_sweep ? sweep_shapes() : std::vector<Shape>{};
