@@ -8,3 +8,4 @@ kill $S
 gzip -f $OUT/smi.csv
 cd $OUT/ns && rm -f inductor-cache.tgz && gzip -f check-cuda.json && \
   grep -E "scenarios:|golden|FAIL " check-cuda.txt > check-cuda-summary.txt; ls -la $OUT/ns
+cd $OUT && mv smi.csv.gz ns/ && tar czf final.tgz ns && rm -rf ns
