@@ -297,8 +297,9 @@ void product(benchmark::State& state, int64_t m, int64_t k, cuda::SymmetricPlan 
 // (`xxt`), B = cA² + bA (`square`) and X' = BX + aX (`apply`) five times each. Their four times
 // add up to the NS's call where the chain costs nothing beyond its parts; `apply_no_c` is the
 // apply without its aX term, so the difference is what reading C costs. `chain` issues them in
-// the NS's order on these seeded inputs (normalize, then xxt, square and apply five times, X and
-// X' swapping), without a graph: the NS's launches on other values.
+// the NS's order (normalize, then xxt, square and apply five times, X and X' swapping), without a
+// graph: the NS's launches. Every part runs on the values a chain leaves in its buffers (X, A and
+// B of an NS call), so that parts and chain multiply the same kind of numbers.
 enum class Part { normalize, xxt, square, apply, apply_no_c, chain };
 
 void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
@@ -336,11 +337,7 @@ void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
         break;
     }
   };
-  auto run = [&] {
-    if (part != Part::chain) {
-      for (int i = 0; i < (part == Part::normalize ? 1 : cfg.steps); ++i) once();
-      return;
-    }
+  auto chain = [&] {
     cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st);
     void* cur = x.get();
     void* nxt = y.get();
@@ -351,7 +348,13 @@ void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
       gemm.run(cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), cur, cur, nxt), 1.0f, b.get(), cur, k.a, cur, nxt, st);
       std::swap(cur, nxt);
     }
+    gram.a = gram.b = x.get();
   };
+  auto run = [&] {
+    if (part == Part::chain) return chain();
+    for (int i = 0; i < (part == Part::normalize ? 1 : cfg.steps); ++i) once();
+  };
+  chain();   // every part then reads values an NS call leaves, not the seeded ones (power follows the bits)
   for (int i = 0; i < 3; ++i) run();
   time_calls(state, protocol, run);
 }
