@@ -309,7 +309,7 @@ void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
   cuda::DeviceBuffer x, y, a, b, scratch;
   x.reserve(2 * mn), y.reserve(2 * mn), a.reserve(2 * mm), b.reserve(2 * mm);
   scratch.reserve(cuda::normalize_scratch_bytes(1, mn));
-  fill(x.get(), mn, DType::bf16, 8602), fill(a.get(), mm, DType::bf16, 8603);
+  fill(x.get(), mn, DType::bf16, 8602);   // A, B and X' come from the chain below
   cuda::LtGemm gemm;
   cuda::SymmetricProduct sym(gemm);
   cuda::SymmetricProblem gram;   // A = XXᵀ
@@ -322,37 +322,40 @@ void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
   square.b_symmetric = true, square.alpha = k.c, square.beta = k.b;
   square.d = b.get();
   const bool with_c = part != Part::apply_no_c;
-  const cuda::GemmProblem apply = cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), x.get(), with_c ? x.get() : y.get(), y.get());
+  const void* c = with_c ? x.get() : y.get();   // d where beta is 0, as NsDevice::apply passes it
+  const cuda::GemmProblem apply = cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), x.get(), c, y.get());
   const cuda::SymmetricPlan gram_plan = cuda::ns_split_for(NsMethod::standard, 1, m, n);
   const cuda::SymmetricPlan square_plan = cuda::ns_split_for(NsMethod::standard, 1, m, m);
   const cudaStream_t st = gpu().stream;
-  auto once = [&] {
-    switch (part) {
-      case Part::normalize: cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st); break;
-      case Part::xxt: sym.run(gram_plan, gram, st); break;
-      case Part::square: sym.run(square_plan, square, st); break;
-      case Part::apply:
-      case Part::apply_no_c:
-        gemm.run(apply, 1.0f, b.get(), x.get(), with_c ? k.a : 0.0f, with_c ? x.get() : y.get(), y.get(), st);
-        break;
-    }
-  };
   auto chain = [&] {
     cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st);
     void* cur = x.get();
     void* nxt = y.get();
     for (int i = 0; i < cfg.steps; ++i) {
-      gram.a = gram.b = cur;
-      sym.run(gram_plan, gram, st);
+      cuda::SymmetricProblem g = gram;
+      g.a = g.b = cur;
+      sym.run(gram_plan, g, st);
       sym.run(square_plan, square, st);
       gemm.run(cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), cur, cur, nxt), 1.0f, b.get(), cur, k.a, cur, nxt, st);
       std::swap(cur, nxt);
     }
-    gram.a = gram.b = x.get();
   };
+  // One timed call: the part as many times as an NS call issues it.
   auto run = [&] {
-    if (part == Part::chain) return chain();
-    for (int i = 0; i < (part == Part::normalize ? 1 : cfg.steps); ++i) once();
+    switch (part) {
+      case Part::normalize: return cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st);
+      case Part::chain: return chain();
+      case Part::xxt:
+        for (int i = 0; i < cfg.steps; ++i) sym.run(gram_plan, gram, st);
+        return;
+      case Part::square:
+        for (int i = 0; i < cfg.steps; ++i) sym.run(square_plan, square, st);
+        return;
+      case Part::apply:
+      case Part::apply_no_c:
+        for (int i = 0; i < cfg.steps; ++i) gemm.run(apply, 1.0f, b.get(), x.get(), with_c ? k.a : 0.0f, c, y.get(), st);
+        return;
+    }
   };
   chain();   // every part then reads values an NS call leaves, not the seeded ones (power follows the bits)
   for (int i = 0; i < 3; ++i) run();
@@ -437,16 +440,30 @@ std::vector<std::pair<std::string, cuda::NsOptions>> sweep_variants() {
           {"default", {}}};
 }
 
+// A registered benchmark's timing under a protocol: sustained, calls for at least min_time
+// seconds; cold, one measurement (time_calls).
+benchmark::internal::Benchmark* timed(benchmark::internal::Benchmark* b, Protocol protocol, double min_time = 0.2) {
+  b->UseManualTime()->Unit(benchmark::kMillisecond);
+  return protocol == Protocol::cold ? b->Iterations(1) : b->MinTime(min_time);
+}
+
+// NAME under the sustained protocol and NAME/cold under the cold one; add(name, protocol)
+// registers one of them.
+template <class Add>
+void register_both(const std::string& name, Add add) {
+  timed(add(name, Protocol::sustained), Protocol::sustained);
+  timed(add(name + "/cold", Protocol::cold), Protocol::cold);
+}
+
 void register_ns(const std::string& name, const Shape& sh, const NsConfig& cfg, cuda::NsOptions o, int reps) {
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), ns, sh, cfg, o, Protocol::sustained);
-  b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(reps > 1 ? 0.2 : 0.1);
+  auto* b = timed(benchmark::RegisterBenchmark(name.c_str(), ns, sh, cfg, o, Protocol::sustained), Protocol::sustained,
+                  reps > 1 ? 0.2 : 0.1);
   if (reps > 1) b->Repetitions(reps);
 }
 
 // NAME/cold: the call timed under the cold protocol, once.
 void register_cold(const std::string& name, const Shape& sh, const NsConfig& cfg, cuda::NsOptions o = {}) {
-  benchmark::RegisterBenchmark((name + "/cold").c_str(), ns, sh, cfg, o, Protocol::cold)
-      ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
+  timed(benchmark::RegisterBenchmark((name + "/cold").c_str(), ns, sh, cfg, o, Protocol::cold), Protocol::cold);
 }
 
 }  // namespace
@@ -462,8 +479,7 @@ int main(int argc, char** argv) {
   for (const Shape& sh : kShapes) {
     const std::string s = sh.name;
     register_ns("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16), {}, 5);
-    benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+    timed(benchmark::RegisterBenchmark(("gemm_mix_bf16/" + s).c_str(), gemm_mix, sh, DType::bf16), Protocol::sustained);
     if (sh.m != sh.n) register_ns("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16), {}, 5);
     const bool roofline_shape = sh.batch == 1 && sh.m >= 4096;   // also timed cold, as the roofline's GEMM is
     if (roofline_shape) {
@@ -486,13 +502,10 @@ int main(int argc, char** argv) {
         register_ns("ns_gram_fp16_" + sch.name + "/" + s, sh, scheduled(NsMethod::gram, DType::fp16, sch), {}, 3);
     }
   }
-  for (const DType t : {DType::bf16, DType::fp16}) {
-    const std::string name = t == DType::bf16 ? "gemm_square_bf16/4096" : "gemm_square_fp16/4096";
-    benchmark::RegisterBenchmark(name.c_str(), gemm_square, int64_t{4096}, t, Protocol::sustained)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
-    benchmark::RegisterBenchmark((name + "/cold").c_str(), gemm_square, int64_t{4096}, t, Protocol::cold)
-        ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-  }
+  for (const DType t : {DType::bf16, DType::fp16})
+    register_both(t == DType::bf16 ? "gemm_square_bf16/4096" : "gemm_square_fp16/4096", [&](const std::string& n, Protocol p) {
+      return benchmark::RegisterBenchmark(n.c_str(), gemm_square, int64_t{4096}, t, p);
+    });
   if (products) {
     using cuda::SymmetricPlan;
     using cuda::SymmetricSplit;
@@ -501,14 +514,9 @@ int main(int argc, char** argv) {
                                                            {"full", {SymmetricSplit::full, 0}}};
     for (int64_t k : {4096, 14336})
       for (const auto& [plan_name, plan] : plans)
-        for (const Protocol protocol : {Protocol::sustained, Protocol::cold}) {
-          const std::string name = "product_xxt_bf16/4096x" + std::to_string(k) + "/" + plan_name +
-                                   (protocol == Protocol::cold ? "/cold" : "");
-          auto* b = benchmark::RegisterBenchmark(name.c_str(), product, int64_t{4096}, k, plan, protocol);
-          b->UseManualTime()->Unit(benchmark::kMillisecond);
-          if (protocol == Protocol::cold) b->Iterations(1);
-          else b->MinTime(0.2);
-        }
+        register_both("product_xxt_bf16/4096x" + std::to_string(k) + "/" + plan_name, [&](const std::string& n, Protocol p) {
+          return benchmark::RegisterBenchmark(n.c_str(), product, int64_t{4096}, k, plan, p);
+        });
   }
   if (parts) {
     const std::pair<const char*, Part> names[] = {{"normalize", Part::normalize}, {"xxt", Part::xxt},
@@ -516,13 +524,10 @@ int main(int argc, char** argv) {
                                                   {"apply_no_c", Part::apply_no_c}, {"chain", Part::chain}};
     for (const Shape& sh : kShapes) {
       if (sh.batch != 1 || sh.m < 4096) continue;   // the roofline's shapes
-      for (const auto& [part_name, part] : names) {
-        const std::string name = std::string("ns_part_bf16/") + sh.name + "/" + part_name;
-        benchmark::RegisterBenchmark(name.c_str(), ns_part, sh, part, Protocol::sustained)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
-        benchmark::RegisterBenchmark((name + "/cold").c_str(), ns_part, sh, part, Protocol::cold)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
-      }
+      for (const auto& [part_name, part] : names)
+        register_both(std::string("ns_part_bf16/") + sh.name + "/" + part_name, [&](const std::string& n, Protocol p) {
+          return benchmark::RegisterBenchmark(n.c_str(), ns_part, sh, part, p);
+        });
     }
   }
   const std::vector<Shape> sweep = resident_sweep ? sweep_shapes() : std::vector<Shape>{};
@@ -533,8 +538,8 @@ int main(int argc, char** argv) {
     for (int batch : {1, 4, 6})
       for (int steps : {0, 1, 5}) {
         const std::string name = "ns_streamed_alone/" + std::to_string(batch) + "x128x4096/steps" + std::to_string(steps);
-        benchmark::RegisterBenchmark(name.c_str(), streamed_alone, Shape{nullptr, batch, 128, 4096}, steps)
-            ->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.1);
+        timed(benchmark::RegisterBenchmark(name.c_str(), streamed_alone, Shape{nullptr, batch, 128, 4096}, steps),
+              Protocol::sustained, 0.1);
       }
   TableReporter table;
   benchmark::RunSpecifiedBenchmarks(&table);

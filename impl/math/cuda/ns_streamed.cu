@@ -125,14 +125,15 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     // k-step writes p without reading it.
     float p[48];
     const int corner_col = wg == 0 ? 96 : 64;
-    // commit: close the group after this chunk's products (else the next chunk's join them).
-    auto accumulate_partial = [&](uint32_t slot, auto first, bool commit) {
+    // opens: this chunk's products start a group (wgmma.fence first); closes: they end it (else the
+    // next chunk's join them).
+    auto accumulate_partial = [&](uint32_t slot, auto first, bool opens, bool closes) {
       constexpr bool kFirst = decltype(first)::value;
       const uint32_t s = opaque(slot);
       auto desc = [&](int row, int ks) { return wgmma::k_major_descriptor<kRows>(s, row, 16 * ks); };
       float(&square)[32] = *reinterpret_cast<float(*)[32]>(&p[0]);
       float(&corner)[16] = *reinterpret_cast<float(*)[16]>(&p[32]);
-      if (kFirst || !commit) wgmma::fence();
+      if (opens) wgmma::fence();
 #pragma unroll
       for (int ks = 0; ks < kChunk / 16; ++ks) {
         if (kFirst && ks == 0) {
@@ -143,7 +144,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           wgmma::Ss<T, 32>::mma(corner, desc(64, ks), desc(corner_col, ks), 1);
         }
       }
-      if (commit) wgmma::commit();
+      if (closes) wgmma::commit();
     };
     // Where p[4j + 2h + e] lies: row p_row(j) + 8h, column p_col0(j) + 2t + e.
     auto p_row = [&](int j) { return (j < 8 ? 64 * wg : 64) + 16 * ww + g; };
@@ -234,13 +235,14 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       __syncthreads();
       store(ring_shared + (c % kStages) * kChunkBytes, c, !fused);
       if (!fused) continue;
-      if (c == 0) {
-        accumulate_partial(ring_shared, std::true_type{}, true);   // p is written, not read
-      } else {
-        wgmma::fence();
-        accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, std::false_type{}, true);
-      }
+      if (c == 0)
+        accumulate_partial(ring_shared, std::true_type{}, true, true);   // p is written, not read
+      else
+        accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, std::false_type{}, true, true);
     }
+    // Pass 2's stores are done before the first iteration reads the scratch copy (each later one's
+    // reads wait before the XXᵀ pass that ends the iteration before it).
+    if (tid == 0) tma::wait_bulk<0>();
 
     for (int it = 0; it < k.steps; ++it) {
       // The shared addresses of this iteration from an opaque base: computed where they are used,
@@ -248,7 +250,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       const int o = opaque(0);
       unsigned char* const a = ring + kStages * kChunkBytes + o;
       const uint32_t a_shared = ring_shared + kStages * kChunkBytes + o;
-      if (tid == 0) tma::wait_bulk<0>();   // the scratch copy's stores are done (pass 2's, before the first)
       wgmma::wait<0>();
       wgmma::pin(p);
       __syncthreads();   // every slot is free
@@ -384,8 +385,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
           __syncthreads();    // its slots (c − 4, c − 3) are free in both warpgroups
           load(c + kPairAhead, false);
           load(c + kPairAhead + 1, false);
-          accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, first, false);
-          accumulate_partial(ring_shared + ((c + 1) % kStages) * kChunkBytes, std::false_type{}, true);
+          accumulate_partial(ring_shared + (c % kStages) * kChunkBytes, first, true, false);
+          accumulate_partial(ring_shared + ((c + 1) % kStages) * kChunkBytes, std::false_type{}, false, true);
         };
         partial_pair(0, std::true_type{});   // p is written, not read, by its first product
 #pragma unroll 1

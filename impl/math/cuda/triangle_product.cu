@@ -57,10 +57,10 @@ __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
 // The tiles go to the clusters of two blocks in pairs, 2u and 2u + 1 (pair u to cluster u mod
 // clusters; block r of the cluster the tile 2u + r; with kCluster = 1, tile u to block u mod
 // blocks). An odd count's last pair is the last tile twice: block 1 computes it without writing
-// it, so that both blocks step through the same ring steps. Where the pair's tiles share their A panel (the same row of tiles of one matrix: all
-// but the pairs that straddle a row's end), each block copies half of it into both blocks' ring
-// slots (TMA multicast), halving its reads from L2; a ring slot is refilled only once both
-// blocks' multiplying warps have read it. In a block, the n-th pair's tile goes to multiplying
+// it, so that both blocks step through the same ring steps. Where the pair's tiles share their A
+// panel (the same row of tiles of one matrix: all but the pairs that straddle a row's end), each
+// block copies half of it into both blocks' ring slots (TMA multicast), halving its reads from L2;
+// a ring slot is refilled only once both blocks' multiplying warps have read it. In a block, the n-th pair's tile goes to multiplying
 // warpgroup n mod 2 (ping-pong: the copier fills the ring in pair order, so the two warpgroups'
 // products take turns, and each writes its tile while the other multiplies).
 template <class T>
