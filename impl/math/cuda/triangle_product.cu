@@ -37,13 +37,14 @@ constexpr int kMultiplierRegisters = 232;
 static_assert(128 * kCopierRegisters + 256 * kMultiplierRegisters <= 65536, "one block's registers");
 constexpr int kPanelBytes = kTile * kStep * 2;  // one operand's 128 rows × 64 of K
 constexpr int kStageBytes = 2 * kPanelBytes;
-constexpr int kQuarterPitch = 64 * 2 + 16;      // a staged quarter of a tile, 64 × 64, either way round (bytes per row)
-constexpr int kStagingBytes = 64 * kQuarterPitch;
+constexpr int kQuarterBytes = 64 * 64 * 2;     // a staged quarter of a tile, 64 × 64, 128-byte swizzled
+using QuarterLayout = wgmma::Swizzled128<64>;
 constexpr int kCluster = MUONCHECK_TRIANGLE_CLUSTER;   // blocks per cluster: 2, a pair of tiles sharing A; or 1
 static_assert(kCluster == 1 || kCluster == 2, "a cluster is one block or a pair");
 constexpr int kTurnBarrier = 3;                 // named barriers 3, 4: warpgroup 0's, 1's turn to multiply (1, 2: their epilogues)
 constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
-constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 2 * kStagingBytes + 2 * kStages * sizeof(uint64_t);
+// Each multiplying warpgroup stages a quarter and its transpose at once (two buffers).
+constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 4 * kQuarterBytes + 2 * kStages * sizeof(uint64_t);
 static_assert(kSharedBytes <= 227 * 1024, "one block's shared memory on sm_90");
 
 // Tile l of one matrix's lower triangle, row by row: (i, j) with j ≤ i.
@@ -66,14 +67,15 @@ __device__ __forceinline__ void lower_tile(int l, int& i, int& j) {
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads, 1)
     triangle_tiles(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap a_half_map,
-                   const __grid_constant__ CUtensorMap b_map, T* d, const T* c, int m, int k, int batch, float alpha,
+                   const __grid_constant__ CUtensorMap b_map, const __grid_constant__ CUtensorMap d_map, T* d, const T* c,
+                   int m, int k, int batch, float alpha,
                    float beta, bool one_operand) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) unsigned char shared[];
   unsigned char* const ring = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
   unsigned char* const staging_base = ring + kStages * kStageBytes;
   const uint32_t ring_s = shared_address(ring);
-  const uint32_t full = shared_address(staging_base + 2 * kStagingBytes);   // kStages barriers: a stage has landed
+  const uint32_t full = shared_address(staging_base + 4 * kQuarterBytes);   // kStages barriers: a stage has landed
   const uint32_t empty = full + kStages * sizeof(uint64_t);                 // kStages barriers: a stage was read
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
   const int rank = static_cast<int>(blockIdx.x) % kCluster, peer = (rank + 1) % kCluster;
@@ -133,7 +135,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     // rows 16·warp… of those, its accumulators (g + 8·e, 8jj + 2q) as wgmma.cuh lays them out.
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMultiplierRegisters));
     const int w = wg - 1, warp = tid / 32 % 4, lane = tid % 32, g = lane / 4, q = lane % 4, wt = tid % 128;
-    unsigned char* const staging = staging_base + w * kStagingBytes;
+    unsigned char* const direct = staging_base + 2 * w * kQuarterBytes;   // a quarter as D's rows
+    unsigned char* const transposed = direct + kQuarterBytes;              // and as its transpose's
     const int64_t mm = static_cast<int64_t>(m) * m;
     const uint32_t peer_empty = cluster_address(empty, peer);
     int consumed = 0;   // the ring steps before this pair's, both warpgroups' (the copier's order)
@@ -186,13 +189,17 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 
       T* const dm = d + mat * mm;
       // The tile in four quarters of 64 × 64: rows 64·h… (acc[h]) × columns 64·ch… (a warp's
-      // accumulators 16·ch… of acc[h]), so that a staging area is 9 KB and the ring has six stages.
+      // accumulators 16·ch… of acc[h]). Each is staged twice, as rows and transposed, and written
+      // by two TMA stores; on the diagonal, the quarter above it is the mirror of the one below,
+      // and the two that straddle it are written by the threads, only what lies on or below it.
 #pragma unroll
       for (int quarter = 0; quarter < 4; ++quarter) {
         const int h = quarter / 2, ch = quarter % 2;
-        // D = α·acc + β·C rounded once, staged as rows; then written as 16-byte pieces of rows.
+        if (diagonal && h < ch) continue;
+        const bool straddles = diagonal && h == ch;
         const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * h;   // D's row of this quarter's first
         const int64_t col0 = static_cast<int64_t>(j) * kTile + 64 * ch;  // and its column
+        // D = α·acc + β·C rounded once.
         Pair<T> v[8][2];
 #pragma unroll
         for (int jl = 0; jl < 8; ++jl)
@@ -207,21 +214,15 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
             }
             v[jl][e].v[0] = st<T>(x0);
             v[jl][e].v[1] = st<T>(x1);
-            *reinterpret_cast<Pair<T>*>(staging + r * kQuarterPitch + col * 2) = v[jl][e];
           }
+        // The buffers are free once the stores issued from them have read them.
+        if (wt == 0) tma::wait_bulk_read<0>();
         tma::named_barrier(1 + w, 128);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {   // tile (i, j); on the diagonal only what lies on or below it
-          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, tile_row = 64 * h + r, tile_col = 64 * ch + 8 * p;
-          T* dst = dm + (row0 + r) * m + col0 + 8 * p;
-          const unsigned char* src = staging + r * kQuarterPitch + 16 * p;
-          if (!diagonal || tile_col + 7 <= tile_row) {
-            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-          } else {
-            for (int x = 0; tile_col + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
-          }
-        }
-        tma::named_barrier(1 + w, 128);
+        for (int jl = 0; jl < 8; ++jl)
+#pragma unroll
+          for (int e = 0; e < 2; ++e)
+            *reinterpret_cast<Pair<T>*>(direct + QuarterLayout::offset(16 * warp + g + 8 * e, 8 * jl + 2 * q)) = v[jl][e];
         // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jp is
         // rows 8·(mi % 2)… × columns 16·jp + 8·(mi / 2)…, stored at its columns' rows).
         const int mi = lane / 8;
@@ -229,24 +230,46 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         for (int jp = 0; jp < 4; ++jp) {
           const uint32_t f[4] = {as_bits(v[2 * jp][0]), as_bits(v[2 * jp][1]), as_bits(v[2 * jp + 1][0]),
                                  as_bits(v[2 * jp + 1][1])};
-          stmatrix_x4_trans(staging + (16 * jp + 8 * (mi / 2) + lane % 8) * kQuarterPitch + (16 * warp + 8 * (mi % 2)) * 2, f);
+          stmatrix_x4_trans(transposed + QuarterLayout::offset(16 * jp + 8 * (mi / 2) + lane % 8, 16 * warp + 8 * (mi % 2)), f);
+        }
+        if (!straddles) {
+          wgmma::proxy_fence();   // the staged values, seen by the TMA stores
+          tma::named_barrier(1 + w, 128);
+          if (wt == 0) {
+            tma::store_3d(&d_map, static_cast<int>(col0), static_cast<int>(row0), static_cast<int>(mat), shared_address(direct));
+            tma::store_3d(&d_map, static_cast<int>(row0), static_cast<int>(col0), static_cast<int>(mat),
+                          shared_address(transposed));
+            tma::commit_bulk();
+          }
+          continue;
         }
         tma::named_barrier(1 + w, 128);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {   // tile (j, i); on the diagonal only what lies above it
+        for (int e = 0; e < 4; ++e) {   // tile (i, j): what lies on or below the diagonal
+          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, tile_row = 64 * h + r, tile_col = 64 * ch + 8 * p;
+          T* dst = dm + (row0 + r) * m + col0 + 8 * p;
+          const unsigned char* src = direct + QuarterLayout::offset(r, 8 * p);
+          if (tile_col + 7 <= tile_row) {
+            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
+          } else {
+            for (int x = 0; tile_col + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {   // tile (j, i): what lies above it
           const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * h + 8 * p, tile_col = 64 * ch + r;
           T* dst = dm + (col0 + r) * m + row0 + 8 * p;   // r: a column of the quarter, a row of its transpose
-          const unsigned char* src = staging + r * kQuarterPitch + 16 * p;
-          if (!diagonal || first > tile_col) {
+          const unsigned char* src = transposed + QuarterLayout::offset(r, 8 * p);
+          if (first > tile_col) {
             *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
           } else {
             for (int x = 0; x < 8; ++x)
               if (first + x > tile_col) dst[x] = reinterpret_cast<const T*>(src)[x];
           }
         }
-        tma::named_barrier(1 + w, 128);   // the staging area is free for the next quarter
       }
     }
+    if (wt == 0) tma::wait_bulk<0>();   // the last stores have read the staging and landed
   }
   // No block leaves while the other may still arrive on its barriers.
   cg::this_cluster().sync();
@@ -350,6 +373,7 @@ void triangle_product(const SymmetricProblem& p, cudaStream_t s) {
   const CUtensorMap a_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch, kTile);
   const CUtensorMap a_half_map = panel_map(p.dtype, p.a, p.m, p.k, p.lda, p.sa, p.batch, kTile / 2);
   const CUtensorMap b_map = panel_map(p.dtype, p.b, p.m, p.k, p.ldb, p.sb, p.batch, kTile);
+  const CUtensorMap d_map = swizzled_matrix_map(p.dtype, p.d, p.m, p.m, p.m, p.m * p.m, p.batch, 64, 64, "triangle product");
   const int64_t side = p.m / kTile, tiles = p.batch * side * (side + 1) / 2, pairs = (tiles + kCluster - 1) / kCluster;
   const int grid = kCluster * static_cast<int>(std::min<int64_t>(pairs, f->clusters));
   const int m = static_cast<int>(p.m), k = static_cast<int>(p.k);
@@ -357,7 +381,7 @@ void triangle_product(const SymmetricProblem& p, cudaStream_t s) {
     using T = decltype(v);
     if constexpr (sizeof(T) == 2) {
       const Launch launch(grid, s);
-      check(cudaLaunchKernelEx(&launch.config, &triangle_tiles<T>, a_map, a_half_map, b_map, static_cast<T*>(p.d),
+      check(cudaLaunchKernelEx(&launch.config, &triangle_tiles<T>, a_map, a_half_map, b_map, d_map, static_cast<T*>(p.d),
                                static_cast<const T*>(p.c), m, k, p.batch, p.alpha, p.beta,
                                p.a == p.b && p.lda == p.ldb && p.sa == p.sb),
             "triangle_tiles");
