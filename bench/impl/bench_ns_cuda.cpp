@@ -473,8 +473,18 @@ int main(int argc, char** argv) {
   const bool resident_sweep = take_flag(&argc, argv, "--resident-sweep");
   const bool products = take_flag(&argc, argv, "--products");
   const bool parts = take_flag(&argc, argv, "--parts");
+  bool listing = false;   // --benchmark_list_tests names the benchmarks; it needs no GPU
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    listing = listing || (arg.rfind("--benchmark_list_tests", 0) == 0 && arg.find("=false") == std::string::npos &&
+                          arg.find("=0") == std::string::npos);
+  }
   benchmark::Initialize(&argc, argv);
   std::printf("device: %s\n", muoncheck::impl::cuda::environment().c_str());
+  if (!listing && cuda::device_count() == 0) {
+    std::fprintf(stderr, "bench_ns_cuda: nothing to time: %s\n", muoncheck::impl::cuda::environment().c_str());
+    return 2;
+  }
   const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
   for (const Shape& sh : kShapes) {
     const std::string s = sh.name;
@@ -543,18 +553,32 @@ int main(int argc, char** argv) {
       }
   TableReporter table;
   benchmark::RunSpecifiedBenchmarks(&table);
+  if (table.ms.empty()) {   // nothing ran (listed, filtered out, or no GPU): no tables of blanks
+    benchmark::Shutdown();
+    return 0;
+  }
   auto get = [](const std::map<std::string, double>& m, const std::string& k) {
     auto it = m.find(k);
     return it == m.end() ? 0.0 : it->second;
   };
+  auto number = [](double v, int precision) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.*f", precision, v);
+    return std::string(text);
+  };
+  // A table's value, or "-" where its benchmark did not run (filtered out, or failed).
+  auto cell = [&](const std::map<std::string, double>& m, const std::string& k, int precision) {
+    auto it = m.find(k);
+    return it == m.end() ? std::string("-") : number(it->second, precision);
+  };
   std::printf("\n%-22s %10s %10s %12s %10s %10s %12s\n", "shape", "std ms", "std TF/s", "GEMM mix TF/s",
               "NS/GEMM", "gram ms", "gram TF/s");
   for (const Shape& sh : kShapes) {
-    const std::string s = sh.name;
-    const double r = get(table.rate, "ns_standard_bf16/" + s), gemm = get(table.rate, "gemm_mix_bf16/" + s);
-    std::printf("%-22s %10.3f %10.1f %12.1f %9.1f%% %10.3f %12.1f\n", sh.name, get(table.ms, "ns_standard_bf16/" + s),
-                r, gemm, gemm > 0 ? 100 * r / gemm : 0.0, get(table.ms, "ns_gram_fp16/" + s),
-                get(table.rate, "ns_gram_fp16/" + s));
+    const std::string s = sh.name, ns = "ns_standard_bf16/" + s, mix = "gemm_mix_bf16/" + s, gram = "ns_gram_fp16/" + s;
+    const double r = get(table.rate, ns), gemm = get(table.rate, mix);
+    const std::string share = r > 0 && gemm > 0 ? number(100 * r / gemm, 1) + "%" : "-";
+    std::printf("%-22s %10s %10s %12s %10s %10s %12s\n", sh.name, cell(table.ms, ns, 3).c_str(), cell(table.rate, ns, 1).c_str(),
+                cell(table.rate, mix, 1).c_str(), share.c_str(), cell(table.ms, gram, 3).c_str(), cell(table.rate, gram, 1).c_str());
   }
   if (!vs.empty()) {
     std::printf("\nms per call by symmetric split (default = median above)\n%-34s", "shape/method");
@@ -565,8 +589,8 @@ int main(int argc, char** argv) {
         if (method == "ns_gram_fp16/" && sh.m == sh.n) continue;
         const std::string base = method + sh.name;
         std::printf("%-34s", base.c_str());
-        for (const Variant& v : vs) std::printf(" %9.3f", get(table.ms, base + "/" + v.name));
-        std::printf(" %9.3f\n", get(table.ms, base));
+        for (const Variant& v : vs) std::printf(" %9s", cell(table.ms, base + "/" + v.name, 3).c_str());
+        std::printf(" %9s\n", cell(table.ms, base, 3).c_str());
       }
   }
   if (!sweep.empty()) {
@@ -581,8 +605,11 @@ int main(int argc, char** argv) {
       const std::string pick = !cuda::resident_pays(sh.batch, sh.m, sh.n) ? "gemms"
                                : streamed > 0 ? "resident+" + std::to_string(streamed) + " streamed"
                                               : "resident";
-      std::printf("%-16s %10.4f %10.4f %10.4f %10.4f %7.2fx %10.4f %-16s\n", sh.name, r, get(table.ms, base + "/tail"),
-                  get(table.ms, base + "/streamed"), g, r > 0 ? g / r : 0.0, get(table.ms, base + "/default"), pick.c_str());
+      const std::string ratio = r > 0 && g > 0 ? number(g / r, 2) + "x" : "-";
+      std::printf("%-16s %10s %10s %10s %10s %8s %10s %-16s\n", sh.name, cell(table.ms, base + "/resident", 4).c_str(),
+                  cell(table.ms, base + "/tail", 4).c_str(), cell(table.ms, base + "/streamed", 4).c_str(),
+                  cell(table.ms, base + "/gemms", 4).c_str(), ratio.c_str(), cell(table.ms, base + "/default", 4).c_str(),
+                  pick.c_str());
     }
   }
   benchmark::Shutdown();
