@@ -52,6 +52,12 @@
 #       (60 s at most: a hang counts as caught); writes kernel-mutants.json, one line per mutant,
 #       and exits 1 unless every mutant failed a test or hung.
 #
+#   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh gpu-tests [OUTDIR]
+#       the gpu tests alone (gpu-tests.log); exits 1 if one failed.
+#   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh alternate OUTDIR ROUNDS "PROGRAMS" [ARGS]
+#       builds compared in alternating processes (e.g. "bench_ns_cuda ablation-NAME" with a
+#       --benchmark_filter): one JSON per process, then each benchmark's median per program.
+#
 #   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh exec PROGRAM [ARGS]
 #       one program of the bundle (bench_ns_cuda with a --benchmark_filter, one gpu test with a
 #       --gtest_filter) with the bundle's libraries and cuBLAS/NCCL found as the other modes find them.
@@ -274,6 +280,38 @@ procs() {
   rm -rf "$store"
 }
 
+# The gpu tests (the kernels, the compute backend, the engine on cuda) into OUTDIR/gpu-tests.log;
+# prints their summary lines, and fails when a test failed or a binary did not end well.
+gpu_tests() {
+  local out=$1 bin=build-cuda/bundle/bin t
+  for t in cuda_symmetric_test cuda_compute_test impl_cuda_engine_test; do
+    # KILL, not TERM: a kernel that hangs keeps the card busy for the next program after a TERM.
+    timeout -s KILL "${TEST_TIMEOUT:-180}" $bin/$t --gtest_brief=1 2>&1 || echo "$t: exit $? (137: killed after ${TEST_TIMEOUT:-180} s)"
+  done > "$out/gpu-tests.log" 2>&1
+  grep -E "FAILED|PASSED|SKIPPED|tests from|Failure|err\(cuda\)|_test: exit " "$out/gpu-tests.log" | head -40
+  ! grep -qE "FAILED|_test: exit " "$out/gpu-tests.log"
+}
+
+# Programs of the bundle (bench_ns_cuda and its ablation-NAME builds) timed in alternating
+# processes: ROUNDS rounds, each program once a round with the same arguments (killed after
+# ALTERNATE_TIMEOUT s, 100 by default), OUTDIR/PROGRAM-ROUND.json each; then every benchmark's
+# median per program (scripts/bench_medians.py). A fair comparison of builds on one card.
+alternate() {
+  local out=${1:?usage: scripts/gpu-run.sh alternate OUTDIR ROUNDS "PROGRAMS" [BENCH ARGS]} rounds=${2:?ROUNDS} programs=${3:?PROGRAMS}
+  shift 3
+  local bin=build-cuda/bundle/bin r p t
+  mkdir -p "$out"
+  for r in $(seq 1 "$rounds"); do
+    for p in $programs; do
+      t=$SECONDS
+      timeout -s KILL "${ALTERNATE_TIMEOUT:-100}" "$bin/$p" "$@" --benchmark_out="$out/$p-$r.json" > /dev/null 2>&1
+      echo "$p round $r: exit $? ($((SECONDS - t)) s)"
+    done
+  done
+  shopt -s nullglob
+  python3 scripts/bench_medians.py "$out"/*.json
+}
+
 # Newton–Schulz: the gpu tests that cover it, our benchmark, DeepSpeed's functions side by
 # side (ratio per shape), the conformance check on the cuda backend. At most 8 files in OUTDIR.
 ns() {
@@ -282,11 +320,7 @@ ns() {
   local bin=build-cuda/bundle/bin log="$out/summary.log" t0=$SECONDS t
   gpu_env
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv 2>&1 | tee "$log"
-  for t in cuda_symmetric_test cuda_compute_test impl_cuda_engine_test; do
-    # KILL, not TERM: a kernel that hangs keeps the card busy for the next program after a TERM.
-    timeout -s KILL "${TEST_TIMEOUT:-180}" $bin/$t --gtest_brief=1 2>&1 || echo "$t: exit $? (137: killed after ${TEST_TIMEOUT:-180} s)"
-  done > "$out/gpu-tests.log" 2>&1
-  grep -E "FAILED|PASSED|SKIPPED|tests from|Failure|err\(cuda\)|_test: exit " "$out/gpu-tests.log" | head -40 | tee -a "$log"
+  gpu_tests "$out" | tee -a "$log"
   echo "gpu tests: $((SECONDS - t0)) s" | tee -a "$log"
 
   t=$SECONDS
@@ -353,6 +387,8 @@ case $mode in
   mutants-build) mutants_build ;;
   ablations-build) shift; ablations_build "$@" ;;
   kernel-mutants) shift; kernel_mutants "$@" ;;
+  gpu-tests) shift; gpu_env; out=${1:-${OUT:-gpu-out}}; mkdir -p "$out"; gpu_tests "$out" ;;
+  alternate) shift; gpu_env; alternate "$@" ;;
   exec) shift; gpu_env; prog=${1:?usage: scripts/gpu-run.sh exec PROGRAM [ARGS]}; shift; exec "build-cuda/bundle/bin/$prog" "$@" ;;
-  *) echo "usage: scripts/gpu-run.sh build | mutants-build | ablations-build DIR | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR] | kernel-mutants [OUTDIR] | exec PROGRAM [ARGS]" >&2; exit 2 ;;
+  *) echo "usage: scripts/gpu-run.sh build | mutants-build | ablations-build DIR | pack DEST | device [OUTDIR] | ns [OUTDIR] | multi [OUTDIR] | procs [OUTDIR] | kernel-mutants [OUTDIR] | gpu-tests [OUTDIR] | alternate OUTDIR ROUNDS \"PROGRAMS\" [ARGS] | exec PROGRAM [ARGS]" >&2; exit 2 ;;
 esac
