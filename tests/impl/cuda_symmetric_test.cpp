@@ -85,11 +85,11 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 4000).split, SymmetricSplit::full);  // 128 does not divide
   EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::triangle, 0}, 4096), 33.0 / 64);
   EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
-  // The default's choice (ns_cuda.cu, measured on an H100 on 2026-12-06): the standard NS's
-  // products on our triangle kernel, gram's on the 128-tiles, small matrices as the full GEMM.
+  // The default's choice (ns_cuda.cu, measured on H100s on 2026-12-06): both NS's products on our
+  // triangle kernel, small matrices as the full GEMM.
   EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 4096, 14336), (SymmetricPlan{SymmetricSplit::triangle, 0}));
   EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 4096, 4096), (SymmetricPlan{SymmetricSplit::triangle, 0}));
-  EXPECT_EQ(ns_split_for(NsMethod::gram, 1, 4096, 14336), (SymmetricPlan{SymmetricSplit::tiles, 128}));
+  EXPECT_EQ(ns_split_for(NsMethod::gram, 1, 4096, 14336), (SymmetricPlan{SymmetricSplit::triangle, 0}));
   EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 2048, 2048), SymmetricPlan{});
   EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 4000, 4000), SymmetricPlan{});
 }

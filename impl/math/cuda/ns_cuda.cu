@@ -40,15 +40,17 @@ NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
 //     against 1.92;
 //   - in the standard NS, paired in one process, seven processes: 4096×14336 −0.7 % on average
 //     (−1.5…+1.0), 4096² −0.3 % (−1.3…+0.3); cold (two processes) −4.9…−5.1 % and −4.0…−4.4 %;
-//   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+2.3), cold −3.7…−4.9 %: the tiles stay
-//     there, for the figure a run holds.
+//   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+2.3), cold −3.7…−4.9 %; since the
+//     kernel's epilogue became TMA stores (X·Xᵀ at K = 4096 3–4 % faster, 2026-12-06e), gram on
+//     it in three processes (2026-12-06f, one H100, medians): 4.105 ms against the tiles' 4.106
+//     sustained, 3.815 against 4.019 cold (−5.1 %), so both NS take it.
 // Where the kernel does not run (not sm_90a, unaligned operands), the product runs as the tiles.
 SymmetricPlan ns_split_for(NsMethod loop, int batch, int64_t m, int64_t k) {
+  (void)loop;
   (void)batch;
   (void)k;
   if (m <= 2048 || m % 128 != 0) return {};
-  if (loop == NsMethod::standard) return {SymmetricSplit::triangle, 0};
-  return {SymmetricSplit::tiles, 128};
+  return {SymmetricSplit::triangle, 0};
 }
 
 NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options)
