@@ -157,17 +157,22 @@ void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& c
       symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);
       have_q = false;
     }
-    square(k.c, r, r, k.b, r, z);                                                                // Z = cR² + bR
-    if (!have_q) {
-      plus_identity(dtype_, z, q, batch, m, k.a, stream_);                                       // Q = Z + aI
-      have_q = true;
-    } else {
-      square(1.0f, z, q, k.a, q, q2);                                                            // Q = ZQ + aQ
+    // A Q's first Z is written into Q's buffer and becomes Q = Z + aI there, in place, once R's
+    // update has read it: Q differs from Z only on its diagonal, so no copy of Z is made.
+    const bool first_z = !have_q;
+    void* const zi = first_z ? q : z;
+    square(k.c, r, r, k.b, r, zi);                                                               // Z = cR² + bR
+    if (have_q) {
+      square(1.0f, zi, q, k.a, q, q2);                                                           // Q = ZQ + aQ
       std::swap(q, q2);
     }
     if (i < cfg.steps - 1 && i + 1 != 2) {
-      square(1.0f, z, r, k.a, r, t);                                                             // T = ZR + aR
-      square(1.0f, z, t, k.a, t, r);                                                             // R = ZT + aT
+      square(1.0f, zi, r, k.a, r, t);                                                            // T = ZR + aR
+      square(1.0f, zi, t, k.a, t, r);                                                            // R = ZT + aT
+    }
+    if (first_z) {
+      plus_identity(dtype_, q, q, batch, m, k.a, stream_);                                       // Q = Z + aI
+      have_q = true;
     }
   }
   if (!have_q) return cur;

@@ -58,19 +58,22 @@ __global__ void norm_denominators(const double* partial, int parts, float* denom
   if (threadIdx.x == 0) denom[blockIdx.x] = ld(st<T>(sqrtf(static_cast<float>(red[0])))) + 1e-7f;
 }
 
-// X ← round(X / denom[matrix]) over the whole batch, V elements at a time (V divides count).
+// X ← round(X / denom[matrix]) over chunk blockIdx.x of matrix blockIdx.y (sum_squares_partial's
+// partition), V elements at a time, from the chunk's end: what the sum read last is what L2 most
+// likely still holds.
 template <class T, int V>
-__global__ void normalize_by(T* x, int64_t count, int64_t total, const float* denom) {
-  for (int64_t i = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) * V; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x * V) {
-    const float d = denom[i / count];
+__global__ void normalize_by(T* x, int64_t count, int64_t chunk, const float* denom) {
+  T* const m = x + static_cast<int64_t>(blockIdx.y) * count;
+  const float d = denom[blockIdx.y];
+  const int64_t begin = blockIdx.x * chunk, end = min(count, begin + chunk);
+  for (int64_t i = end - (static_cast<int64_t>(threadIdx.x) + 1) * V; i >= begin; i -= static_cast<int64_t>(blockDim.x) * V) {
     if constexpr (V > 1) {
-      Vec<T> w = *reinterpret_cast<const Vec<T>*>(x + i);
+      Vec<T> w = *reinterpret_cast<const Vec<T>*>(m + i);
 #pragma unroll
       for (int k = 0; k < V; ++k) w.v[k] = st<T>(ld(w.v[k]) / d);
-      *reinterpret_cast<Vec<T>*>(x + i) = w;
+      *reinterpret_cast<Vec<T>*>(m + i) = w;
     } else {
-      x[i] = st<T>(ld(x[i]) / d);
+      m[i] = st<T>(ld(m[i]) / d);
     }
   }
 }
@@ -217,7 +220,6 @@ size_t normalize_scratch_bytes(int batch, int64_t count) {
 }
 
 void normalize(DType t, void* x, int batch, int64_t count, void* scratch, cudaStream_t s) {
-  const int64_t total = count * batch;
   const int parts = norm_parts(count);
   auto* partial = static_cast<double*>(scratch);
   auto* denom = reinterpret_cast<float*>(partial + parts * batch);
@@ -232,7 +234,7 @@ void normalize(DType t, void* x, int batch, int64_t count, void* scratch, cudaSt
       check_launch("sum_squares_partial");
       norm_denominators<T><<<batch, kThreads, 0, s>>>(partial, parts, denom);
       check_launch("norm_denominators");
-      normalize_by<T, W><<<blocks_for(total / W, kThreads), kThreads, 0, s>>>(static_cast<T*>(x), count, total, denom);
+      normalize_by<T, W><<<dim3(parts, batch), kThreads, 0, s>>>(static_cast<T*>(x), count, chunk, denom);
       check_launch("normalize_by");
     };
     if (count % V == 0) launch(std::integral_constant<int, V>{});   // every matrix 16-byte aligned
