@@ -324,8 +324,7 @@ void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
   const bool with_c = part != Part::apply_no_c;
   const void* c = with_c ? x.get() : y.get();   // d where beta is 0, as NsDevice::apply passes it
   const cuda::GemmProblem apply = cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), x.get(), c, y.get());
-  const cuda::SymmetricPlan gram_plan = cuda::ns_split_for(NsMethod::standard, 1, m, n);
-  const cuda::SymmetricPlan square_plan = cuda::ns_split_for(NsMethod::standard, 1, m, m);
+  const cuda::SymmetricPlan plan = cuda::ns_split_for(m);   // X·Xᵀ's and A²'s
   const cudaStream_t st = gpu().stream;
   auto chain = [&] {
     cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st);
@@ -334,8 +333,8 @@ void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
     for (int i = 0; i < cfg.steps; ++i) {
       cuda::SymmetricProblem g = gram;
       g.a = g.b = cur;
-      sym.run(gram_plan, g, st);
-      sym.run(square_plan, square, st);
+      sym.run(plan, g, st);
+      sym.run(plan, square, st);
       gemm.run(cuda::ns_apply_problem(DType::bf16, 1, m, n, b.get(), cur, cur, nxt), 1.0f, b.get(), cur, k.a, cur, nxt, st);
       std::swap(cur, nxt);
     }
@@ -346,10 +345,10 @@ void ns_part(benchmark::State& state, Shape sh, Part part, Protocol protocol) {
       case Part::normalize: return cuda::normalize(DType::bf16, x.get(), 1, mn, scratch.get(), st);
       case Part::chain: return chain();
       case Part::xxt:
-        for (int i = 0; i < cfg.steps; ++i) sym.run(gram_plan, gram, st);
+        for (int i = 0; i < cfg.steps; ++i) sym.run(plan, gram, st);
         return;
       case Part::square:
-        for (int i = 0; i < cfg.steps; ++i) sym.run(square_plan, square, st);
+        for (int i = 0; i < cfg.steps; ++i) sym.run(plan, square, st);
         return;
       case Part::apply:
       case Part::apply_no_c:

@@ -87,11 +87,10 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
   // The default's choice (ns_cuda.cu, measured on H100s on 2026-12-06): both NS's products on our
   // triangle kernel, small matrices as the full GEMM.
-  EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 4096, 14336), (SymmetricPlan{SymmetricSplit::triangle, 0}));
-  EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 4096, 4096), (SymmetricPlan{SymmetricSplit::triangle, 0}));
-  EXPECT_EQ(ns_split_for(NsMethod::gram, 1, 4096, 14336), (SymmetricPlan{SymmetricSplit::triangle, 0}));
-  EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 2048, 2048), SymmetricPlan{});
-  EXPECT_EQ(ns_split_for(NsMethod::standard, 1, 4000, 4000), SymmetricPlan{});
+  EXPECT_EQ(ns_split_for(4096), (SymmetricPlan{SymmetricSplit::triangle, 0}));
+  EXPECT_EQ(ns_split_for(2304), (SymmetricPlan{SymmetricSplit::triangle, 0}));
+  EXPECT_EQ(ns_split_for(2048), SymmetricPlan{});
+  EXPECT_EQ(ns_split_for(4000), SymmetricPlan{});
 }
 
 struct ProductCase {

@@ -45,10 +45,7 @@ NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
 //     it in three processes (2026-12-06f, one H100, medians): 4.105 ms against the tiles' 4.106
 //     sustained, 3.815 against 4.019 cold (−5.1 %), so both NS take it.
 // Where the kernel does not run (not sm_90a, unaligned operands), the product runs as the tiles.
-SymmetricPlan ns_split_for(NsMethod loop, int batch, int64_t m, int64_t k) {
-  (void)loop;
-  (void)batch;
-  (void)k;
+SymmetricPlan ns_split_for(int64_t m) {
   if (m <= 2048 || m % 128 != 0) return {};
   return {SymmetricSplit::triangle, 0};
 }
@@ -58,9 +55,9 @@ NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options
   (void)handle;
 }
 
-NsDevice::Splits NsDevice::splits(const NsOptions& o, NsMethod loop, int batch, int64_t m, int64_t n) {
+NsDevice::Splits NsDevice::splits(const NsOptions& o, int64_t m) {
   switch (o.symmetric) {
-    case NsOptions::Symmetric::by_shape: return {ns_split_for(loop, batch, m, n), ns_split_for(loop, batch, m, m)};
+    case NsOptions::Symmetric::by_shape: return {ns_split_for(m), ns_split_for(m)};
     case NsOptions::Symmetric::full: return {};
     case NsOptions::Symmetric::tiles: {
       const SymmetricPlan p{SymmetricSplit::tiles, o.param};
@@ -238,7 +235,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
-  splits_ = splits(options_, loop_of(cfg, m, n), batch, m, n);
+  splits_ = splits(options_, m);
   using R = NsOptions::Resident;
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
@@ -281,7 +278,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
 }
 
 NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options) {
-  const Splits s = splits(options, loop_of(cfg, m, n), batch, m, n);
+  const Splits s = splits(options, m);
   const double M = static_cast<double>(m), N = static_cast<double>(n);
   const double xxt = 2 * M * M * N, mmm = 2 * M * M * M, qx = 2 * M * M * N;
   const double fx = issued_fraction(s.gram, m), fm = issued_fraction(s.square, m);

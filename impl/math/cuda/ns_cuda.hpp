@@ -62,9 +62,9 @@ struct NsOptions {
   Tail tail = Tail::by_shape;
 };
 
-// The split of a batch × (m×m, inner dimension k) symmetric product the default uses in the
-// products of an NS loop (standard, or gram's on a wide matrix).
-SymmetricPlan ns_split_for(NsMethod loop, int batch, int64_t m, int64_t k);
+// The split the default gives every symmetric m×m product of an NS (X·Xᵀ and the m×m products,
+// either loop, any batch and inner dimension: measured to depend on m alone).
+SymmetricPlan ns_split_for(int64_t m);
 
 // The GEMM of X' = alpha·A·X + beta·C that the NS issues (A m×m, X, C and D m×n, batched,
 // strided): its shape and the alignments of these addresses. c: d where beta is 0.
@@ -109,7 +109,7 @@ class NsDevice {
   struct Splits {
     SymmetricPlan gram, square;   // X·Xᵀ (k = n) and the m×m products (k = m)
   };
-  static Splits splits(const NsOptions& o, NsMethod loop, int batch, int64_t m, int64_t n);
+  static Splits splits(const NsOptions& o, int64_t m);
 
   void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
   // How many of a resident run's last matrices run beside the kernel (NsOptions::tail): on the
