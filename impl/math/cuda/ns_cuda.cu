@@ -55,22 +55,13 @@ NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options
   (void)handle;
 }
 
-NsDevice::Splits NsDevice::splits(const NsOptions& o, int64_t m) {
+SymmetricPlan NsDevice::split_of(const NsOptions& o, int64_t m) {
   switch (o.symmetric) {
-    case NsOptions::Symmetric::by_shape: return {ns_split_for(m), ns_split_for(m)};
+    case NsOptions::Symmetric::by_shape: return ns_split_for(m);
     case NsOptions::Symmetric::full: return {};
-    case NsOptions::Symmetric::tiles: {
-      const SymmetricPlan p{SymmetricSplit::tiles, o.param};
-      return {fitted(p, m), fitted(p, m)};
-    }
-    case NsOptions::Symmetric::halves: {
-      const SymmetricPlan p{SymmetricSplit::halves, o.param};
-      return {fitted(p, m), fitted(p, m)};
-    }
-    case NsOptions::Symmetric::triangle: {
-      const SymmetricPlan p{SymmetricSplit::triangle, 0};
-      return {fitted(p, m), fitted(p, m)};
-    }
+    case NsOptions::Symmetric::tiles: return fitted({SymmetricSplit::tiles, o.param}, m);
+    case NsOptions::Symmetric::halves: return fitted({SymmetricSplit::halves, o.param}, m);
+    case NsOptions::Symmetric::triangle: return fitted({SymmetricSplit::triangle, 0}, m);
   }
   return {};
 }
@@ -120,8 +111,8 @@ void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfi
   void* nxt = x2_.get();
   for (int i = 0; i < cfg.steps; ++i) {
     const NsTriple& k = cfg.at(i);
-    symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, a);   // A = XXᵀ
-    symmetric(splits_.square, batch, m, m, k.c, a, m, mm, a, false, m, mm, k.b, a, b);             // B = cA² + bA
+    symmetric(split_, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, a);   // A = XXᵀ
+    symmetric(split_, batch, m, m, k.c, a, m, mm, a, false, m, mm, k.b, a, b);             // B = cA² + bA
     apply(batch, m, n, 1.0f, b, cur, k.a, cur, nxt);                                                // X' = BX + aX
     std::swap(cur, nxt);
   }
@@ -140,10 +131,10 @@ void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& c
   void* cur = x;
   void* nxt = x2_.get();
   auto square = [&](float alpha, const void* lhs, const void* rhs, float beta, const void* c, void* d) {
-    symmetric(splits_.square, batch, m, m, alpha, lhs, m, mm, rhs, false, m, mm, beta, c, d);
+    symmetric(split_, batch, m, m, alpha, lhs, m, mm, rhs, false, m, mm, beta, c, d);
   };
   bool have_q = false;
-  symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);   // R = XXᵀ
+  symmetric(split_, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);   // R = XXᵀ
   for (int i = 0; i < cfg.steps; ++i) {
     const NsTriple& k = cfg.at(i);
     if (i == 2) {                                                                                // restart
@@ -151,7 +142,7 @@ void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& c
         apply(batch, m, n, 1.0f, q, cur, 0.0f, nullptr, nxt);                                    // X = QX
         std::swap(cur, nxt);
       }
-      symmetric(splits_.gram, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);
+      symmetric(split_, batch, m, n, 1.0f, cur, n, mn, cur, true, n, mn, 0.0f, nullptr, r);
       have_q = false;
     }
     // A Q's first Z is written into Q's buffer and becomes Q = Z + aI there, in place, once R's
@@ -235,7 +226,7 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   if (m > n) throw Error(ErrorKind::Internal, "NsDevice::run: expects m <= n (transpose tall matrices first)");
   if (batch < 1 || m < 1) return x;
   dtype_ = cfg.dtype;
-  splits_ = splits(options_, m);
+  split_ = split_of(options_, m);
   using R = NsOptions::Resident;
   resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
               resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
@@ -261,10 +252,8 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
                       static_cast<uint64_t>(tail_),
                       static_cast<uint64_t>(streamed_tail_),
                       address(streamed_scratch_.get()),
-                      static_cast<uint64_t>(splits_.gram.split),
-                      static_cast<uint64_t>(splits_.gram.param),
-                      static_cast<uint64_t>(splits_.square.split),
-                      static_cast<uint64_t>(splits_.square.param),
+                      static_cast<uint64_t>(split_.split),
+                      static_cast<uint64_t>(split_.param),
                       address(x2_.get()),
                       address(a_.get()),
                       address(b_.get()),
@@ -278,18 +267,17 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
 }
 
 NsFlops NsDevice::flops(int batch, int64_t m, int64_t n, const NsConfig& cfg, const NsOptions& options) {
-  const Splits s = splits(options, m);
+  const double fraction = issued_fraction(split_of(options, m), m);   // of every symmetric product
   const double M = static_cast<double>(m), N = static_cast<double>(n);
   const double xxt = 2 * M * M * N, mmm = 2 * M * M * M, qx = 2 * M * M * N;
-  const double fx = issued_fraction(s.gram, m), fm = issued_fraction(s.square, m);
   NsFlops f;
   auto add = [&](double nominal, double fraction, bool symmetric) {
     f.nominal += nominal * batch;
     f.issued += nominal * fraction * batch;
     f.symmetric += nominal * (symmetric ? (M + 1) / (2 * M) : 1.0) * batch;
   };
-  auto gram = [&] { add(xxt, fx, true); };     // X·Xᵀ
-  auto square = [&] { add(mmm, fm, true); };   // an m×m polynomial in one symmetric matrix
+  auto gram = [&] { add(xxt, fraction, true); };     // X·Xᵀ
+  auto square = [&] { add(mmm, fraction, true); };   // an m×m polynomial in one symmetric matrix
   auto apply = [&] { add(qx, 1.0, false); };   // B·X or Q·X
   if (loop_of(cfg, m, n) == NsMethod::standard) {
     for (int i = 0; i < cfg.steps; ++i) gram(), square(), apply();

@@ -106,10 +106,9 @@ class NsDevice {
   int streamed_matrices() const { return streamed_tail_ ? tail_ : 0; }
 
  private:
-  struct Splits {
-    SymmetricPlan gram, square;   // X·Xᵀ (k = n) and the m×m products (k = m)
-  };
-  static Splits splits(const NsOptions& o, int64_t m);
+  // The split of every symmetric product of an NS of m×m results under these options (X·Xᵀ and
+  // the m×m products take the same one).
+  static SymmetricPlan split_of(const NsOptions& o, int64_t m);
 
   void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
   // How many of a resident run's last matrices run beside the kernel (NsOptions::tail): on the
@@ -134,7 +133,7 @@ class NsDevice {
   int tail_ = 0;            // of which the last tail_ matrices run beside it,
   bool streamed_tail_ = false;   // on the streamed kernel (else on the GEMMs)
   StreamBranches branches_;
-  Splits splits_;
+  SymmetricPlan split_;
   int64_t split_fallbacks_ = 0;
   LtGemm gemm_;
   SymmetricProduct sym_{gemm_};
