@@ -65,7 +65,17 @@ How DeepSpeed calls them, and how this script does (deepspeed/runtime/zero/muon/
   - Each (function, shape) is compiled fresh (torch._dynamo.reset()), so compiled code is
     specialized to static shapes — DeepSpeed's best case; the first call (compilation) is
     reported separately and not timed.
-Timing: CUDA events around each call, `--warmup` calls first, the median of `--iters`.
+Timing: CUDA events around each call, each call waited for, as bench_ns_cuda times ours, under
+its two protocols, so that every ratio pairs figures timed the same way:
+  - sustained: calls back to back, the first --sustained-warm-s seconds not counted (the card
+    reaches its power limit under them), then the median of the calls in --sustained-s seconds;
+    against our sustained time (the bench's headline);
+  - cold: after --cold-idle-s idle seconds, one call, then the median of the calls in the first
+    --cold-window-ms; against our cold time, for the shapes the bench times cold.
+  - burst, kept beside them: --warmup calls, then the median of --iters. The reports before
+    2026-12-06g compared this with our sustained time. A burst of a few tens of milliseconds runs
+    mostly at the top clock (reports/h100-2026-12-06g/: the clock log of 2026-12-06f's command),
+    while our sustained time runs at the power limit, so those ratios favoured the peers.
 
 Run on the GPU machine (scripts/gpu-run.sh ns does all of it):
   python3 bench/ns_side_by_side.py --bench-json bench-ns.json \
@@ -251,7 +261,8 @@ def eager_of(fn):
 
 
 class Clock:
-    """Milliseconds per call on the device: CUDA events, or perf_counter on the CPU."""
+    """Milliseconds per call on the device: CUDA events, or perf_counter on the CPU. Each call is
+    timed alone and waited for, as bench_ns_cuda times ours (`time_ms`)."""
 
     def __init__(self, torch, device):
         self.torch, self.cuda = torch, device == "cuda"
@@ -260,34 +271,75 @@ class Clock:
         if self.cuda:
             self.torch.cuda.synchronize()
 
-    def median_ms(self, call, warmup, iters):
-        y = None
-        for _ in range(warmup):
-            y = call()
+    def call_ms(self, call):
+        if self.cuda:
+            start, stop = self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True)
+            start.record()
+            call()
+            stop.record()
+            stop.synchronize()
+            return start.elapsed_time(stop)
+        t0 = time.perf_counter()
+        call()
+        return (time.perf_counter() - t0) * 1e3
+
+    def check_finite(self, call):
+        y = call()
         self.sync()
         if y is not None and not self.torch.isfinite(y).all():
             raise RuntimeError("non-finite output")
-        times = []
-        for _ in range(iters):
-            if self.cuda:
-                start, stop = self.torch.cuda.Event(enable_timing=True), self.torch.cuda.Event(enable_timing=True)
-                start.record()
-                call()
-                stop.record()
-                stop.synchronize()
-                times.append(start.elapsed_time(stop))
-            else:
-                t0 = time.perf_counter()
-                call()
-                times.append((time.perf_counter() - t0) * 1e3)
-        return statistics.median(times)
+
+    def median_ms(self, call, warmup, iters):
+        """`warmup` calls, then the median of `iters`: a burst of a few tens of milliseconds."""
+        for _ in range(warmup - 1):
+            call()
+        self.check_finite(call)
+        return statistics.median(self.call_ms(call) for _ in range(iters))
+
+    def sustained_ms(self, call, warm_s, time_s):
+        """bench_ns_cuda's sustained protocol: calls back to back, each timed; the first warm_s
+        seconds bring the card to the state it holds under load (its power limit) and are not
+        counted; the median of the calls in the next time_s seconds (at least 3)."""
+        self.check_finite(call)
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < warm_s:
+            self.call_ms(call)
+        ms, t0 = [], time.perf_counter()
+        while len(ms) < 3 or time.perf_counter() - t0 < time_s:
+            ms.append(self.call_ms(call))
+        return statistics.median(ms)
+
+    def cold_ms(self, call, idle_s, window_ms):
+        """bench_ns_cuda's cold protocol: after idle_s idle seconds, one call to raise the clocks,
+        then calls timed until window_ms of them (at least 3), their median."""
+        self.sync()
+        time.sleep(idle_s)
+        call()
+        ms = []
+        while len(ms) < 3 or sum(ms) < window_ms:
+            ms.append(self.call_ms(call))
+        return statistics.median(ms)
 
 
-def eager_and_compiled(clock, torch, fn, call_with, args):
-    """(eager ms, compiled ms, compile seconds) of `fn`: its eager form, then torch.compile'd
-    afresh (static shapes). A compile failure is reported and leaves compiled at NaN."""
+PEER_PROTOCOLS = ("sustained", "cold", "burst")
+
+
+def peer_times(clock, call, args, cold):
+    """{protocol: ms} of one peer call: sustained and cold as bench_ns_cuda times ours (cold only
+    where ours was timed cold: NaN otherwise), and the burst of --warmup/--iters calls the reports
+    before 2026-12-06g compared with, kept beside them."""
+    return {"sustained": clock.sustained_ms(call, args.sustained_warm_s, args.sustained_s),
+            "cold": clock.cold_ms(call, args.cold_idle_s, args.cold_window_ms) if cold else float("nan"),
+            "burst": clock.median_ms(call, args.warmup, args.iters)}
+
+
+def eager_and_compiled(clock, torch, fn, call_with, args, cold):
+    """(eager {protocol: ms}, compiled {protocol: ms}, compile seconds) of `fn`: its eager form,
+    then torch.compile'd afresh (static shapes). A compile failure is reported and leaves the
+    compiled figures at NaN."""
+    nan = float("nan")
     eager = eager_of(fn)
-    t_eager = clock.median_ms(lambda: call_with(eager), args.warmup, args.iters)
+    t_eager = peer_times(clock, lambda: call_with(eager), args, cold)
     compiled = fn if eager is not fn else torch.compile(fn, backend=args.compile_backend)
     torch._dynamo.reset()
     t0 = time.perf_counter()
@@ -295,10 +347,10 @@ def eager_and_compiled(clock, torch, fn, call_with, args):
         call_with(compiled)
         clock.sync()
         compile_s = time.perf_counter() - t0
-        t_compiled = clock.median_ms(lambda: call_with(compiled), args.warmup, args.iters)
+        t_compiled = peer_times(clock, lambda: call_with(compiled), args, cold)
     except Exception as e:  # reported, not hidden: the row then rests on eager alone
         print(f"ns_side_by_side: torch.compile failed: {type(e).__name__}: {e}", file=sys.stderr)
-        compile_s, t_compiled = time.perf_counter() - t0, float("nan")
+        compile_s, t_compiled = time.perf_counter() - t0, {p: nan for p in PEER_PROTOCOLS}
     return t_eager, t_compiled, compile_s
 
 
@@ -421,15 +473,19 @@ def target_misses(rows, targets, have_ds):
     """Per target (issue 29's), each way the rows miss it, one line apiece: a shape whose figure
     falls short, or a shape or column the target needs that this run did not measure. A target
     with no line is met."""
+    nan = float("nan")
     misses = {"ds": [], "torch": [], "roofline": [], "per_head_ms": []}
     if not have_ds:
         misses["ds"].append("DeepSpeed not timed (no --deepspeed)")
     for r in rows:
         where = f"{r['shape']} {r['method']}"
-        if have_ds and not r["ratio_ds"] >= targets["ds"]:
-            misses["ds"].append(f"{where}: {fmt(r['ratio_ds'], '.2f')}× DeepSpeed's best")
-        if not r["ratio_torch"] >= targets["torch"]:
-            misses["torch"].append(f"{where}: {fmt(r['ratio_torch'], '.2f')}× torch.optim.Muon's best")
+        # Each ratio pairs figures timed the same way: sustained always, cold where ours was timed cold.
+        protocols = ("", "_cold") if r.get("ours_cold_ms", nan) == r.get("ours_cold_ms", nan) else ("",)
+        for peer, name, have in (("ds", "DeepSpeed", have_ds), ("torch", "torch.optim.Muon", True)):
+            ratios = [r.get(f"ratio_{peer}{p}", nan) for p in protocols]
+            if have and not all(x >= targets[peer] for x in ratios):
+                misses[peer].append(f"{where}: " + ", ".join(f"{fmt(x, '.2f')}× {name}'s best {p[1:] or 'sustained'}"
+                                                             for x, p in zip(ratios, protocols)))
         like_for_like = (r["roofline_pct"], r["roofline_pct_cold"])   # NaN (not measured) fails too
         if r["shape"] in ROOFLINE_SHAPES and not all(p >= targets["roofline_pct"] for p in like_for_like):
             misses["roofline"].append(f"{where}: {fmt(r['roofline_pct'], '.1f')} % of the GEMM rate sustained, "
@@ -456,23 +512,35 @@ def markdown(rows, meta, targets, misses):
              f"the higher of one call ({rates_text(meta['gemm_tflops'])}) and {meta['chain_ms']:g} ms back to back "
              f"({rates_text(meta['gemm_tflops_back_to_back'])} TFLOP/s) after idle: \"torch burst\". "
              f"Copy bandwidth {meta['copy_gbps']:.0f} GB/s.", "",
+             "Times and ratios: sustained / cold, each peer timed as bench_ns_cuda times ours (cold only where ours "
+             "was); best DS / ours in the burst of the reports before 2026-12-06g (first calls, against our "
+             "sustained time) in brackets.", "",
              "| shape | method | ours | DS eager | DS compiled | torch eager | torch compiled | best DS / ours | "
              "best torch / ours | DS flops / ours (per flop) | TFLOP (symmetric) | ours TFLOP/s | "
              "% of GEMM rate (sustained / cold / of torch burst) | "
              "traffic floor ms (launched / fused / resident) |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+
+    def pair(r, field, spec, unit=""):
+        """`field` sustained / cold; cold left out where not timed."""
+        cold = r.get(field.replace("_ms", "_cold_ms") if field.endswith("_ms") else field + "_cold", float("nan"))
+        text = fmt(r[field], spec) + unit
+        return text if cold != cold else f"{text} / {fmt(cold, spec)}{unit}"
+
     for r in rows:
         floor = (f"{r['traffic_launched_ms']:.3f} / {r['traffic_fused_ms']:.3f} / "
                  f"{fmt(r.get('traffic_resident_ms', float('nan')), '.3f')}" if "traffic_launched_ms" in r else "—")
-        lines.append(f"| {r['shape']} | {r['method']} | {fmt(r['ours_ms'], '.3f')} | {fmt(r['ds_eager_ms'], '.3f')} | "
-                     f"{fmt(r['ds_compiled_ms'], '.3f')} | {fmt(r['torch_eager_ms'], '.3f')} | "
-                     f"{fmt(r['torch_compiled_ms'], '.3f')} | {fmt(r['ratio_ds'], '.2f')}× | {fmt(r['ratio_torch'], '.2f')}× | "
+        lines.append(f"| {r['shape']} | {r['method']} | {pair(r, 'ours_ms', '.3f')} | {pair(r, 'ds_eager_ms', '.3f')} | "
+                     f"{pair(r, 'ds_compiled_ms', '.3f')} | {pair(r, 'torch_eager_ms', '.3f')} | "
+                     f"{pair(r, 'torch_compiled_ms', '.3f')} | {pair(r, 'ratio_ds', '.2f', '×')} "
+                     f"({fmt(r.get('ratio_ds_burst', float('nan')), '.2f')}×) | {pair(r, 'ratio_torch', '.2f', '×')} | "
                      f"{r['ds_flop_ratio']:.3f} ({fmt(r['ds_per_flop'], '.3f')}×) | {r['tflop'] :.4g} | "
                      f"{fmt(r['ours_tflops'], '.1f')} | {fmt(r['roofline_pct'], '.1f')} / {fmt(r['roofline_pct_cold'], '.1f')} / "
                      f"{fmt(r['roofline_pct_torch'], '.1f')} % | {floor} |")
     lines.append("")
     missed = [line for k in misses for line in misses[k]]
-    lines.append(f"targets: best DS / ours ≥ {targets['ds']}×, best torch / ours ≥ {targets['torch']}×, "
+    lines.append(f"targets: best DS / ours ≥ {targets['ds']}×, best torch / ours ≥ {targets['torch']}× (sustained, and cold "
+                 f"where timed), "
                  f"≥ {targets['roofline_pct']} % of the GEMM rate (sustained and cold) at 4096² and 4096×14336, per head standard "
                  f"≤ {targets['per_head_ms']} ms; met: "
                  f"{'yes' if meta['all_met'] else 'NO (' + '; '.join(missed) + ')'}")
@@ -501,22 +569,29 @@ def row_for(clock, torch, args, ns, torch_ns, torch_times, ours, ours_flops, rat
     dims = (batch, m, n) if batch > 1 else (m, n)
     x = (torch.rand(dims, device=args.device, generator=gen) * 2 - 1).to(getattr(torch, dtype_name))
     nan = float("nan")
-    ds = (nan, nan, nan)
+    o, o_cold = ours.get(key, nan), ours.get(key + "/cold", nan)
+    cold = o_cold == o_cold   # the peers are timed cold where ours was
+    untimed = {p: nan for p in PEER_PROTOCOLS}
+    ds = (untimed, untimed, nan)
     if ns is not None:
-        ds = eager_and_compiled(clock, torch, getattr(ns, fn_name), lambda f: per_call(f, x, batch, "deepspeed"), args)
-    if (batch, m, n) not in torch_times:   # one NS in torch, whatever our method: timed once per shape
+        ds = eager_and_compiled(clock, torch, getattr(ns, fn_name), lambda f: per_call(f, x, batch, "deepspeed"), args,
+                                cold)
+    cached = torch_times.get((batch, m, n))
+    if cached is None or (cold and cached[0]["cold"] != cached[0]["cold"]):   # one NS in torch, whatever our method
         xt = x if dtype_name == "bfloat16" else x.to(torch.bfloat16)   # torch.optim.Muon computes in bf16
         torch_times[(batch, m, n)] = eager_and_compiled(clock, torch, torch_ns,
-                                                        lambda f: per_call(f, xt, batch, "torch"), args)
+                                                        lambda f: per_call(f, xt, batch, "torch"), args, cold)
     tm = torch_times[(batch, m, n)]
     flop = ns_flops(method, batch, m, n)
-    o = ours.get(key, nan)
     row = {"shape": name, "method": method, "dtype": dtype_name, "batch": batch, "m": m, "n": n, "ours_ms": o,
-           "ds_eager_ms": ds[0], "ds_compiled_ms": ds[1], "ds_compile_s": ds[2],
-           "torch_eager_ms": tm[0], "torch_compiled_ms": tm[1], "torch_compile_s": tm[2],
-           "ratio_ds": best(ds[0], ds[1]) / o, "ratio_torch": best(tm[0], tm[1]) / o,
-           "tflop": flop / 1e12, "ours_tflops": flop / (o * 1e-3) / 1e12}
-    row.update(roofline(flop, o, ours.get(key + "/cold", nan), rates, dtype_name))
+           "ds_compile_s": ds[2], "torch_compile_s": tm[2], "tflop": flop / 1e12, "ours_tflops": flop / (o * 1e-3) / 1e12}
+    ours_by = {"sustained": o, "cold": o_cold, "burst": o}   # the burst figures were compared with our sustained one
+    for peer, (eager, compiled, _) in (("ds", ds), ("torch", tm)):
+        for p in PEER_PROTOCOLS:
+            suffix = "" if p == "sustained" else f"_{p}"
+            row[f"{peer}_eager{suffix}_ms"], row[f"{peer}_compiled{suffix}_ms"] = eager[p], compiled[p]
+            row[f"ratio_{peer}{suffix}"] = best(eager[p], compiled[p]) / ours_by[p]
+    row.update(roofline(flop, o, o_cold, rates, dtype_name))
     # The peers' flops: DeepSpeed's function of this method, torch's standard NS (its only one).
     row["ds_flop_ratio"] = ns_flops(method, batch, m, n, symmetric=False) / flop
     row["torch_flop_ratio"] = ns_flops("standard", batch, m, n, symmetric=False) / flop
@@ -554,8 +629,13 @@ def main():
                     help="how long the back-to-back GEMM run lasts (about one 4096² NS call)")
     ap.add_argument("--copy-mib", type=int, default=2048, help="the copy bandwidth's buffer size")
     ap.add_argument("--compile-backend", default="inductor", help="torch.compile backend for torch.optim.Muon's NS")
-    ap.add_argument("--iters", type=int, default=20)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=20, help="the burst's timed calls (and the GEMM rate's, the copy's)")
+    ap.add_argument("--warmup", type=int, default=3, help="calls before a burst")
+    ap.add_argument("--sustained-warm-s", type=float, default=1.0,
+                    help="seconds of a peer's calls back to back before its sustained calls are timed")
+    ap.add_argument("--sustained-s", type=float, default=1.0, help="seconds of a peer's sustained calls timed")
+    ap.add_argument("--cold-idle-s", type=float, default=2.0, help="idle seconds before a peer's cold calls")
+    ap.add_argument("--cold-window-ms", type=float, default=30.0, help="ms of a peer's cold calls timed (bench_ns_cuda's)")
     ap.add_argument("--target", type=float, default=1.5, help="best DeepSpeed / ours every shape must reach")
     ap.add_argument("--torch-target", type=float, default=1.2, help="best torch.optim.Muon / ours every shape must reach")
     ap.add_argument("--roofline-target", type=float, default=85.0,
@@ -588,7 +668,9 @@ def main():
     gpu = torch.cuda.get_device_name(0) if args.device == "cuda" else "cpu"
     meta = {"deepspeed": version, "torch": torch.__version__, "torch_ns": torch_ns_name, "gpu": gpu,
             "cuda": torch.version.cuda, "date": datetime.date.today().isoformat(), "steps": STEPS,
-            "iters": args.iters, "warmup": args.warmup, "bench_context": context, "gemm_size": args.gemm_size,
+            "iters": args.iters, "warmup": args.warmup, "sustained_warm_s": args.sustained_warm_s,
+            "sustained_s": args.sustained_s, "cold_idle_s": args.cold_idle_s, "cold_window_ms": args.cold_window_ms,
+            "bench_context": context, "gemm_size": args.gemm_size,
             "gemm_tflops": rates, "gemm_tflops_back_to_back": rates_b2b, "chain_ms": args.chain_ms,
             "gemm_tflops_bench": {p: gemm_rates[p] for p in PROTOCOLS},
             "copy_gbps": copy_gbps, "compile_backend": args.compile_backend}
@@ -606,7 +688,8 @@ def main():
             rows.append(r)
             print(f"{key:34s} ours {r['ours_ms']:8.3f}  DS {r['ds_eager_ms']:8.3f} / {r['ds_compiled_ms']:8.3f}  "
                   f"torch {r['torch_eager_ms']:8.3f} / {r['torch_compiled_ms']:8.3f}  ratios {r['ratio_ds']:5.2f} "
-                  f"{r['ratio_torch']:5.2f}  {r['ours_tflops']:7.1f} TFLOP/s = {r['roofline_pct']:5.1f} % "
+                  f"{r['ratio_torch']:5.2f} (cold {r['ratio_ds_cold']:5.2f} {r['ratio_torch_cold']:5.2f}, DS burst "
+                  f"{r['ratio_ds_burst']:5.2f})  {r['ours_tflops']:7.1f} TFLOP/s = {r['roofline_pct']:5.1f} % "
                   f"(cold {r['roofline_pct_cold']:5.1f} %, of torch's burst {r['roofline_pct_torch']:5.1f} %)", flush=True)
             if args.device == "cuda":
                 torch.cuda.empty_cache()

@@ -103,6 +103,7 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
     out_json, out_md = tmp_path / "side.json", tmp_path / "side.md"
     cmd = [sys.executable, SCRIPT, "--bench-json", str(bench), "--device", "cpu", "--shapes", SHAPES,
            "--gemm-size", "32", "--copy-mib", "1", "--iters", "2", "--warmup", "1", "--compile-backend", "eager",
+           "--sustained-warm-s", "0.01", "--sustained-s", "0.02", "--cold-idle-s", "0.01", "--cold-window-ms", "1",
            "--out-json", str(out_json), "--out-md", str(out_md)]
     wheels = glob.glob(os.path.join(ROOT, ".whl", "ds-0.19.8", "deepspeed-*.whl"))
     if wheels:
@@ -117,6 +118,17 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
     for x in rows:
         assert x["ours_ms"] == 0.25
         assert x["torch_eager_ms"] > 0 and x["torch_compiled_ms"] > 0, x
+        # each ratio pairs figures timed the same way: sustained with ours, cold with ours cold
+        # (timed only where ours was), the burst of the reports before with our sustained time
+        assert x["ratio_torch"] == pytest.approx(min(x["torch_eager_ms"], x["torch_compiled_ms"]) / x["ours_ms"])
+        assert x["ratio_torch_burst"] == pytest.approx(
+            min(x["torch_eager_burst_ms"], x["torch_compiled_burst_ms"]) / x["ours_ms"])
+        if (x["ours_cold_ms"] == x["ours_cold_ms"]):
+            assert x["torch_eager_cold_ms"] > 0 and x["torch_compiled_cold_ms"] > 0, x
+            assert x["ratio_torch_cold"] == pytest.approx(
+                min(x["torch_eager_cold_ms"], x["torch_compiled_cold_ms"]) / x["ours_cold_ms"])
+        else:
+            assert x["torch_eager_cold_ms"] != x["torch_eager_cold_ms"] and x["ratio_torch_cold"] != x["ratio_torch_cold"]
         assert x["tflop"] * 1e12 == mod.ns_flops(x["method"], x["batch"], x["m"], x["n"])
         # the roofline's rate is the bench's GEMM, timed as our NS is (sustained; cold beside the cold time)
         suffix = {"bfloat16": "bf16", "float16": "fp16"}[x["dtype"]]
@@ -160,19 +172,25 @@ def test_every_missed_target_is_named_with_its_figure():
 
     nan = float("nan")
 
-    def row(shape, method, ours_ms, ratio_ds, ratio_torch, pct, pct_cold=nan):
-        return {"shape": shape, "method": method, "ours_ms": ours_ms, "ratio_ds": ratio_ds,
-                "ratio_torch": ratio_torch, "roofline_pct": pct, "roofline_pct_cold": pct_cold}
+    def row(shape, method, ours_ms, ratio_ds, ratio_torch, pct, pct_cold=nan, cold=None):
+        """cold: (our cold ms, DS ratio cold, torch ratio cold) where ours was timed cold."""
+        r = {"shape": shape, "method": method, "ours_ms": ours_ms, "ratio_ds": ratio_ds,
+             "ratio_torch": ratio_torch, "roofline_pct": pct, "roofline_pct_cold": pct_cold, "ours_cold_ms": nan}
+        if cold:
+            r.update(ours_cold_ms=cold[0], ratio_ds_cold=cold[1], ratio_torch_cold=cold[2])
+        return r
 
     rows = [row("1024x1024", "standard", 0.106, 4.77, 3.20, 29.0),
-            row("4096x4096", "standard", 2.286, 1.51, 1.43, 83.5, 86.0),   # short sustained
-            row("4096x14336", "standard", 6.375, 1.42, 1.35, 85.6, 84.9),  # short cold
+            row("4096x4096", "standard", 2.286, 1.51, 1.43, 83.5, 86.0, (2.07, 1.49, 1.40)),   # short sustained; DS cold
+            row("4096x14336", "standard", 6.375, 1.42, 1.35, 85.6, 84.9, (5.70, 1.55, 1.30)),  # short cold; DS sustained
             row("per_head_64x128x4096", "standard", 0.307, 3.60, 112.5, 27.6),
-            row("4096x14336", "gram", 4.115, 1.56, 2.10, 84.8),              # cold not measured
+            row("4096x14336", "gram", 4.115, 1.56, 2.10, 84.8, nan, (3.80, nan, 2.0)),      # cold not measured
             row("per_head_64x128x4096", "gram", 0.291, 3.45, 119.0, 13.1)]
     misses = mod.target_misses(rows, targets, have_ds=True)
     assert misses == {
-        "ds": ["4096x14336 standard: 1.42× DeepSpeed's best"],
+        "ds": ["4096x4096 standard: 1.51× DeepSpeed's best sustained, 1.49× DeepSpeed's best cold",
+               "4096x14336 standard: 1.42× DeepSpeed's best sustained, 1.55× DeepSpeed's best cold",
+               "4096x14336 gram: 1.56× DeepSpeed's best sustained, —× DeepSpeed's best cold"],
         "torch": [],
         "roofline": ["4096x4096 standard: 83.5 % of the GEMM rate sustained, 86.0 % cold",
                      "4096x14336 standard: 85.6 % of the GEMM rate sustained, 84.9 % cold",
@@ -181,19 +199,25 @@ def test_every_missed_target_is_named_with_its_figure():
     # a column that was not timed is a miss, never a pass
     rows[0]["ratio_torch"] = nan
     assert mod.target_misses(rows, targets, have_ds=False)["ds"] == ["DeepSpeed not timed (no --deepspeed)"]
-    assert "1024x1024 standard: —× torch.optim.Muon's best" in mod.target_misses(rows, targets, True)["torch"]
+    assert "1024x1024 standard: —× torch.optim.Muon's best sustained" in mod.target_misses(rows, targets, True)["torch"]
     # every figure on its target: nothing missed
     met = [row(r["shape"], r["method"], 0.30 if r["shape"].startswith("per_head") else r["ours_ms"], 1.5, 1.2, 85.0,
-               85.0) for r in rows]
+               85.0, (1.0, 1.5, 1.2) if r["ours_cold_ms"] == r["ours_cold_ms"] else None) for r in rows]
     assert not any(mod.target_misses(met, targets, have_ds=True).values())
     meta = {"gpu": "g", "deepspeed": "d", "torch_ns": "t", "date": "x", "gemm_size": 4096, "gemm_tflops": {},
             "chain_ms": 2.5, "gemm_tflops_back_to_back": {}, "copy_gbps": 1.0, "all_met": False,
             "gemm_tflops_bench": {"sustained": {}, "cold": {}}}
     for r in rows:
         r.update(ds_eager_ms=nan, ds_compiled_ms=nan, torch_eager_ms=nan, torch_compiled_ms=nan, ds_flop_ratio=1.0,
+                 ratio_ds_burst=nan,
                  ds_per_flop=nan, tflop=1.0, ours_tflops=1.0, roofline_pct_torch=nan)
     table = mod.markdown(rows, meta, targets, misses)
-    assert table.rstrip().endswith("met: NO (4096x14336 standard: 1.42× DeepSpeed's best; 4096x4096 standard: 83.5 % "
-                                   "of the GEMM rate sustained, 86.0 % cold; 4096x14336 standard: 85.6 % of the GEMM "
-                                   "rate sustained, 84.9 % cold; 4096x14336 gram: 84.8 % of the GEMM rate sustained, "
-                                   "— % cold; per_head_64x128x4096 standard: 0.307 ms)")
+    assert table.rstrip().endswith("met: NO (4096x4096 standard: 1.51× DeepSpeed's best sustained, 1.49× DeepSpeed's "
+                                   "best cold; 4096x14336 standard: 1.42× DeepSpeed's best sustained, 1.55× DeepSpeed's "
+                                   "best cold; 4096x14336 gram: 1.56× DeepSpeed's best sustained, —× DeepSpeed's best "
+                                   "cold; 4096x4096 standard: 83.5 % of the GEMM rate sustained, 86.0 % cold; 4096x14336 "
+                                   "standard: 85.6 % of the GEMM rate sustained, 84.9 % cold; 4096x14336 gram: 84.8 % of "
+                                   "the GEMM rate sustained, — % cold; per_head_64x128x4096 standard: 0.307 ms)")
+    # a timed cold pair shows beside the sustained one; an untimed one is left out
+    assert "| 4096x4096 | standard | 2.286 / 2.070 |" in table and "| 1.51× / 1.49× (—×) |" in table
+    assert "| 1024x1024 | standard | 0.106 |" in table
