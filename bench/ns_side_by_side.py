@@ -73,9 +73,7 @@ its two protocols, so that every ratio pairs figures timed the same way:
   - cold: after --cold-idle-s idle seconds, one call, then the median of the calls in the first
     --cold-window-ms; against our cold time, for the shapes the bench times cold.
   - burst, kept beside them: --warmup calls, then the median of --iters. The reports before
-    2026-12-06g compared this with our sustained time. A burst of a few tens of milliseconds runs
-    mostly at the top clock (reports/h100-2026-12-06g/: the clock log of 2026-12-06f's command),
-    while our sustained time runs at the power limit, so those ratios favoured the peers.
+    2026-12-06g compared this with our sustained time, though it is not timed the way ours is.
 
 Run on the GPU machine (scripts/gpu-run.sh ns does all of it):
   python3 bench/ns_side_by_side.py --bench-json bench-ns.json \
