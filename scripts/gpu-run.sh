@@ -48,7 +48,7 @@
 #       the same for bench_ns_cuda and each patch in DIR, into build-cuda/bundle/bin/ablation-NAME:
 #       kernels with a part left out on purpose, timed against the whole one (their results are wrong).
 #   on the GPU machine, with build-cuda/bundle carried:  scripts/gpu-run.sh kernel-mutants [OUTDIR]
-#       runs the unmutated binary's kernel tests (resident, streamed, triangle) (they must pass), then each mutant's
+#       runs the unmutated binary's kernel tests (resident, streamed, triangle, strips) (they must pass), then each mutant's
 #       (60 s at most: a hang counts as caught); writes kernel-mutants.json, one line per mutant,
 #       and exits 1 unless every mutant failed a test or hung.
 #
@@ -121,7 +121,7 @@ ablations_build() {
   patch_builds "${1:?usage: scripts/gpu-run.sh ablations-build DIR}" bench_ns_cuda bench/impl/bench_ns_cuda ablation
 }
 
-# Each kernel mutant's kernel tests (resident, streamed, triangle) must fail or hang (killed after 60 s:
+# Each kernel mutant's kernel tests (resident, streamed, triangle, strips) must fail or hang (killed after 60 s:
 # KILL, as a TERM'd hung kernel keeps the card busy for the next mutant); one that passes them survived. The
 # unmutated binary runs the same tests first and must pass them without a skip (else a failing
 # mutant proves nothing); a mutant that exits otherwise (a missing library, a crash before its
@@ -129,7 +129,7 @@ ablations_build() {
 kernel_mutants() {
   local out=${1:-${OUT:-gpu-out}}
   mkdir -p "$out"
-  local bin=build-cuda/bundle/bin filter='*esident*:*treamed*:*riangle*' m name rc bad=0 ran=0
+  local bin=build-cuda/bundle/bin filter='*esident*:*treamed*:*riangle*:*trips*' m name rc bad=0 ran=0
   gpu_env
   timeout -s KILL 60 "$bin/cuda_symmetric_test" --gtest_filter="$filter" --gtest_brief=1 > "$out/control.log" 2>&1
   rc=$?

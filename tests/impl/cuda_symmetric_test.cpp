@@ -84,6 +84,11 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 128).split, SymmetricSplit::full);   // one tile
   EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 4000).split, SymmetricSplit::full);  // 128 does not divide
   EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::triangle, 0}, 4096), 33.0 / 64);
+  EXPECT_EQ(fitted({SymmetricSplit::strips, 0}, 4096), (SymmetricPlan{SymmetricSplit::strips, 0}));
+  EXPECT_EQ(fitted({SymmetricSplit::strips, 1}, 512), (SymmetricPlan{SymmetricSplit::strips, 1}));
+  EXPECT_EQ(fitted({SymmetricSplit::strips, 0}, 384).split, SymmetricSplit::triangle);   // 256 does not divide
+  EXPECT_EQ(fitted({SymmetricSplit::strips, 0}, 128).split, SymmetricSplit::full);
+  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::strips, 0}, 4096), 33.0 / 64);
   EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
   // The default's choice (ns_cuda.cu, measured on H100s on 2026-12-06): both NS's products on our
   // triangle kernel, small matrices as the full GEMM.
@@ -187,7 +192,15 @@ INSTANTIATE_TEST_SUITE_P(
                       // both of a block's multiplying warpgroups (ping-pong) write some.
                       ProductCase{"xxt_triangle_pingpong_batch8_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 8, true, 768},
                       ProductCase{"square_triangle_pingpong_batch7_fp16", DType::fp16, {SymmetricSplit::triangle, 0}, 7, false, 768},
-                      ProductCase{"square_two_operands_tiles32_fp16", DType::fp16, {SymmetricSplit::tiles, 32}, 1, false, 96, true}),
+                      ProductCase{"square_two_operands_tiles32_fp16", DType::fp16, {SymmetricSplit::tiles, 32}, 1, false, 96, true},
+                      // The strips (param 1: even where they take more rounds than the triangle):
+                      // one 2 × 2 block below the diagonal and two on it (m = 512); three below
+                      // it, an odd diagonal (a lone tile and a repeated strip) over a batch (768);
+                      // 4096² from k = 160, two job pairs a cluster on 132 multiprocessors.
+                      ProductCase{"xxt_strips_bf16", DType::bf16, {SymmetricSplit::strips, 1}, 1, true, 512},
+                      ProductCase{"square_strips_batch3_fp16", DType::fp16, {SymmetricSplit::strips, 1}, 3, false, 768},
+                      ProductCase{"xxt_strips_batch2_fp16", DType::fp16, {SymmetricSplit::strips, 1}, 2, true, 1024},
+                      ProductCase{"xxt_strips_4096_bf16", DType::bf16, {SymmetricSplit::strips, 0}, 1, true, 4096}),
     [](const auto& info) { return std::string(info.param.name); });
 
 struct MirrorCase {

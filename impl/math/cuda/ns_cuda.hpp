@@ -46,10 +46,10 @@ namespace muoncheck::impl::cuda {
 // (ns_resident.hpp) where it fits and measured faster (resident_pays); benchmarks and tests can
 // force a split (which runs the GEMMs) or the resident kernel on or off.
 struct NsOptions {
-  enum class Symmetric { by_shape, full, tiles, halves, triangle };
+  enum class Symmetric { by_shape, full, tiles, halves, triangle, strips };
   enum class Resident { by_shape, always, never };   // always: wherever resident_fits
   Symmetric symmetric = Symmetric::by_shape;
-  int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape, full and triangle)
+  int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape, full, triangle and strips)
   bool graphs = true;
   int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
   Resident resident = Resident::by_shape;   // only with symmetric == by_shape

@@ -4,6 +4,7 @@
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/ns_kernels.hpp"
 #include "impl/math/cuda/triangle_product.hpp"
+#include "impl/math/cuda/triangle_strips.hpp"
 
 namespace muoncheck::impl::cuda {
 namespace {
@@ -74,6 +75,9 @@ SymmetricPlan fitted(SymmetricPlan plan, int64_t m) {
     case SymmetricSplit::triangle:
       if (m % kTriangleTile == 0 && m / kTriangleTile >= 2) return {SymmetricSplit::triangle, 0};
       break;
+    case SymmetricSplit::strips:
+      if (m % (2 * kTriangleTile) == 0) return {SymmetricSplit::strips, plan.param == 1 ? 1 : 0};
+      return fitted({SymmetricSplit::triangle, 0}, m);
     case SymmetricSplit::full: break;
   }
   return {};
@@ -87,7 +91,9 @@ double issued_fraction(SymmetricPlan plan, int64_t m) {
       return (nb + 1) / (2 * nb);
     }
     case SymmetricSplit::halves: return 0.5 + 1.0 / static_cast<double>(int64_t{2} << plan.param);
-    case SymmetricSplit::triangle: return issued_fraction({SymmetricSplit::tiles, kTriangleTile}, m);
+    case SymmetricSplit::triangle:
+    case SymmetricSplit::strips:   // the same tiles (not the one repeated where the diagonal's strips are odd)
+      return issued_fraction({SymmetricSplit::tiles, kTriangleTile}, m);
     case SymmetricSplit::full: break;
   }
   return 1.0;
@@ -95,6 +101,13 @@ double issued_fraction(SymmetricPlan plan, int64_t m) {
 
 SymmetricSplit SymmetricProduct::run(SymmetricPlan plan, const SymmetricProblem& p, cudaStream_t s) {
   plan = fitted(plan, p.m);
+  if (plan.split == SymmetricSplit::strips) {
+    if (plan.param == 1 ? strips_fit(p) : strips_balanced(p)) {
+      triangle_strips(p, s);   // mirrored as it is written
+      return SymmetricSplit::strips;
+    }
+    plan = {SymmetricSplit::triangle, 0};   // the same tiles, ping-pong (two operands, rounds, or no sm_90a)
+  }
   if (plan.split == SymmetricSplit::triangle) {
     if (triangle_fits(p)) {
       triangle_product(p, s);   // mirrored as it is written

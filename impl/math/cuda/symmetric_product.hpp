@@ -16,6 +16,9 @@
 //   triangle   the 128-blocks of tiles(128) in one kernel of our own that writes each block and
 //              its transpose (triangle_product.hpp; sm_90a, 16-bit dtypes, B transposed or
 //              symmetric); where it does not fit, tiles(128)
+//   strips     the same 128-blocks two to a block in another kernel of ours, the layout of
+//              cuBLAS's dense GEMM (triangle_strips.hpp; one operand, m a multiple of 256, and
+//              no more rounds of the chip than triangle's unless param is 1); else triangle
 //   full       one GEMM for the whole matrix, no mirror (the result is symmetric up to the
 //              rounding of its two triangles)
 #pragma once
@@ -34,18 +37,20 @@
 
 namespace muoncheck::impl::cuda {
 
-enum class SymmetricSplit { full, tiles, halves, triangle };
+enum class SymmetricSplit { full, tiles, halves, triangle, strips };
 constexpr int64_t kTriangleTile = 128;   // the triangle split's block edge
 
 struct SymmetricPlan {
   SymmetricSplit split = SymmetricSplit::full;
-  int64_t param = 0;   // tiles: the block edge; halves: the number of levels; triangle: unused
+  int64_t param = 0;   // tiles: the block edge; halves: the number of levels; strips: 1 even where it
+                       // takes more rounds than triangle; triangle: unused
 
   bool operator==(const SymmetricPlan& o) const { return split == o.split && param == o.param; }
 };
 
 // The plan itself when it fits an m×m result (block divides m into ≥ 2 blocks, 2^levels
-// divides m, 128 divides m into ≥ 2 blocks for triangle), else full.
+// divides m, 128 divides m into ≥ 2 blocks for triangle, 256 divides m for strips, else
+// triangle's fit), else full.
 SymmetricPlan fitted(SymmetricPlan plan, int64_t m);
 
 // Fraction of the full product's multiply-adds the plan issues.

@@ -13,6 +13,7 @@
 #include "impl/math/cuda/shared_memory.cuh"
 #include "impl/math/cuda/tensor_map.hpp"
 #include "impl/math/cuda/tma.cuh"
+#include "impl/math/cuda/triangle_tile_write.cuh"
 #include "impl/math/cuda/wgmma.cuh"
 
 namespace muoncheck::impl::cuda {
@@ -20,7 +21,8 @@ namespace {
 
 namespace cg = cooperative_groups;
 
-constexpr int kTile = 128;                      // a tile's rows and columns
+using triangle::kTile;
+using triangle::kQuarterBytes;
 constexpr int kStep = 64;                       // K per stage: one 128-byte row of 16-bit values
 #ifndef MUONCHECK_TRIANGLE_STAGES   // the experiments of docs/gpu.md build other values
 #define MUONCHECK_TRIANGLE_STAGES 6
@@ -37,8 +39,6 @@ constexpr int kMultiplierRegisters = 232;
 static_assert(128 * kCopierRegisters + 256 * kMultiplierRegisters <= 65536, "one block's registers");
 constexpr int kPanelBytes = kTile * kStep * 2;  // one operand's 128 rows × 64 of K
 constexpr int kStageBytes = 2 * kPanelBytes;
-constexpr int kQuarterBytes = 64 * 64 * 2;     // a staged quarter of a tile, 64 × 64, 128-byte swizzled
-using QuarterLayout = wgmma::Swizzled128<64>;
 constexpr int kCluster = MUONCHECK_TRIANGLE_CLUSTER;   // blocks per cluster: 2, a pair of tiles sharing A; or 1
 static_assert(kCluster == 1 || kCluster == 2, "a cluster is one block or a pair");
 constexpr int kTurnBarrier = 3;                 // named barriers 3, 4: warpgroup 0's, 1's turn to multiply (1, 2: their epilogues)
@@ -134,10 +134,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     // A multiplying warpgroup w: its tile's rows 64·h… (h = 0, 1) in acc[h]; warp `warp` of it
     // rows 16·warp… of those, its accumulators (g + 8·e, 8jj + 2q) as wgmma.cuh lays them out.
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMultiplierRegisters));
-    const int w = wg - 1, warp = tid / 32 % 4, lane = tid % 32, g = lane / 4, q = lane % 4, wt = tid % 128;
-    unsigned char* const direct = staging_base + 2 * w * kQuarterBytes;   // a quarter as D's rows
-    unsigned char* const transposed = direct + kQuarterBytes;              // and as its transpose's
-    const int64_t mm = static_cast<int64_t>(m) * m;
+    const int w = wg - 1, lane = tid % 32, wt = tid % 128;
+    const triangle::TileWriter<T> writer{&d_map, d, c, m, alpha, beta, staging_base + 2 * w * kQuarterBytes, 1 + w};
     const uint32_t peer_empty = cluster_address(empty, peer);
     int consumed = 0;   // the ring steps before this pair's, both warpgroups' (the copier's order)
     int n = 0;
@@ -150,7 +148,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       const Tile x = tile_of(u, rank);
       const int i = x.i, j = x.j;
       const int64_t mat = x.mat;
-      const bool diagonal = i == j;
       float acc[2][64];
 #pragma unroll
       for (int h = 0; h < 2; ++h)
@@ -185,89 +182,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       wgmma::pin(acc[0]);
       wgmma::pin(acc[1]);
       release(previous);
-      if (!x.writes) continue;
-
-      T* const dm = d + mat * mm;
-      // The tile in four quarters of 64 × 64: rows 64·h… (acc[h]) × columns 64·ch… (a warp's
-      // accumulators 16·ch… of acc[h]). Each is staged twice, as rows and transposed, and written
-      // by two TMA stores; on the diagonal, the quarter above it is the mirror of the one below,
-      // and the two that straddle it are written by the threads, only what lies on or below it.
-#pragma unroll
-      for (int quarter = 0; quarter < 4; ++quarter) {
-        const int h = quarter / 2, ch = quarter % 2;
-        if (diagonal && h < ch) continue;
-        const bool straddles = diagonal && h == ch;
-        const int64_t row0 = static_cast<int64_t>(i) * kTile + 64 * h;   // D's row of this quarter's first
-        const int64_t col0 = static_cast<int64_t>(j) * kTile + 64 * ch;  // and its column
-        // D = α·acc + β·C rounded once.
-        Pair<T> v[8][2];
-#pragma unroll
-        for (int jl = 0; jl < 8; ++jl)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int r = 16 * warp + g + 8 * e, col = 8 * jl + 2 * q, a = 4 * (8 * ch + jl) + 2 * e;
-            float x0 = alpha * acc[h][a], x1 = alpha * acc[h][a + 1];
-            if (beta != 0.0f) {
-              const Pair<T> cv = *reinterpret_cast<const Pair<T>*>(c + mat * mm + (row0 + r) * m + col0 + col);
-              x0 += beta * ld(cv.v[0]);
-              x1 += beta * ld(cv.v[1]);
-            }
-            v[jl][e].v[0] = st<T>(x0);
-            v[jl][e].v[1] = st<T>(x1);
-          }
-        // The buffers are free once the stores issued from them have read them.
-        if (wt == 0) tma::wait_bulk_read<0>();
-        tma::named_barrier(1 + w, 128);
-#pragma unroll
-        for (int jl = 0; jl < 8; ++jl)
-#pragma unroll
-          for (int e = 0; e < 2; ++e)
-            *reinterpret_cast<Pair<T>*>(direct + QuarterLayout::offset(16 * warp + g + 8 * e, 8 * jl + 2 * q)) = v[jl][e];
-        // The transpose: each warp's 16 × 16 blocks by stmatrix .trans (matrix mi of block jp is
-        // rows 8·(mi % 2)… × columns 16·jp + 8·(mi / 2)…, stored at its columns' rows).
-        const int mi = lane / 8;
-#pragma unroll
-        for (int jp = 0; jp < 4; ++jp) {
-          const uint32_t f[4] = {as_bits(v[2 * jp][0]), as_bits(v[2 * jp][1]), as_bits(v[2 * jp + 1][0]),
-                                 as_bits(v[2 * jp + 1][1])};
-          stmatrix_x4_trans(transposed + QuarterLayout::offset(16 * jp + 8 * (mi / 2) + lane % 8, 16 * warp + 8 * (mi % 2)), f);
-        }
-        if (!straddles) {
-          wgmma::proxy_fence();   // the staged values, seen by the TMA stores
-          tma::named_barrier(1 + w, 128);
-          if (wt == 0) {
-            tma::store_3d(&d_map, static_cast<int>(col0), static_cast<int>(row0), static_cast<int>(mat), shared_address(direct));
-            tma::store_3d(&d_map, static_cast<int>(row0), static_cast<int>(col0), static_cast<int>(mat),
-                          shared_address(transposed));
-            tma::commit_bulk();
-          }
-          continue;
-        }
-        tma::named_barrier(1 + w, 128);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {   // tile (i, j): what lies on or below the diagonal
-          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, tile_row = 64 * h + r, tile_col = 64 * ch + 8 * p;
-          T* dst = dm + (row0 + r) * m + col0 + 8 * p;
-          const unsigned char* src = direct + QuarterLayout::offset(r, 8 * p);
-          if (tile_col + 7 <= tile_row) {
-            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-          } else {
-            for (int x = 0; tile_col + x <= tile_row; ++x) dst[x] = reinterpret_cast<const T*>(src)[x];
-          }
-        }
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {   // tile (j, i): what lies above it
-          const int idx = wt + 128 * e, r = idx / 8, p = idx % 8, first = 64 * h + 8 * p, tile_col = 64 * ch + r;
-          T* dst = dm + (col0 + r) * m + row0 + 8 * p;   // r: a column of the quarter, a row of its transpose
-          const unsigned char* src = transposed + QuarterLayout::offset(r, 8 * p);
-          if (first > tile_col) {
-            *reinterpret_cast<uint4*>(dst) = *reinterpret_cast<const uint4*>(src);
-          } else {
-            for (int x = 0; x < 8; ++x)
-              if (first + x > tile_col) dst[x] = reinterpret_cast<const T*>(src)[x];
-          }
-        }
-      }
+      if (x.writes) triangle::write_tile(writer, acc, i, j, mat);
     }
     if (wt == 0) tma::wait_bulk<0>();   // the last stores have read the staging and landed
   }
