@@ -353,6 +353,7 @@ INSTANTIATE_TEST_SUITE_P(
                              {S::tiles, 128, true, 1}},
                       NsCase{"standard_triangle_bf16", 1, 384, 520, NsMethod::standard, DType::bf16, {S::triangle}},
                       NsCase{"gram_triangle_batch2_fp16", 2, 256, 640, NsMethod::gram, DType::fp16, {S::triangle}},
+                      NsCase{"standard_strips_bf16", 1, 512, 520, NsMethod::standard, DType::bf16, {S::strips, 1}},
                       // The resident kernel: per-head blocks, the widest slice, ragged shapes
                       // (scalar loads, padded rows and columns), a per-iteration schedule, rounds,
                       // and the same per-head shape on the GEMMs for comparison.

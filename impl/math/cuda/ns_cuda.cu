@@ -62,7 +62,7 @@ SymmetricPlan NsDevice::split_of(const NsOptions& o, int64_t m) {
     case NsOptions::Symmetric::tiles: return fitted({SymmetricSplit::tiles, o.param}, m);
     case NsOptions::Symmetric::halves: return fitted({SymmetricSplit::halves, o.param}, m);
     case NsOptions::Symmetric::triangle: return fitted({SymmetricSplit::triangle, 0}, m);
-    case NsOptions::Symmetric::strips: return fitted({SymmetricSplit::strips, 0}, m);
+    case NsOptions::Symmetric::strips: return fitted({SymmetricSplit::strips, o.param}, m);
   }
   return {};
 }

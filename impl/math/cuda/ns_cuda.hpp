@@ -49,7 +49,7 @@ struct NsOptions {
   enum class Symmetric { by_shape, full, tiles, halves, triangle, strips };
   enum class Resident { by_shape, always, never };   // always: wherever resident_fits
   Symmetric symmetric = Symmetric::by_shape;
-  int64_t param = 0;   // tiles: block edge; halves: levels (ignored for by_shape, full, triangle and strips)
+  int64_t param = 0;   // tiles: block edge; halves: levels; strips: 1 even where they take more rounds (SymmetricPlan)
   bool graphs = true;
   int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
   Resident resident = Resident::by_shape;   // only with symmetric == by_shape
