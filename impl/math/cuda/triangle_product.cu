@@ -8,12 +8,13 @@
 
 #include <cooperative_groups.h>
 
+#include "impl/math/cuda/cluster_launch.hpp"
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/dtype_device.cuh"
 #include "impl/math/cuda/shared_memory.cuh"
 #include "impl/math/cuda/tensor_map.hpp"
 #include "impl/math/cuda/tma.cuh"
-#include "impl/math/cuda/triangle_tile_write.cuh"
+#include "impl/math/cuda/triangle_tile.cuh"
 #include "impl/math/cuda/wgmma.cuh"
 
 namespace muoncheck::impl::cuda {
@@ -23,7 +24,7 @@ namespace cg = cooperative_groups;
 
 using triangle::kTile;
 using triangle::kQuarterBytes;
-constexpr int kStep = 64;                       // K per stage: one 128-byte row of 16-bit values
+using triangle::kStep;
 #ifndef MUONCHECK_TRIANGLE_STAGES   // the experiments of docs/gpu.md build other values
 #define MUONCHECK_TRIANGLE_STAGES 6
 #endif
@@ -165,14 +166,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         const int at = consumed + s, stage = at % kStages;
         tma::wait(full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
         const uint32_t a_s = ring_s + stage * kStageBytes, b_s = one_panel(x) ? a_s : a_s + kPanelBytes;
-        wgmma::fence();
-#pragma unroll
-        for (int ks = 0; ks < kStep / 16; ++ks) {
-          const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
-          wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
-          wgmma::Ss<T, 128>::mma(acc[1], wgmma::k_major_descriptor<kTile>(a_s, 64, 16 * ks), b_desc, 1);
-        }
-        wgmma::commit();
+        triangle::multiply_stage<T>(acc, a_s, b_s);
         wgmma::wait<1>();   // the step before is done: its stage may be refilled
         if (previous >= 0) release(previous);
         previous = stage;
@@ -200,24 +194,6 @@ __device__ int g_triangle_built = 1;
 __device__ int g_triangle_built = 0;
 #endif
 
-// The kernel's launch: grid blocks in clusters of kCluster, its shared memory, on stream s.
-struct Launch {
-  cudaLaunchAttribute cluster{};
-  cudaLaunchConfig_t config{};
-  Launch(int grid, cudaStream_t s) {
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = kCluster, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
-    config.gridDim = dim3(static_cast<unsigned>(grid));
-    config.blockDim = dim3(kBlockThreads);
-    config.dynamicSmemBytes = kSharedBytes;
-    config.stream = s;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-  }
-  Launch(const Launch&) = delete;   // config points at cluster
-  Launch& operator=(const Launch&) = delete;
-};
-
 // Per device, asked once: whether the kernel runs there, and how many of its clusters run at once.
 struct DeviceFacts {
   int ok = -1;   // −1: not asked yet
@@ -233,18 +209,11 @@ const DeviceFacts* device_facts() {
     int built = 0;
     bool ok = tensor_map_encoder() != nullptr &&
               cudaMemcpyFromSymbol(&built, g_triangle_built, sizeof built) == cudaSuccess && built == 1;
-    auto allow = [](auto kernel) {
-      return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) ==
-             cudaSuccess;
-    };
-    ok = ok && allow(&triangle_tiles<__nv_bfloat16>) && allow(&triangle_tiles<__half>);
-    if (ok) {   // the same footprint for both types
-      const Launch launch(kCluster, nullptr);
-      ok = cudaOccupancyMaxActiveClusters(&f.clusters, &triangle_tiles<__nv_bfloat16>, &launch.config) == cudaSuccess &&
-           f.clusters > 0;
-    }
-    (void)cudaGetLastError();   // a refused attribute leaves no sticky error behind
-    f.ok = ok ? 1 : 0;
+    (void)cudaGetLastError();   // a missing symbol leaves no sticky error behind
+    if (ok)
+      f.clusters = clusters_at_once(&triangle_tiles<__nv_bfloat16>, &triangle_tiles<__half>, kCluster, kBlockThreads,
+                                    kSharedBytes);
+    f.ok = ok && f.clusters > 0 ? 1 : 0;
   }
   return f.ok == 1 ? &f : nullptr;
 }
@@ -295,7 +264,7 @@ void triangle_product(const SymmetricProblem& p, cudaStream_t s) {
   with_type(p.dtype, [&](auto v) {
     using T = decltype(v);
     if constexpr (sizeof(T) == 2) {
-      const Launch launch(grid, s);
+      const ClusterLaunch launch(grid, kCluster, kBlockThreads, kSharedBytes, s);
       check(cudaLaunchKernelEx(&launch.config, &triangle_tiles<T>, a_map, a_half_map, b_map, d_map, static_cast<T*>(p.d),
                                static_cast<const T*>(p.c), m, k, p.batch, p.alpha, p.beta,
                                p.a == p.b && p.lda == p.ldb && p.sa == p.sb),

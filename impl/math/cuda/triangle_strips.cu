@@ -8,13 +8,14 @@
 
 #include <cooperative_groups.h>
 
+#include "impl/math/cuda/cluster_launch.hpp"
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/dtype_device.cuh"
 #include "impl/math/cuda/shared_memory.cuh"
 #include "impl/math/cuda/tensor_map.hpp"
 #include "impl/math/cuda/tma.cuh"
 #include "impl/math/cuda/triangle_product.hpp"
-#include "impl/math/cuda/triangle_tile_write.cuh"
+#include "impl/math/cuda/triangle_tile.cuh"
 #include "impl/math/cuda/wgmma.cuh"
 
 namespace muoncheck::impl::cuda {
@@ -24,7 +25,7 @@ namespace cg = cooperative_groups;
 using triangle::kQuarterBytes;
 using triangle::kTile;
 
-constexpr int kStep = 64;                       // K per stage: one 128-byte row of 16-bit values
+using triangle::kStep;
 constexpr int kSlots = 3;                       // panels a stage holds
 constexpr int kStages = 4;                      // the operand ring: four stages of three panels
 constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones, a tile each
@@ -151,14 +152,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         const int stage = at % kStages;
         tma::wait(full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
         const uint32_t base = ring_s + stage * kStageBytes, a_s = base + a_offset, b_s = base + b_offset;
-        wgmma::fence();
-#pragma unroll
-        for (int ks = 0; ks < kStep / 16; ++ks) {
-          const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
-          wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
-          wgmma::Ss<T, 128>::mma(acc[1], wgmma::k_major_descriptor<kTile>(a_s, 64, 16 * ks), b_desc, 1);
-        }
-        wgmma::commit();
+        triangle::multiply_stage<T>(acc, a_s, b_s);
         wgmma::wait<1>();   // the step before is done: its stage may be refilled
         if (previous >= 0) release(previous);
         previous = stage;
@@ -178,24 +172,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
 #endif
 }
 
-// The kernel's launch: grid blocks in clusters of two, its shared memory, on stream s.
-struct Launch {
-  cudaLaunchAttribute cluster{};
-  cudaLaunchConfig_t config{};
-  Launch(int grid, cudaStream_t s) {
-    cluster.id = cudaLaunchAttributeClusterDimension;
-    cluster.val.clusterDim.x = kCluster, cluster.val.clusterDim.y = 1, cluster.val.clusterDim.z = 1;
-    config.gridDim = dim3(static_cast<unsigned>(grid));
-    config.blockDim = dim3(kBlockThreads);
-    config.dynamicSmemBytes = kSharedBytes;
-    config.stream = s;
-    config.attrs = &cluster;
-    config.numAttrs = 1;
-  }
-  Launch(const Launch&) = delete;   // config points at cluster
-  Launch& operator=(const Launch&) = delete;
-};
-
 // Per device, asked once: how many clusters of the kernel run at once (0: it does not run there).
 std::array<int, 64> g_clusters;
 std::array<bool, 64> g_asked;
@@ -205,18 +181,8 @@ int device_clusters() {
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_clusters.size())) return 0;
   if (!g_asked[dev]) {
     g_asked[dev] = true;
-    int clusters = 0;
-    auto allow = [](auto kernel) {
-      return cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)) ==
-             cudaSuccess;
-    };
-    if (allow(&triangle_strip_tiles<__nv_bfloat16>) && allow(&triangle_strip_tiles<__half>)) {
-      const Launch launch(kCluster, nullptr);
-      if (cudaOccupancyMaxActiveClusters(&clusters, &triangle_strip_tiles<__nv_bfloat16>, &launch.config) != cudaSuccess)
-        clusters = 0;
-    }
-    (void)cudaGetLastError();   // a refused attribute leaves no sticky error behind
-    g_clusters[dev] = clusters;
+    g_clusters[dev] = clusters_at_once(&triangle_strip_tiles<__nv_bfloat16>, &triangle_strip_tiles<__half>, kCluster,
+                                       kBlockThreads, kSharedBytes);
   }
   return g_clusters[dev];
 }
@@ -297,7 +263,7 @@ void triangle_strips(const SymmetricProblem& p, cudaStream_t s) {
   with_type(p.dtype, [&](auto v) {
     using T = decltype(v);
     if constexpr (sizeof(T) == 2) {
-      const Launch launch(grid, s);
+      const ClusterLaunch launch(grid, kCluster, kBlockThreads, kSharedBytes, s);
       check(cudaLaunchKernelEx(&launch.config, &triangle_strip_tiles<T>, a_map, d_map, static_cast<T*>(p.d),
                                static_cast<const T*>(p.c), m, k, p.alpha, p.beta, jobs),
             "triangle_strip_tiles");

@@ -1,7 +1,8 @@
-// The epilogue both triangle kernels share (triangle_product.cu, triangle_strips.cu): a
-// multiplying warpgroup writes its 128 × 128 lower-triangle tile (i, j) of matrix `mat`,
-// D = α·acc + β·C rounded once, in place and transposed into tile (j, i), so D comes out exactly
-// symmetric. Its accumulators are acc[h] for the tile's rows 64·h…, laid out as wgmma.cuh says.
+// A multiplying warpgroup's 128 × 128 lower-triangle tile, as both triangle kernels compute and
+// write it (triangle_product.cu, triangle_strips.cu): its accumulators acc[h] hold the tile's rows
+// 64·h…, laid out as wgmma.cuh says; multiply_stage adds one ring stage's 64 of K, write_tile
+// writes D = α·acc + β·C rounded once, in place and transposed into tile (j, i), so D comes out
+// exactly symmetric.
 #pragma once
 #include <cstdint>
 
@@ -15,8 +16,24 @@
 namespace muoncheck::impl::cuda::triangle {
 
 constexpr int kTile = 128;                   // a tile's rows and columns
+constexpr int kStep = 64;                    // K per ring stage: one 128-byte row of 16-bit values
 constexpr int kQuarterBytes = 64 * 64 * 2;   // a staged quarter of a tile, 64 × 64, 128-byte swizzled
 using QuarterLayout = wgmma::Swizzled128<64>;
+
+// acc += A·Bᵀ over one stage: A's and B's 128 rows × 64 of K at shared addresses a_s and b_s
+// (K-major, 128-byte swizzled), issued as one group (wgmma::wait before acc is read or the stage
+// refilled).
+template <class T>
+__device__ __forceinline__ void multiply_stage(float (&acc)[2][64], uint32_t a_s, uint32_t b_s) {
+  wgmma::fence();
+#pragma unroll
+  for (int ks = 0; ks < kStep / 16; ++ks) {
+    const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
+    wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
+    wgmma::Ss<T, 128>::mma(acc[1], wgmma::k_major_descriptor<kTile>(a_s, 64, 16 * ks), b_desc, 1);
+  }
+  wgmma::commit();
+}
 
 // Where and how one warpgroup writes: d (batch × m×m, its tensor map d_map of 64 × 64 boxes), C
 // read where β ≠ 0; two staging quarters of its own (`direct`, then `transposed` right after it);
