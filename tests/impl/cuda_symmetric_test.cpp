@@ -200,7 +200,7 @@ INSTANTIATE_TEST_SUITE_P(
                       ProductCase{"xxt_strips_bf16", DType::bf16, {SymmetricSplit::strips, 1}, 1, true, 512},
                       ProductCase{"square_strips_batch3_fp16", DType::fp16, {SymmetricSplit::strips, 1}, 3, false, 768},
                       ProductCase{"xxt_strips_batch2_fp16", DType::fp16, {SymmetricSplit::strips, 1}, 2, true, 1024},
-                      ProductCase{"xxt_strips_4096_bf16", DType::bf16, {SymmetricSplit::strips, 0}, 1, true, 4096}),
+                      ProductCase{"xxt_strips_4096_bf16", DType::bf16, {SymmetricSplit::strips, 1}, 1, true, 4096}),
     [](const auto& info) { return std::string(info.param.name); });
 
 struct MirrorCase {
