@@ -13,7 +13,7 @@
 // first 30 ms; see Protocol), as the side by side times torch.matmul.
 // Flags:
 //   --variants        every symmetric split (full, tiles of 64…512, halves of 1…4 levels side by
-//                     side, our triangle kernel), the default without graphs, with the resident
+//                     side, our triangle kernel, its strips), the default without graphs, with the resident
 //                     kernel off ("gemms") and forced ("resident"), and with cuBLASLt's 2nd…5th
 //                     ranked algorithms; one repetition each, and cold at the roofline's shapes
 //                     (`…/VARIANT/cold`). The counter "resident" is 1 where the call was the
@@ -27,7 +27,8 @@
 //                     alone (`ns_streamed_alone/BATCHx128x4096/stepsS`, its grid as beside the
 //                     resident kernel) for 0, 1 and 5 iterations.
 //   --products        X·Xᵀ alone (4096×4096 from K = 4096 and 14336) under the 128-tiles, our
-//                     triangle kernel and the full GEMM, both protocols
+//                     triangle kernel, its strips and the full GEMM, both protocols; a split that
+//                     falls back to another is not timed
 //                     (`product_xxt_bf16/4096xK/SPLIT[/cold]`).
 //   --parts           the standard NS's calls at 4096² and 4096×14336, each timed alone as the NS
 //                     issues them (`ns_part_bf16/SHAPE/{normalize,xxt,square,apply,apply_no_c}`),
