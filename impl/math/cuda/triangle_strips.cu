@@ -23,9 +23,8 @@ namespace {
 
 namespace cg = cooperative_groups;
 using triangle::kQuarterBytes;
-using triangle::kTile;
-
 using triangle::kStep;
+using triangle::kTile;
 constexpr int kSlots = 3;                       // panels a stage holds
 constexpr int kStages = 4;                      // the operand ring: four stages of three panels
 constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones, a tile each
@@ -59,6 +58,7 @@ struct StripJobs {
   int pairs;
   StripJob job[kMaxJobs];
 };
+static_assert(sizeof(StripJobs) + 2 * sizeof(CUtensorMap) + 64 <= 32764, "the launch's parameters");
 
 template <class T>
 __global__ void __launch_bounds__(kBlockThreads, 1)
