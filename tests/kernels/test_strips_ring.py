@@ -1,0 +1,156 @@
+"""The strips kernel's operand ring (impl/math/cuda/triangle_strips.cu) as a model that runs on the
+CPU under adversarial schedules, as test_triangle_ring.py models the ping-pong kernel's.
+
+A cluster of two blocks steps through the same number of jobs. A job's stage holds three panels:
+in a shared job, slot r of both blocks comes from block r's multicast and slot 2 from the block
+itself; in a job of its own a block copies every slot it uses. Both multiplying warpgroups of a
+block read every stage (no turn), waiting on its barrier by phase parity, and release it to the
+barriers of both blocks (either may multicast into it); a copier refills a slot once all four
+warpgroups of the cluster released it.
+
+What must hold, in every schedule: a warpgroup reads a slot only when it holds exactly the pieces
+of its own step; no copy lands in a slot a warpgroup still reads; nothing deadlocks. Two broken
+versions must fail, so that the model is shown able to: the one of the kernel mutant
+strips-own-release-only (a slot's barrier counts its own block's readers only) and a warpgroup that
+reads a stage without waiting for it to land.
+"""
+import random
+
+import pytest
+
+from test_triangle_ring import MBarrier
+
+STAGES = 4   # kStages
+SLOTS = 3    # kSlots
+
+
+class StripRing:
+    """Two blocks, each with `jobs` (True: shared with the other block, False: its own) of `steps`
+    k-steps; a warpgroup is one arrival (the kernel's four warps each arrive; the count scales)."""
+
+    readers_counted = 4   # both warpgroups of both blocks
+    waits_for_landing = True
+
+    def __init__(self, jobs, steps, rng):
+        self.jobs, self.steps, self.rng = jobs, steps, rng
+        self.full = [[MBarrier(1) for _ in range(STAGES)] for _ in range(2)]
+        self.empty = [[MBarrier(self.readers_counted) for _ in range(STAGES)] for _ in range(2)]
+        self.slot = [[set() for _ in range(STAGES)] for _ in range(2)]   # pieces landed: (step, slot)
+        self.reading = [[0] * STAGES for _ in range(2)]
+        self.in_flight = []
+
+    def pieces(self, step):
+        return {(step, k) for k in range(SLOTS)}
+
+    def copier(self, b):
+        p = 0
+        for shared in self.jobs:
+            for _ in range(self.steps):
+                s = p % STAGES
+                yield lambda s=s, p=p: self.empty[b][s].passed(((p // STAGES) & 1) ^ 1)
+                self.full[b][s].arrive(expect=SLOTS)
+                for k in range(SLOTS):
+                    if shared and k < 2:
+                        if k == b:   # this block's panel of the pair, into both blocks
+                            self.in_flight += [(0, s, (p, k)), (1, s, (p, k))]
+                    else:
+                        self.in_flight.append((b, s, (p, k)))
+                p += 1
+
+    def release_to(self, b):
+        return (0, 1)
+
+    def multiplier(self, b, w):
+        at = 0
+        for _ in self.jobs:
+            previous = None
+            for _ in range(self.steps):
+                s = at % STAGES
+                if self.waits_for_landing:
+                    yield lambda s=s, at=at: self.full[b][s].passed((at // STAGES) & 1)
+                assert self.slot[b][s] == self.pieces(at), (
+                    f"block {b} warpgroup {w} read slot {s} for step {at} holding {sorted(self.slot[b][s])}")
+                self.reading[b][s] += 1
+                if previous is not None:   # the step before is done (wgmma wait<1>)
+                    self.release(b, previous)
+                previous = s
+                yield lambda: True
+                at += 1
+            self.release(b, previous)   # then the epilogue, while the copier refills
+
+    def release(self, b, s):
+        self.reading[b][s] -= 1
+        for dest in self.release_to(b):
+            self.empty[dest][s].arrive()
+
+    def land(self, i):
+        dest, s, piece = self.in_flight.pop(i)
+        assert self.reading[dest][s] == 0, f"a copy for step {piece[0]} landed in slot {s} of block {dest} while read"
+        self.slot[dest][s] = {x for x in self.slot[dest][s] if x[0] == piece[0]} | {piece}
+        self.full[dest][s].complete_tx(1)
+
+    def run(self):
+        procs = [self.copier(b) for b in range(2)] + [self.multiplier(b, w) for b in range(2) for w in (0, 1)]
+        waiting = {i: next(p, None) for i, p in enumerate(procs)}
+        waiting = {i: c for i, c in waiting.items() if c is not None}
+        while waiting or self.in_flight:
+            ready = [i for i, c in waiting.items() if c()]
+            choices = [("proc", i) for i in ready] + [("land", j) for j in range(len(self.in_flight))]
+            assert choices, f"deadlock: {sorted(waiting)} wait and no copy is in flight"
+            kind, i = self.rng.choice(choices)
+            if kind == "land":
+                self.land(i)
+                continue
+            c = next(procs[i], None)
+            if c is None:
+                del waiting[i]
+            else:
+                waiting[i] = c
+
+
+def first_failure(jobs, steps, schedules=300, ring=StripRing):
+    for seed in range(schedules):
+        try:
+            ring(jobs, steps, random.Random(seed)).run()
+        except AssertionError as e:
+            return f"schedule {seed}: {e}"
+    return None
+
+
+# The 4096² table's mix: shared pairs, then the diagonal's jobs of their own.
+JOBS = [True, True, True, False, False]
+
+
+@pytest.mark.parametrize("steps", [1, 3, 12])
+def test_every_schedule_reads_its_own_step(steps):
+    assert first_failure(JOBS, steps) is None
+
+
+def test_jobs_of_their_own_before_shared_ones():
+    assert first_failure([False, True, False, True], 5) is None
+
+
+class OwnReleaseOnly(StripRing):
+    """scripts/kernel-mutants/strips-own-release-only.patch: a slot's barrier counts its own block's
+    readers, so the other block may multicast into it while they still read it."""
+
+    readers_counted = 2
+
+    def release_to(self, b):
+        return (b,)
+
+
+def test_the_model_catches_a_slot_that_counts_its_own_readers_only():
+    found = first_failure(JOBS, 12, schedules=200, ring=OwnReleaseOnly)
+    assert found is not None and "while read" in found, found
+
+
+class NoFullWait(StripRing):
+    """scripts/kernel-mutants/strips-no-full-wait.patch: a stage read before its copies land."""
+
+    waits_for_landing = False
+
+
+def test_the_model_catches_a_read_before_the_stage_lands():
+    found = first_failure(JOBS, 3, schedules=50, ring=NoFullWait)
+    assert found is not None and "read slot" in found, found
