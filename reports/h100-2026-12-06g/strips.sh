@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # The strips kernel's first GPU run (triangle_strips.hpp), carrying build-cuda/bundle and
-# .whl/mutants-strips.tar.xz (its two mutants):
+# .whl/mutants-strips.tar.xz (mutant-strips-own-release-only, mutant-tile-no-full-wait):
 #   1. the gpu tests (the strips cases among them); stop if one fails -> gpu-tests.log   15 s
 #   2. X·Xᵀ alone at K = 4096 and 14336, the ping-pong triangle against the strips, both protocols -> products.json   40 s
 #   3. the NS at 4096² and 4096×14336 (standard, gram) under each, both protocols -> ns.json   80 s
-#   4. the strips mutants: each must fail its tests or hang -> mutants/   60–120 s
+#   4. those two mutants: each must fail its tests or hang -> mutants/   60–120 s
 set -u
 t0=$SECONDS
 eval "$(sed -n '/^find_lib() {/,/^}/p;/^gpu_env() {/,/^}/p' scripts/gpu-run.sh)"; gpu_env

@@ -14,17 +14,15 @@ versions must fail, so that the model is shown able to: the one of the kernel mu
 strips-own-release-only (a slot's barrier counts its own block's readers only) and a warpgroup that
 reads a stage without waiting for it to land.
 """
-import random
-
 import pytest
 
-from test_triangle_ring import MBarrier
+from ring_model import MBarrier, RingModel, first_failure as first_failure_of
 
 STAGES = 4   # kStages
 SLOTS = 3    # kSlots
 
 
-class StripRing:
+class StripRing(RingModel):
     """Two blocks, each with `jobs` (True: shared with the other block, False: its own) of `steps`
     k-steps; a warpgroup is one arrival (the kernel's four warps each arrive; the count scales)."""
 
@@ -32,12 +30,9 @@ class StripRing:
     waits_for_landing = True
 
     def __init__(self, jobs, steps, rng):
-        self.jobs, self.steps, self.rng = jobs, steps, rng
-        self.full = [[MBarrier(1) for _ in range(STAGES)] for _ in range(2)]
+        super().__init__(2, STAGES, rng)   # a piece is (step, slot)
+        self.jobs, self.steps = jobs, steps
         self.empty = [[MBarrier(self.readers_counted) for _ in range(STAGES)] for _ in range(2)]
-        self.slot = [[set() for _ in range(STAGES)] for _ in range(2)]   # pieces landed: (step, slot)
-        self.reading = [[0] * STAGES for _ in range(2)]
-        self.in_flight = []
 
     def pieces(self, step):
         return {(step, k) for k in range(SLOTS)}
@@ -83,38 +78,12 @@ class StripRing:
         for dest in self.release_to(b):
             self.empty[dest][s].arrive()
 
-    def land(self, i):
-        dest, s, piece = self.in_flight.pop(i)
-        assert self.reading[dest][s] == 0, f"a copy for step {piece[0]} landed in slot {s} of block {dest} while read"
-        self.slot[dest][s] = {x for x in self.slot[dest][s] if x[0] == piece[0]} | {piece}
-        self.full[dest][s].complete_tx(1)
-
-    def run(self):
-        procs = [self.copier(b) for b in range(2)] + [self.multiplier(b, w) for b in range(2) for w in (0, 1)]
-        waiting = {i: next(p, None) for i, p in enumerate(procs)}
-        waiting = {i: c for i, c in waiting.items() if c is not None}
-        while waiting or self.in_flight:
-            ready = [i for i, c in waiting.items() if c()]
-            choices = [("proc", i) for i in ready] + [("land", j) for j in range(len(self.in_flight))]
-            assert choices, f"deadlock: {sorted(waiting)} wait and no copy is in flight"
-            kind, i = self.rng.choice(choices)
-            if kind == "land":
-                self.land(i)
-                continue
-            c = next(procs[i], None)
-            if c is None:
-                del waiting[i]
-            else:
-                waiting[i] = c
+    def processes(self):
+        return [self.copier(b) for b in range(2)] + [self.multiplier(b, w) for b in range(2) for w in (0, 1)]
 
 
 def first_failure(jobs, steps, schedules=300, ring=StripRing):
-    for seed in range(schedules):
-        try:
-            ring(jobs, steps, random.Random(seed)).run()
-        except AssertionError as e:
-            return f"schedule {seed}: {e}"
-    return None
+    return first_failure_of(lambda rng: ring(jobs, steps, rng), schedules)
 
 
 # The 4096² table's mix: shared pairs, then the diagonal's jobs of their own.
@@ -146,7 +115,7 @@ def test_the_model_catches_a_slot_that_counts_its_own_readers_only():
 
 
 class NoFullWait(StripRing):
-    """scripts/kernel-mutants/strips-no-full-wait.patch: a stage read before its copies land."""
+    """scripts/kernel-mutants/tile-no-full-wait.patch: a stage read before its copies land."""
 
     waits_for_landing = False
 

@@ -12,55 +12,21 @@ ring of the H100 hang, it read step 2's data as step 12's; with the six slots of
 step 0's); at 3 k-steps a tile no schedule of 400 finds it. With the turn, every schedule passes. Two broken versions (a turn given too early, a copier that does not wait for a
 slot to be read) must fail, so that the model is shown able to.
 """
-import random
-
 import pytest
+
+from ring_model import MBarrier, RingModel, first_failure as first_failure_of
 
 STAGES = 6   # kStages
 
 
-class MBarrier:
-    """mbarrier: a phase completes once its arrivals and its announced bytes are all in (the byte
-    count may run negative while copies land before they are announced)."""
-
-    def __init__(self, arrivals):
-        self.arrivals = arrivals
-        self.pending = arrivals
-        self.tx = 0
-        self.completed = 0   # phases completed
-
-    def arrive(self, expect=0):
-        self.tx += expect
-        self.pending -= 1
-        assert self.pending >= 0, "more arrivals than the barrier counts in one phase"
-        self._complete()
-
-    def complete_tx(self, n):
-        self.tx -= n
-        self._complete()
-
-    def _complete(self):
-        if self.pending == 0 and self.tx == 0:
-            self.completed += 1
-            self.pending = self.arrivals
-
-    def passed(self, parity):
-        """try_wait.parity: true once the phase of this parity has completed (a fresh barrier's
-        parity 1 counts as completed)."""
-        return (self.completed & 1) != parity
-
-
-class Ring:
+class Ring(RingModel):
     """One cluster of `blocks` blocks, each with `tiles` tiles of `steps` k-steps."""
 
     def __init__(self, blocks, tiles, steps, turn, rng):
-        self.blocks, self.tiles, self.steps, self.turn, self.rng = blocks, tiles, steps, turn, rng
-        self.full = [[MBarrier(1) for _ in range(STAGES)] for _ in range(blocks)]
+        super().__init__(blocks, STAGES, rng)
+        self.blocks, self.tiles, self.steps, self.turn = blocks, tiles, steps, turn
         self.empty = [[MBarrier(blocks) for _ in range(STAGES)] for _ in range(blocks)]   # a warpgroup per block
-        self.slot = [[set() for _ in range(STAGES)] for _ in range(blocks)]   # pieces landed: (step, name)
-        self.reading = [[0] * STAGES for _ in range(blocks)]                 # warpgroups reading the slot
         self.tokens = [[0, 0] for _ in range(blocks)]                        # turns given to warpgroup 0, 1
-        self.in_flight = []                                                  # copies issued, not landed
 
     def pieces(self, block, step):
         """What a block's slot holds for a step: A in halves (one from each block of the cluster)
@@ -110,39 +76,13 @@ class Ring:
         for dest in range(self.blocks):   # the slot's barrier in every block: either may multicast into it
             self.empty[dest][s].arrive()
 
-    def land(self, i):
-        dest, s, piece = self.in_flight.pop(i)
-        assert self.reading[dest][s] == 0, f"a copy for step {piece[0]} landed in slot {s} of block {dest} while read"
-        self.slot[dest][s] = {x for x in self.slot[dest][s] if x[0] == piece[0]} | {piece}
-        self.full[dest][s].complete_tx(1)
-
-    def run(self):
-        procs = [self.copier(b) for b in range(self.blocks)]
-        procs += [self.multiplier(b, w) for b in range(self.blocks) for w in (0, 1)]
-        waiting = {i: next(p, None) for i, p in enumerate(procs)}
-        waiting = {i: c for i, c in waiting.items() if c is not None}
-        while waiting or self.in_flight:
-            ready = [i for i, c in waiting.items() if c()]
-            choices = [("proc", i) for i in ready] + [("land", j) for j in range(len(self.in_flight))]
-            assert choices, f"deadlock: {sorted(waiting)} wait and no copy is in flight"
-            kind, i = self.rng.choice(choices)
-            if kind == "land":
-                self.land(i)
-                continue
-            c = next(procs[i], None)
-            if c is None:
-                del waiting[i]
-            else:
-                waiting[i] = c
+    def processes(self):
+        return [self.copier(b) for b in range(self.blocks)] + [
+            self.multiplier(b, w) for b in range(self.blocks) for w in (0, 1)]
 
 
 def first_failure(blocks, tiles, steps, turn, schedules=300, ring=Ring):
-    for seed in range(schedules):
-        try:
-            ring(blocks, tiles, steps, turn, random.Random(seed)).run()
-        except AssertionError as e:
-            return f"schedule {seed}: {e}"
-    return None
+    return first_failure_of(lambda rng: ring(blocks, tiles, steps, turn, rng), schedules)
 
 
 @pytest.mark.parametrize("blocks", [1, 2])

@@ -43,9 +43,8 @@ constexpr int kStageBytes = 2 * kPanelBytes;
 constexpr int kCluster = MUONCHECK_TRIANGLE_CLUSTER;   // blocks per cluster: 2, a pair of tiles sharing A; or 1
 static_assert(kCluster == 1 || kCluster == 2, "a cluster is one block or a pair");
 constexpr int kTurnBarrier = 3;                 // named barriers 3, 4: warpgroup 0's, 1's turn to multiply (1, 2: their epilogues)
-constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
 // Each multiplying warpgroup stages a quarter and its transpose at once (two buffers).
-constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 4 * kQuarterBytes + 2 * kStages * sizeof(uint64_t);
+constexpr size_t kSharedBytes = triangle::ring_bytes<kStages, kStageBytes>();
 static_assert(kSharedBytes <= 227 * 1024, "one block's shared memory on sm_90");
 
 // Tile l of one matrix's lower triangle, row by row: (i, j) with j ≤ i.
@@ -73,11 +72,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                    float beta, bool one_operand) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) unsigned char shared[];
-  unsigned char* const ring = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
-  unsigned char* const staging_base = ring + kStages * kStageBytes;
-  const uint32_t ring_s = shared_address(ring);
-  const uint32_t full = shared_address(staging_base + 4 * kQuarterBytes);   // kStages barriers: a stage has landed
-  const uint32_t empty = full + kStages * sizeof(uint64_t);                 // kStages barriers: a stage was read
+  const triangle::RingLayout layout = triangle::ring_layout<kStages, kStageBytes>(shared);
+  const uint32_t ring_s = layout.ring, full = layout.full, empty = layout.empty;
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
   const int rank = static_cast<int>(blockIdx.x) % kCluster, peer = (rank + 1) % kCluster;
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster, clusters = static_cast<int>(gridDim.x) / kCluster;
@@ -136,7 +132,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     // rows 16·warp… of those, its accumulators (g + 8·e, 8jj + 2q) as wgmma.cuh lays them out.
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMultiplierRegisters));
     const int w = wg - 1, lane = tid % 32, wt = tid % 128;
-    const triangle::TileWriter<T> writer{&d_map, d, c, m, alpha, beta, staging_base + 2 * w * kQuarterBytes, 1 + w};
+    const triangle::TileWriter<T> writer{&d_map, d, c, m, alpha, beta, layout.staging + 2 * w * kQuarterBytes, 1 + w};
     const uint32_t peer_empty = cluster_address(empty, peer);
     int consumed = 0;   // the ring steps before this pair's, both warpgroups' (the copier's order)
     int n = 0;
@@ -149,11 +145,6 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
       const Tile x = tile_of(u, rank);
       const int i = x.i, j = x.j;
       const int64_t mat = x.mat;
-      float acc[2][64];
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int e = 0; e < 64; ++e) acc[h][e] = 0.0f;
       // Stage `slot` is read: one arrival per warp on its barrier in both blocks (either may
       // refill both blocks' slot with a multicast).
       auto release = [&](int slot) {
@@ -161,21 +152,12 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         tma::arrive(empty + 8 * slot);
         if (kCluster == 2) tma::arrive_remote(peer_empty + 8 * slot);
       };
-      int previous = -1;
-      for (int s = 0; s < steps; ++s) {
-        const int at = consumed + s, stage = at % kStages;
-        tma::wait(full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
-        const uint32_t a_s = ring_s + stage * kStageBytes, b_s = one_panel(x) ? a_s : a_s + kPanelBytes;
-        triangle::multiply_stage<T>(acc, a_s, b_s);
-        wgmma::wait<1>();   // the step before is done: its stage may be refilled
-        if (previous >= 0) release(previous);
-        previous = stage;
-      }
-      if (u + clusters < pairs) tma::named_barrier_arrive(kTurnBarrier + (w ^ 1), 256);   // the other's turn
-      wgmma::wait<0>();
-      wgmma::pin(acc[0]);
-      wgmma::pin(acc[1]);
-      release(previous);
+      float acc[2][64];
+      triangle::multiply_tile<T, kStages, kStageBytes>(acc, layout, consumed, steps, 0, one_panel(x) ? 0 : kPanelBytes,
+                                                       release, [&] {   // the other's turn
+                                                         if (u + clusters < pairs)
+                                                           tma::named_barrier_arrive(kTurnBarrier + (w ^ 1), 256);
+                                                       });
       if (x.writes) triangle::write_tile(writer, acc, i, j, mat);
     }
     if (wt == 0) tma::wait_bulk<0>();   // the last stores have read the staging and landed

@@ -33,8 +33,7 @@ constexpr int kMultiplierRegisters = 232;
 constexpr int kPanelBytes = kTile * kStep * 2;  // one panel's 128 rows × 64 of K
 constexpr int kStageBytes = kSlots * kPanelBytes;
 constexpr int kCluster = 2;
-constexpr int kAlign = 1024;                    // the 128-byte swizzle's alignment
-constexpr size_t kSharedBytes = kAlign + kStages * kStageBytes + 4 * kQuarterBytes + 2 * kStages * sizeof(uint64_t);
+constexpr size_t kSharedBytes = triangle::ring_bytes<kStages, kStageBytes>();
 static_assert(kSharedBytes <= 227 * 1024, "one block's shared memory on sm_90");
 constexpr uint16_t kNone = 0xFFFF;              // an empty slot
 constexpr int kMaxJobs = 1800;                  // in the launch's parameters (32 764 bytes at most)
@@ -66,11 +65,8 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
                          const T* c, int m, int k, float alpha, float beta, const __grid_constant__ StripJobs jobs) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ __align__(16) unsigned char shared[];
-  unsigned char* const ring = shared + (kAlign - shared_address(shared) % kAlign) % kAlign;
-  unsigned char* const staging_base = ring + kStages * kStageBytes;
-  const uint32_t ring_s = shared_address(ring);
-  const uint32_t full = shared_address(staging_base + 4 * kQuarterBytes);   // kStages barriers: a stage has landed
-  const uint32_t empty = full + kStages * sizeof(uint64_t);                 // kStages barriers: a stage was read
+  const triangle::RingLayout layout = triangle::ring_layout<kStages, kStageBytes>(shared);
+  const uint32_t ring_s = layout.ring, full = layout.full, empty = layout.empty;
   const int tid = static_cast<int>(threadIdx.x), wg = tid / 128;
   const int rank = static_cast<int>(blockIdx.x) % kCluster, peer = rank ^ 1;
   const int cluster_id = static_cast<int>(blockIdx.x) / kCluster, clusters = static_cast<int>(gridDim.x) / kCluster;
@@ -121,7 +117,7 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     // every stage, so each waits on every phase of every slot in turn (no turn to take).
     asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kMultiplierRegisters));
     const int w = wg - 1, lane = tid % 32, wt = tid % 128;
-    const triangle::TileWriter<T> writer{&d_map, d, c, m, alpha, beta, staging_base + 2 * w * kQuarterBytes, 1 + w};
+    const triangle::TileWriter<T> writer{&d_map, d, c, m, alpha, beta, layout.staging + 2 * w * kQuarterBytes, 1 + w};
     const uint32_t peer_empty = cluster_address(empty, peer);
     // Stage `slot` is read: one arrival per warp on its barrier in both blocks.
     auto release = [&](int slot) {
@@ -141,26 +137,10 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
         i = panel(a_slot), j = panel(b_slot), mat = x.mat;
         writes = (x.flags & (w == 0 ? kWrites0 : kWrites1)) != 0;
       }
-      const uint32_t a_offset = a_slot * kPanelBytes, b_offset = b_slot * kPanelBytes;
       float acc[2][64];
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int e = 0; e < 64; ++e) acc[h][e] = 0.0f;
-      int previous = -1;
-      for (int s = 0; s < steps; ++s, ++at) {
-        const int stage = at % kStages;
-        tma::wait(full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
-        const uint32_t base = ring_s + stage * kStageBytes, a_s = base + a_offset, b_s = base + b_offset;
-        triangle::multiply_stage<T>(acc, a_s, b_s);
-        wgmma::wait<1>();   // the step before is done: its stage may be refilled
-        if (previous >= 0) release(previous);
-        previous = stage;
-      }
-      wgmma::wait<0>();
-      wgmma::pin(acc[0]);
-      wgmma::pin(acc[1]);
-      release(previous);
+      triangle::multiply_tile<T, kStages, kStageBytes>(acc, layout, at, steps, a_slot * kPanelBytes, b_slot * kPanelBytes,
+                                                       release, [] {});
+      at += steps;
       if (writes) triangle::write_tile(writer, acc, i, j, mat);
     }
     if (wt == 0) tma::wait_bulk<0>();   // the last stores have read the staging and landed
@@ -230,18 +210,26 @@ std::vector<StripJob> strip_jobs(int s, int batch) {
 
 bool one_operand(const SymmetricProblem& p) { return p.a == p.b && p.lda == p.ldb && p.sa == p.sb; }
 
-}  // namespace
-
-bool strips_fit(const SymmetricProblem& p) {
-  if (!triangle_fits(p) || !one_operand(p) || p.m % (2 * kTile) != 0 || p.batch > 0xFFFF || device_clusters() <= 0)
-    return false;
-  return static_cast<int64_t>(strip_jobs(static_cast<int>(p.m / kTile), p.batch).size()) <= kMaxJobs;
+// strips_fit, with p's job table already built.
+bool fits(const SymmetricProblem& p, const std::vector<StripJob>& jobs) {
+  return triangle_fits(p) && one_operand(p) && p.m % (2 * kTile) == 0 && p.batch <= 0xFFFF && device_clusters() > 0 &&
+         static_cast<int64_t>(jobs.size()) <= kMaxJobs;
 }
 
+std::vector<StripJob> jobs_of(const SymmetricProblem& p) {
+  return p.m % (2 * kTile) == 0 && p.batch <= 0xFFFF ? strip_jobs(static_cast<int>(p.m / kTile), p.batch)
+                                                      : std::vector<StripJob>{};
+}
+
+}  // namespace
+
+bool strips_fit(const SymmetricProblem& p) { return fits(p, jobs_of(p)); }
+
 bool strips_balanced(const SymmetricProblem& p) {
-  if (!strips_fit(p)) return false;
+  const std::vector<StripJob> jobs = jobs_of(p);
+  if (!fits(p, jobs)) return false;
   const int64_t clusters = device_clusters(), s = p.m / kTile, tiles = p.batch * s * (s + 1) / 2;
-  const int64_t pairs = static_cast<int64_t>(strip_jobs(static_cast<int>(s), p.batch).size()) / 2;
+  const int64_t pairs = static_cast<int64_t>(jobs.size()) / 2;
   // A round of strips takes two tile-times (both warpgroups at once); the ping-pong kernel's block
   // takes its tiles one after the other.
   const int64_t strip_rounds = 2 * ((pairs + clusters - 1) / clusters);
@@ -250,8 +238,8 @@ bool strips_balanced(const SymmetricProblem& p) {
 }
 
 void triangle_strips(const SymmetricProblem& p, cudaStream_t s) {
-  if (!strips_fit(p)) throw Error(ErrorKind::Internal, "triangle_strips: the problem does not fit");
-  const std::vector<StripJob> list = strip_jobs(static_cast<int>(p.m / kTile), p.batch);
+  const std::vector<StripJob> list = jobs_of(p);
+  if (!fits(p, list)) throw Error(ErrorKind::Internal, "triangle_strips: the problem does not fit");
   StripJobs jobs{};
   jobs.pairs = static_cast<int>(list.size() / 2);
   std::copy(list.begin(), list.end(), jobs.job);

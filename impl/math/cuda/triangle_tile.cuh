@@ -1,6 +1,6 @@
 // A multiplying warpgroup's 128 × 128 lower-triangle tile, as both triangle kernels compute and
 // write it (triangle_product.cu, triangle_strips.cu): its accumulators acc[h] hold the tile's rows
-// 64·h…, laid out as wgmma.cuh says; multiply_stage adds one ring stage's 64 of K, write_tile
+// 64·h…, laid out as wgmma.cuh says; multiply_tile sums them over the operand ring, write_tile
 // writes D = α·acc + β·C rounded once, in place and transposed into tile (j, i), so D comes out
 // exactly symmetric.
 #pragma once
@@ -20,19 +20,64 @@ constexpr int kStep = 64;                    // K per ring stage: one 128-byte r
 constexpr int kQuarterBytes = 64 * 64 * 2;   // a staged quarter of a tile, 64 × 64, 128-byte swizzled
 using QuarterLayout = wgmma::Swizzled128<64>;
 
-// acc += A·Bᵀ over one stage: A's and B's 128 rows × 64 of K at shared addresses a_s and b_s
-// (K-major, 128-byte swizzled), issued as one group (wgmma::wait before acc is read or the stage
-// refilled).
-template <class T>
-__device__ __forceinline__ void multiply_stage(float (&acc)[2][64], uint32_t a_s, uint32_t b_s) {
-  wgmma::fence();
+// A kernel's shared memory: the operand ring of kStages stages of kStageBytes (1024-byte aligned,
+// as the 128-byte swizzle wants), four staging quarters (two per multiplying warpgroup), then the
+// ring's barriers: kStages `full` (a stage has landed) and kStages `empty` (a stage was read).
+struct RingLayout {
+  unsigned char* staging;
+  uint32_t ring, full, empty;
+};
+template <int kStages, int kStageBytes>
+__device__ __forceinline__ RingLayout ring_layout(unsigned char* shared) {
+  unsigned char* const ring = shared + (1024 - shared_address(shared) % 1024) % 1024;
+  RingLayout r;
+  r.staging = ring + kStages * kStageBytes;
+  r.ring = shared_address(ring);
+  r.full = shared_address(r.staging + 4 * kQuarterBytes);
+  r.empty = r.full + kStages * sizeof(uint64_t);
+  return r;
+}
+// The bytes ring_layout lays out, with the alignment's slack.
+template <int kStages, int kStageBytes>
+constexpr size_t ring_bytes() {
+  return 1024 + kStages * kStageBytes + 4 * kQuarterBytes + 2 * kStages * sizeof(uint64_t);
+}
+
+// acc = A·Bᵀ over a tile's `steps` ring steps, the first ring step `first`: each stage waited on by
+// phase parity, its A and B panels (128 rows × 64 of K, K-major, 128-byte swizzled) at a_offset and
+// b_offset within it, issued as one group a stage; a stage is released (release(stage)) once the
+// next one's products are issued and it is done, the last once all are. after_waits() runs once
+// every stage has been waited on, while the last products still run.
+template <class T, int kStages, int kStageBytes, class Release, class AfterWaits>
+__device__ __forceinline__ void multiply_tile(float (&acc)[2][64], const RingLayout& ring, int first, int steps,
+                                              uint32_t a_offset, uint32_t b_offset, Release&& release,
+                                              AfterWaits&& after_waits) {
 #pragma unroll
-  for (int ks = 0; ks < kStep / 16; ++ks) {
-    const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
-    wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
-    wgmma::Ss<T, 128>::mma(acc[1], wgmma::k_major_descriptor<kTile>(a_s, 64, 16 * ks), b_desc, 1);
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[h][e] = 0.0f;
+  int previous = -1;
+  for (int s = 0; s < steps; ++s) {
+    const int at = first + s, stage = at % kStages;
+    tma::wait(ring.full + 8 * stage, static_cast<uint32_t>(at / kStages) & 1u);
+    const uint32_t base = ring.ring + stage * kStageBytes, a_s = base + a_offset, b_s = base + b_offset;
+    wgmma::fence();
+#pragma unroll
+    for (int ks = 0; ks < kStep / 16; ++ks) {
+      const uint64_t b_desc = wgmma::k_major_descriptor<kTile>(b_s, 0, 16 * ks);
+      wgmma::Ss<T, 128>::mma(acc[0], wgmma::k_major_descriptor<kTile>(a_s, 0, 16 * ks), b_desc, 1);
+      wgmma::Ss<T, 128>::mma(acc[1], wgmma::k_major_descriptor<kTile>(a_s, 64, 16 * ks), b_desc, 1);
+    }
+    wgmma::commit();
+    wgmma::wait<1>();   // the step before is done: its stage may be refilled
+    if (previous >= 0) release(previous);
+    previous = stage;
   }
-  wgmma::commit();
+  after_waits();
+  wgmma::wait<0>();
+  wgmma::pin(acc[0]);
+  wgmma::pin(acc[1]);
+  release(previous);
 }
 
 // Where and how one warpgroup writes: d (batch × m×m, its tensor map d_map of 64 × 64 boxes), C
