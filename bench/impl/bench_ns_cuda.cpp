@@ -181,6 +181,7 @@ void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options
   state.counters["issued TFLOP/s"] = benchmark::Counter(f.issued / 1e12, benchmark::Counter::kIsIterationInvariantRate);
   state.counters["roofline GFLOP"] = f.symmetric / 1e9;   // per call, symmetric products as triangles
   state.counters["split fallbacks"] = static_cast<double>(dev.split_fallbacks());   // 0: every split ran as planned
+  state.counters["strips products"] = static_cast<double>(dev.issued_as(cuda::SymmetricSplit::strips));   // issued, as above
   state.counters["resident"] = dev.ran_resident() ? 1 : 0;   // 1: one resident kernel (ns_resident.hpp)
   if (dev.ran_resident()) state.counters["clusters at once"] = cuda::resident_active_clusters(sh.n);
   if (dev.ran_resident()) state.counters["gemm tail"] = dev.gemm_tail();   // matrices on the GEMMs beside the kernel

@@ -89,6 +89,11 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_EQ(fitted({SymmetricSplit::strips, 0}, 384).split, SymmetricSplit::triangle);   // 256 does not divide
   EXPECT_EQ(fitted({SymmetricSplit::strips, 0}, 128).split, SymmetricSplit::full);
   EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::strips, 0}, 4096), 33.0 / 64);
+  EXPECT_TRUE(ran_as_planned({SymmetricSplit::strips, 0}, 4096, SymmetricSplit::triangle));   // two operands
+  EXPECT_TRUE(ran_as_planned({SymmetricSplit::strips, 1}, 4096, SymmetricSplit::strips));
+  EXPECT_FALSE(ran_as_planned({SymmetricSplit::strips, 0}, 4096, SymmetricSplit::full));
+  EXPECT_TRUE(ran_as_planned({SymmetricSplit::triangle, 0}, 4096, SymmetricSplit::triangle));
+  EXPECT_FALSE(ran_as_planned({SymmetricSplit::triangle, 0}, 4096, SymmetricSplit::tiles));
   EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
   // The default's choice (ns_cuda.cu, measured on H100s on 2026-12-06): both NS's products on our
   // triangle kernel, small matrices as the full GEMM.
@@ -328,6 +333,8 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
   EXPECT_EQ(ns.split_fallbacks(), 0) << c.name << ": a symmetric product ran as the full GEMM instead of its split";
+  if (c.options.symmetric == NsOptions::Symmetric::strips)
+    EXPECT_GT(ns.issued_as(SymmetricSplit::strips), 0) << c.name << ": the strips kernel took no product";
   EXPECT_EQ(ns.ran_resident(), c.resident) << c.name << ": the resident kernel " << (c.resident ? "did not run" : "ran");
   const std::vector<float> ref = cpu_ns(x, c.batch, c.m, c.n, ref_cfg), on_cpu = cpu_ns(x, c.batch, c.m, c.n, cfg);
   const double e_cpu = relative_error(on_cpu, ref), e_gpu = relative_error(runs[0], ref);
@@ -354,6 +361,8 @@ INSTANTIATE_TEST_SUITE_P(
                       NsCase{"standard_triangle_bf16", 1, 384, 520, NsMethod::standard, DType::bf16, {S::triangle}},
                       NsCase{"gram_triangle_batch2_fp16", 2, 256, 640, NsMethod::gram, DType::fp16, {S::triangle}},
                       NsCase{"standard_strips_bf16", 1, 512, 520, NsMethod::standard, DType::bf16, {S::strips, 1}},
+                      // X·Xᵀ and R·R on the strips, the two-operand products on the ping-pong kernel
+                      NsCase{"gram_strips_fp16", 1, 512, 640, NsMethod::gram, DType::fp16, {S::strips, 1}},
                       // The resident kernel: per-head blocks, the widest slice, ragged shapes
                       // (scalar loads, padded rows and columns), a per-iteration schedule, rounds,
                       // and the same per-head shape on the GEMMs for comparison.

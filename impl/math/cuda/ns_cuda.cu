@@ -79,7 +79,9 @@ void NsDevice::symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, fl
   p.b_symmetric = !b_transposed;   // every m×m operand here is a polynomial in one symmetric matrix, mirrored
   p.alpha = alpha, p.beta = beta;
   p.c = c, p.d = d;
-  if (sym_.run(plan, p, stream_) != fitted(plan, m).split) ++split_fallbacks_;
+  const SymmetricSplit ran = sym_.run(plan, p, stream_);
+  ++issued_as_[static_cast<size_t>(ran)];
+  if (!ran_as_planned(plan, m, ran)) ++split_fallbacks_;
 }
 
 GemmProblem ns_apply_problem(DType t, int batch, int64_t m, int64_t n, const void* a, const void* b, const void* c,

@@ -24,6 +24,7 @@
 // where it pays) or on the GEMMs on a branch stream (NsOptions::tail). Which matrix takes which
 // path depends only on the shape and the device, so runs stay bit-identical.
 #pragma once
+#include <array>
 #include <cstdint>
 
 #include <cublas_api.h>
@@ -96,6 +97,9 @@ class NsDevice {
   // algorithm for its blocks), counted each time the launches are issued (the eager run and the
   // graph capture; a replay issues none): a benchmark of a split reports it.
   int64_t split_fallbacks() const { return split_fallbacks_; }
+  // Symmetric products issued on each split (counted as split_fallbacks is): a run under the
+  // strips shows here whether the strips kernel took any of them.
+  int64_t issued_as(SymmetricSplit s) const { return issued_as_[static_cast<size_t>(s)]; }
 
   // Whether the last run was the resident kernel (ns_resident.hpp) rather than the GEMMs.
   bool ran_resident() const { return resident_; }
@@ -135,6 +139,7 @@ class NsDevice {
   StreamBranches branches_;
   SymmetricPlan split_;
   int64_t split_fallbacks_ = 0;
+  std::array<int64_t, 5> issued_as_{};   // by SymmetricSplit
   LtGemm gemm_;
   SymmetricProduct sym_{gemm_};
   GraphCache graphs_;

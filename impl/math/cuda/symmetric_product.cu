@@ -83,6 +83,12 @@ SymmetricPlan fitted(SymmetricPlan plan, int64_t m) {
   return {};
 }
 
+bool ran_as_planned(SymmetricPlan plan, int64_t m, SymmetricSplit ran) {
+  plan = fitted(plan, m);
+  return ran == plan.split ||
+         (plan.split == SymmetricSplit::strips && ran == SymmetricSplit::triangle);
+}
+
 double issued_fraction(SymmetricPlan plan, int64_t m) {
   plan = fitted(plan, m);
   switch (plan.split) {

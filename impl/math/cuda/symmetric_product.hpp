@@ -53,6 +53,11 @@ struct SymmetricPlan {
 // triangle's fit), else full.
 SymmetricPlan fitted(SymmetricPlan plan, int64_t m);
 
+// Whether a product run under plan as `ran` ran as planned: as fitted(plan, m), or, for strips, as
+// the same tiles on the ping-pong kernel, which takes what the strips do not (two operands; more
+// rounds of the chip, unless forced). Anything else fell back.
+bool ran_as_planned(SymmetricPlan plan, int64_t m, SymmetricSplit ran);
+
 // Fraction of the full product's multiply-adds the plan issues.
 double issued_fraction(SymmetricPlan plan, int64_t m);
 
