@@ -47,7 +47,7 @@ NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
 // Where the kernel does not run (not sm_90a, unaligned operands), the product runs as the tiles.
 SymmetricPlan ns_split_for(int64_t m) {
   if (m <= 2048 || m % 128 != 0) return {};
-  return {SymmetricSplit::triangle, 0};
+  return {SymmetricSplit::strips, 0};   // where they fit and pay, else the ping-pong triangle (fitted)
 }
 
 NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options)
