@@ -44,7 +44,14 @@ NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
 //     kernel's epilogue became TMA stores (X·Xᵀ at K = 4096 3–4 % faster, 2026-12-06e), gram on
 //     it in three processes (2026-12-06f, one H100, medians): 4.105 ms against the tiles' 4.106
 //     sustained, 3.815 against 4.019 cold (−5.1 %), so both NS take it.
-// Where the kernel does not run (not sm_90a, unaligned operands), the product runs as the tiles.
+// The strips (triangle_strips.hpp: the same tiles two a block, clusters of two sharing panels)
+// against the ping-pong kernel on one H100 (2026-12-06h, reports/h100-2026-12-06h/run1): X·Xᵀ
+// alone at K = 14336 728 issued TFLOP/s against 627 sustained (795 against 677 cold; cuBLAS's
+// dense GEMM 738 and 818), at K = 4096 643 against 592; the NS 2.121 ms against 2.180 at 4096²,
+// 5.864 against 6.173 at 4096×14336, gram 3.831 against 3.927 (cold 1.947 / 2.068, 5.394 / 5.733,
+// 3.628 / 3.787). So both NS take the strips where they fit (one operand, 256 | m) and take no
+// more rounds of the chip, and the ping-pong kernel elsewhere (gram's two-operand products).
+// Where neither kernel runs (not sm_90a, unaligned operands), the product runs as the tiles.
 SymmetricPlan ns_split_for(int64_t m) {
   if (m <= 2048 || m % 128 != 0) return {};
   return {SymmetricSplit::strips, 0};   // where they fit and pay, else the ping-pong triangle (fitted)
