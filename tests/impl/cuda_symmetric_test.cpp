@@ -8,6 +8,8 @@
 //    triangle becomes the lower's transpose bit for bit, the lower triangle is left as it was;
 //  - plus_identity (gram's Q = Z + aI) rounds each diagonal element once and copies the rest
 //    bit for bit, out of place and in place;
+//  - the strips kernel with the second block of every cluster idling before each job (its ring's
+//    barriers under skew) writes the same bits as with its blocks timed together;
 //  - a whole NS run under each split stays within the conformance band against the fp32 CPU
 //    reference (err ≤ 4·err(cpu) + 8u, as cuda_compute_test) and is bit-identical across its
 //    eager run, its graph capture and a graph replay.
@@ -25,6 +27,7 @@
 #include "impl/math/cuda/cuda_check.hpp"
 #include "impl/math/cuda/ns_cuda.hpp"
 #include "impl/math/cuda/ns_streamed.hpp"
+#include "impl/math/cuda/triangle_strips.hpp"
 #include "impl/math/newton_schulz.hpp"
 
 namespace muoncheck::impl::cuda {
@@ -209,6 +212,67 @@ INSTANTIATE_TEST_SUITE_P(
                       ProductCase{"xxt_strips_4096_bf16", DType::bf16, {SymmetricSplit::strips, 1}, 1, true, 4096}),
     [](const auto& info) { return std::string(info.param.name); });
 
+// The strips' ring under skew: a block that copies into its partner's slot (the shared panels)
+// before the partner has read it changes the partner's tile; a lag of about 20 µs before each job
+// lets the other block run ahead by the whole ring, so any such refill happens every time. With
+// the ring's barriers intact the lagging product has the bits of the one timed together.
+struct LagCase {
+  const char* name;
+  DType dtype;
+  int batch;
+  int64_t m, k;
+  bool gram;   // X·Xᵀ (X m×k); else A·A with A symmetric (k = m)
+};
+
+class StripsUnderLagTest : public ::testing::TestWithParam<LagCase> {
+ protected:
+  void SetUp() override { MUONCHECK_REQUIRE_GPU(); }
+};
+
+TEST_P(StripsUnderLagTest, WriteTheBitsOfTheBlocksTimedTogether) {
+  const LagCase c = GetParam();
+  const int64_t m = c.m, k = c.gram ? c.k : c.m, mm = m * m, eb = dtype_bytes(c.dtype), out = c.batch * mm;
+  Device dev;
+  std::vector<float> a = values(c.batch * m * k, 11 + c.batch);
+  if (!c.gram)
+    for (int b = 0; b < c.batch; ++b)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < i; ++j) a[b * mm + j * m + i] = a[b * mm + i * m + j];
+  DeviceBuffer da, together, lagging;
+  da.reserve(eb * a.size()), together.reserve(eb * out), lagging.reserve(eb * out);
+  dev.upload(c.dtype, a, da.get());
+  SymmetricProblem p;
+  p.dtype = c.dtype;
+  p.batch = c.batch;
+  p.m = m, p.k = k;
+  p.a = p.b = da.get(), p.lda = p.ldb = k, p.sa = p.sb = m * k;
+  p.b_transposed = c.gram, p.b_symmetric = !c.gram;
+  p.alpha = c.gram ? 1.0f : 2.0315f, p.beta = c.gram ? 0.0f : -4.7750f, p.c = c.gram ? nullptr : da.get();
+  ASSERT_TRUE(strips_fit(p)) << c.name << ": the strips do not run here";
+  std::vector<std::vector<float>> runs;
+  for (const auto& [d, timing] : {std::pair{&together, StripsTiming::together},
+                                  std::pair{&lagging, StripsTiming::second_block_lags}}) {
+    check(cudaMemset(d->get(), 0xFF, eb * out), "cudaMemset");   // NaN in every dtype
+    p.d = d->get();
+    triangle_strips(p, dev.stream, timing);
+    runs.push_back(dev.download(c.dtype, d->get(), out));
+  }
+  int unwritten = 0;
+  for (float x : runs[0]) unwritten += std::isnan(x) ? 1 : 0;
+  EXPECT_EQ(unwritten, 0) << c.name << ": elements the strips left unwritten";
+  int differ = 0;
+  for (int64_t e = 0; e < out; ++e) differ += std::memcmp(&runs[0][e], &runs[1][e], sizeof(float)) != 0 ? 1 : 0;
+  EXPECT_EQ(differ, 0) << c.name << ": elements that differ when one block of each cluster lags";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Skewed, StripsUnderLagTest,
+    // Nine k-steps a job over a ring of four, 100 job pairs (two a cluster on 132 multiprocessors);
+    // a square of sixteen k-steps with a diagonal strip repeated in place of an odd one.
+    ::testing::Values(LagCase{"xxt_batch40_bf16", DType::bf16, 40, 512, 576, true},
+                      LagCase{"square_batch3_fp16", DType::fp16, 3, 768, 768, false}),
+    [](const auto& info) { return std::string(info.param.name); });
+
 struct MirrorCase {
   const char* name;
   DType dtype;
@@ -334,8 +398,9 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
   EXPECT_EQ(ns.split_fallbacks(), 0) << c.name << ": a symmetric product ran as the full GEMM instead of its split";
-  if (c.options.symmetric == NsOptions::Symmetric::strips)
+  if (c.options.symmetric == NsOptions::Symmetric::strips) {
     EXPECT_GT(ns.issued_as(SymmetricSplit::strips), 0) << c.name << ": the strips kernel took no product";
+  }
   EXPECT_EQ(ns.ran_resident(), c.resident) << c.name << ": the resident kernel " << (c.resident ? "did not run" : "ran");
   const std::vector<float> ref = cpu_ns(x, c.batch, c.m, c.n, ref_cfg), on_cpu = cpu_ns(x, c.batch, c.m, c.n, cfg);
   const double e_cpu = relative_error(on_cpu, ref), e_gpu = relative_error(runs[0], ref);

@@ -37,6 +37,7 @@ constexpr size_t kSharedBytes = triangle::ring_bytes<kStages, kStageBytes>();
 static_assert(kSharedBytes <= 227 * 1024, "one block's shared memory on sm_90");
 constexpr uint16_t kNone = 0xFFFF;              // an empty slot
 constexpr int kMaxJobs = 1800;                  // in the launch's parameters (32 764 bytes at most)
+constexpr long long kLagCycles = 40000;         // StripsTiming::second_block_lags: about 20 µs a job
 
 // One block's strip: the panels (rows of tiles of matrix mat) its ring slots hold; warpgroup w
 // multiplies the panel in slot a[w] by the one in slot b[w], its tile (panel[a[w]], panel[b[w]]).
@@ -59,7 +60,7 @@ struct StripJobs {
 };
 static_assert(sizeof(StripJobs) + 2 * sizeof(CUtensorMap) + 64 <= 32764, "the launch's parameters");
 
-template <class T>
+template <class T, bool kSecondBlockLags>
 __global__ void __launch_bounds__(kBlockThreads, 1)
     triangle_strip_tiles(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap d_map, T* d,
                          const T* c, int m, int k, float alpha, float beta, const __grid_constant__ StripJobs jobs) {
@@ -127,6 +128,11 @@ __global__ void __launch_bounds__(kBlockThreads, 1)
     };
     int at = 0;   // ring steps so far
     for (int u = cluster_id; u < jobs.pairs; u += clusters) {
+      if constexpr (kSecondBlockLags) {
+        if (rank == 1)
+          for (const long long t0 = clock64(); clock64() - t0 < kLagCycles;) {
+          }
+      }
       // This warpgroup's slots and tile, read with constant indices (the job stays in parameter space).
       int a_slot, b_slot, i, j, mat;
       bool writes;
@@ -161,8 +167,8 @@ int device_clusters() {
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= static_cast<int>(g_clusters.size())) return 0;
   if (!g_asked[dev]) {
     g_asked[dev] = true;
-    g_clusters[dev] = clusters_at_once(&triangle_strip_tiles<__nv_bfloat16>, &triangle_strip_tiles<__half>, kCluster,
-                                       kBlockThreads, kSharedBytes);
+    g_clusters[dev] = clusters_at_once(&triangle_strip_tiles<__nv_bfloat16, false>, &triangle_strip_tiles<__half, false>,
+                                       kCluster, kBlockThreads, kSharedBytes);
   }
   return g_clusters[dev];
 }
@@ -237,7 +243,7 @@ bool strips_balanced(const SymmetricProblem& p) {
   return strip_rounds <= tile_rounds;
 }
 
-void triangle_strips(const SymmetricProblem& p, cudaStream_t s) {
+void triangle_strips(const SymmetricProblem& p, cudaStream_t s, StripsTiming timing) {
   const std::vector<StripJob> list = jobs_of(p);
   if (!fits(p, list)) throw Error(ErrorKind::Internal, "triangle_strips: the problem does not fit");
   StripJobs jobs{};
@@ -251,9 +257,15 @@ void triangle_strips(const SymmetricProblem& p, cudaStream_t s) {
   with_type(p.dtype, [&](auto v) {
     using T = decltype(v);
     if constexpr (sizeof(T) == 2) {
+      auto* kernel = &triangle_strip_tiles<T, false>;
+      if (timing == StripsTiming::second_block_lags) {
+        kernel = &triangle_strip_tiles<T, true>;
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSharedBytes)),
+              "triangle_strip_tiles (lagging): shared memory");
+      }
       const ClusterLaunch launch(grid, kCluster, kBlockThreads, kSharedBytes, s);
-      check(cudaLaunchKernelEx(&launch.config, &triangle_strip_tiles<T>, a_map, d_map, static_cast<T*>(p.d),
-                               static_cast<const T*>(p.c), m, k, p.alpha, p.beta, jobs),
+      check(cudaLaunchKernelEx(&launch.config, kernel, a_map, d_map, static_cast<T*>(p.d), static_cast<const T*>(p.c), m,
+                               k, p.alpha, p.beta, jobs),
             "triangle_strip_tiles");
     }
   });

@@ -35,7 +35,13 @@ bool strips_fit(const SymmetricProblem& p);
 // round of strips is two tile-times): at 4096² on 132 multiprocessors, four each.
 bool strips_balanced(const SymmetricProblem& p);
 
+// How the cluster's blocks are timed: together (every product), or, for the synchronization
+// tests, with the second block's multiplying warpgroups idling about 20 µs before each job, so that
+// the first block runs ahead as far as the ring's barriers let it. That build of the kernel is a
+// separate instantiation; the other's code does not change.
+enum class StripsTiming { together, second_block_lags };
+
 // D as described above; throws Error(Internal) when strips_fit(p) is false.
-void triangle_strips(const SymmetricProblem& p, cudaStream_t s);
+void triangle_strips(const SymmetricProblem& p, cudaStream_t s, StripsTiming timing = StripsTiming::together);
 
 }  // namespace muoncheck::impl::cuda
