@@ -4,7 +4,9 @@
 // Rates: the algorithm's GEMMs in full (2·M·N·K each, "TFLOP/s") and the GEMM work actually issued
 // once symmetric products compute one triangle ("issued TFLOP/s"); the counter "roofline GFLOP" is
 // one call's flops with symmetric products as exact triangles (bench/ns_side_by_side.py checks its
-// own count against it). Beside them, in the same process:
+// own count against it); "split fallbacks" counts products issued on another split than planned
+// (0 in a sound run), "strips products" those the strips kernel took. Beside them, in the same
+// process:
 //   - the plain cuBLAS GEMMs of the standard algorithm's shapes in full (`gemm_mix_bf16/…`);
 //   - the roofline's GEMM (`gemm_square_{bf16,fp16}/4096`: C = A·B at 4096³, fifteen a call).
 // Times are CUDA events around one call (UseManualTime); inputs are seeded uniform values, never
