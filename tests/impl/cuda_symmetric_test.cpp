@@ -98,8 +98,8 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_TRUE(ran_as_planned({SymmetricSplit::triangle, 0}, 4096, SymmetricSplit::triangle));
   EXPECT_FALSE(ran_as_planned({SymmetricSplit::triangle, 0}, 4096, SymmetricSplit::tiles));
   EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
-  // The default's choice (ns_cuda.cu, measured on an H100 on 2026-12-06, reports/h100-2026-12-06h): both NS's products on our
-  // strips kernel where they fit and pay, else on the ping-pong triangle; small matrices as the full GEMM.
+  // The default's choice (ns_cuda.cu; one H100, reports/h100-2026-12-06h): both NS's products on
+  // the strips where they fit and pay, else on the ping-pong triangle; small matrices as the full GEMM.
   EXPECT_EQ(ns_split_for(4096), (SymmetricPlan{SymmetricSplit::strips, 0}));
   EXPECT_EQ(ns_split_for(2304), (SymmetricPlan{SymmetricSplit::strips, 0}));
   EXPECT_EQ(fitted(ns_split_for(2176), 2176).split, SymmetricSplit::triangle);   // 256 does not divide
@@ -267,8 +267,8 @@ TEST_P(StripsUnderLagTest, WriteTheBitsOfTheBlocksTimedTogether) {
 
 INSTANTIATE_TEST_SUITE_P(
     Skewed, StripsUnderLagTest,
-    // Nine k-steps a job over a ring of four, 100 job pairs (two a cluster on 132 multiprocessors);
-    // a square of sixteen k-steps with a diagonal strip repeated in place of an odd one.
+    // Nine k-steps a job over a ring of four, 100 job pairs (up to two a cluster on 132
+    // multiprocessors); a square of twelve k-steps with a diagonal strip repeated in place of an odd one.
     ::testing::Values(LagCase{"xxt_batch40_bf16", DType::bf16, 40, 512, 576, true},
                       LagCase{"square_batch3_fp16", DType::fp16, 3, 768, 768, false}),
     [](const auto& info) { return std::string(info.param.name); });
@@ -397,7 +397,7 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   }
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
-  EXPECT_EQ(ns.split_fallbacks(), 0) << c.name << ": a symmetric product ran as the full GEMM instead of its split";
+  EXPECT_EQ(ns.split_fallbacks(), 0) << c.name << ": a symmetric product fell back from its split (ran_as_planned)";
   if (c.options.symmetric == NsOptions::Symmetric::strips) {
     EXPECT_GT(ns.issued_as(SymmetricSplit::strips), 0) << c.name << ": the strips kernel took no product";
   }
