@@ -13,7 +13,14 @@ of its own step; no copy lands in a slot a warpgroup still reads; nothing deadlo
 versions must fail, so that the model is shown able to: the one of the kernel mutant
 strips-own-release-only (a slot's barrier counts its own block's readers only) and a warpgroup that
 reads a stage without waiting for it to land.
+
+On the GPU the two blocks of a cluster start together and do the same work, so they never drift a
+ring apart, and the first of those mutants passed every gpu test. The gpu test StripsUnderLagTest
+makes one block idle before each job (StripsTiming::second_block_lags); `lagging` models that
+timing, under which the protocol must still hold and the mutant must fail on every schedule.
 """
+import random
+
 import pytest
 
 from ring_model import MBarrier, RingModel, first_failure as first_failure_of
@@ -58,6 +65,7 @@ class StripRing(RingModel):
     def multiplier(self, b, w):
         at = 0
         for _ in self.jobs:
+            yield from self.job_start(b, w)
             previous = None
             for _ in range(self.steps):
                 s = at % STAGES
@@ -72,6 +80,10 @@ class StripRing(RingModel):
                 yield lambda: True
                 at += 1
             self.release(b, previous)   # then the epilogue, while the copier refills
+
+    def job_start(self, b, w):
+        """What a warpgroup does before a job: nothing here (see lagging)."""
+        return iter(())
 
     def release(self, b, s):
         self.reading[b][s] -= 1
@@ -123,3 +135,55 @@ class NoFullWait(StripRing):
 def test_the_model_catches_a_read_before_the_stage_lands():
     found = first_failure(JOBS, 3, schedules=50, ring=NoFullWait)
     assert found is not None and "read slot" in found, found
+
+
+class _DeferIdle:
+    """A scheduler that steps a process waiting at an idle point only when nothing else can move."""
+
+    def __init__(self, model, rng):
+        self.model, self.rng = model, rng
+
+    def choice(self, choices):
+        others = [c for c in choices if not (c[0] == "proc" and c[1] in self.model.idle)]
+        return self.rng.choice(others or choices)
+
+
+def lagging(ring):
+    """ring under the gpu test StripsUnderLagTest's timing (StripsTiming::second_block_lags): block
+    1's warpgroups idle before every job for longer than the rest of the cluster can go on (20 µs
+    against a job's few), and any order otherwise."""
+
+    class Lagging(ring):
+        def __init__(self, jobs, steps, rng):
+            self.idle = set()   # the processes (their index in processes()) idling before a job
+            super().__init__(jobs, steps, _DeferIdle(self, rng))
+
+        def job_start(self, b, w):
+            if b == 1:
+                i = 2 + 2 * b + w   # processes(): the two copiers, then (block, warpgroup) in order
+                self.idle.add(i)
+                yield lambda: True
+                self.idle.discard(i)
+
+    return Lagging
+
+
+# StripsUnderLagTest's X·Xᵀ: nine k-steps a job, shared and own jobs.
+@pytest.mark.parametrize("jobs", [JOBS, [False, True, True]])
+def test_a_lagging_block_reads_its_own_step(jobs):
+    assert first_failure(jobs, 9, schedules=100, ring=lagging(StripRing)) is None
+
+
+def test_the_lag_alone_catches_a_slot_that_counts_its_own_readers_only():
+    """Not one schedule under the lag lets the mutant through: the gpu test needs no lucky
+    interleaving to catch it, only the lag. The lagging block finds its partner's panel of a later
+    step in a slot it has not read yet (its product changes), or a copy lands while it reads."""
+    for seed in range(50):
+        with pytest.raises(AssertionError, match=r"while read|read slot \d+ for step \d+ holding"):
+            lagging(OwnReleaseOnly)(JOBS, 9, random.Random(seed)).run()
+
+
+def test_the_lag_needs_shared_jobs_to_catch_it():
+    """Jobs of their own write nothing into the other block, so StripsUnderLagTest's cases have
+    shared jobs (2 × 2 blocks below the diagonal)."""
+    assert first_failure([False, False, False], 9, schedules=50, ring=lagging(OwnReleaseOnly)) is None
