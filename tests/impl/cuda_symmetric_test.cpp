@@ -74,6 +74,14 @@ std::vector<float> rounded(Device& dev, DType t, const std::vector<float>& v) {
   return dev.download(t, b.get(), static_cast<int64_t>(v.size()));
 }
 
+// Each of the batch's m×m matrices made symmetric: its upper triangle the lower's transpose.
+void mirror_each(std::vector<float>& a, int batch, int64_t m) {
+  const int64_t mm = m * m;
+  for (int b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < i; ++j) a[b * mm + j * m + i] = a[b * mm + i * m + j];
+}
+
 TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 4096).split, SymmetricSplit::tiles);
   EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 128).split, SymmetricSplit::full);    // one block: nothing saved
@@ -129,10 +137,7 @@ TEST_P(SymmetricProductTest, IsExactlySymmetricAndMatchesTheFullGemm) {
   Device dev;
   // A: batch × m×k, symmetric when square; C = A (the bA term).
   std::vector<float> a = values(c.batch * m * k, 7 + c.batch);
-  if (!c.gram)
-    for (int b = 0; b < c.batch; ++b)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < i; ++j) a[b * mm + j * m + i] = a[b * mm + i * m + j];
+  if (!c.gram) mirror_each(a, c.batch, m);
   a = rounded(dev, c.dtype, a);
   std::vector<float> bv = a;
   if (c.two_operands)
@@ -234,10 +239,7 @@ TEST_P(StripsUnderLagTest, WriteTheBitsOfTheBlocksTimedTogether) {
   const int64_t m = c.m, k = c.gram ? c.k : c.m, mm = m * m, eb = dtype_bytes(c.dtype), out = c.batch * mm;
   Device dev;
   std::vector<float> a = values(c.batch * m * k, 11 + c.batch);
-  if (!c.gram)
-    for (int b = 0; b < c.batch; ++b)
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < i; ++j) a[b * mm + j * m + i] = a[b * mm + i * m + j];
+  if (!c.gram) mirror_each(a, c.batch, m);
   DeviceBuffer da, together, lagging;
   da.reserve(eb * a.size()), together.reserve(eb * out), lagging.reserve(eb * out);
   dev.upload(c.dtype, a, da.get());
