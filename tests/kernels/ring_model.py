@@ -50,6 +50,28 @@ class RingModel:
     def processes(self):
         raise NotImplementedError
 
+    def multiply_tile(self, b, w, first, steps, pieces, waits=True, after_waits=lambda: None):
+        """Warpgroup w of block b over one tile's ring steps first… (triangle_tile.cuh's
+        multiply_tile): each stage waited on by phase parity (not where `waits` is False: a broken
+        kernel) and read, which must find exactly pieces(step) in it; the stage before released once
+        this one's products are issued, the last after after_waits(). self.release(b, slot) is the
+        subclass's."""
+        stages = len(self.full[b])
+        previous = None
+        for at in range(first, first + steps):
+            s = at % stages
+            if waits:
+                yield lambda s=s, at=at: self.full[b][s].passed((at // stages) & 1)
+            assert self.slot[b][s] == pieces(at), (
+                f"block {b} warpgroup {w} read slot {s} for step {at} holding {sorted(self.slot[b][s])}")
+            self.reading[b][s] += 1
+            if previous is not None:   # the step before is done (wgmma wait<1>)
+                self.release(b, previous)
+            previous = s
+            yield lambda: True
+        after_waits()
+        self.release(b, previous)
+
     def land(self, i):
         dest, s, piece = self.in_flight.pop(i)
         assert self.reading[dest][s] == 0, f"a copy for step {piece[0]} landed in slot {s} of block {dest} while read"

@@ -63,23 +63,10 @@ class StripRing(RingModel):
         return (0, 1)
 
     def multiplier(self, b, w):
-        at = 0
-        for _ in self.jobs:
+        for n in range(len(self.jobs)):
             yield from self.job_start(b, w)
-            previous = None
-            for _ in range(self.steps):
-                s = at % STAGES
-                if self.waits_for_landing:
-                    yield lambda s=s, at=at: self.full[b][s].passed((at // STAGES) & 1)
-                assert self.slot[b][s] == self.pieces(at), (
-                    f"block {b} warpgroup {w} read slot {s} for step {at} holding {sorted(self.slot[b][s])}")
-                self.reading[b][s] += 1
-                if previous is not None:   # the step before is done (wgmma wait<1>)
-                    self.release(b, previous)
-                previous = s
-                yield lambda: True
-                at += 1
-            self.release(b, previous)   # then the epilogue, while the copier refills
+            yield from self.multiply_tile(b, w, n * self.steps, self.steps, self.pieces, self.waits_for_landing)
+            # then the epilogue, while the copier refills
 
     def job_start(self, b, w):
         """What a warpgroup does before a job: nothing here (see lagging)."""

@@ -55,21 +55,9 @@ class Ring(RingModel):
                 self.tokens[b][w] -= 1
             if self.turn_at_start:
                 self.give_turn(b, w, n)
-            previous = None
-            for k in range(self.steps):
-                at = n * self.steps + k
-                s = at % STAGES
-                yield lambda: self.full[b][s].passed((at // STAGES) & 1)
-                assert self.slot[b][s] == self.pieces(b, at), (
-                    f"block {b} warpgroup {w} read slot {s} for step {at} holding {sorted(self.slot[b][s])}")
-                self.reading[b][s] += 1
-                if previous is not None:   # the step before is done (wgmma wait<1>)
-                    self.release(b, previous)
-                previous = s
-                yield lambda: True
-            if not self.turn_at_start:
-                self.give_turn(b, w, n)
-            self.release(b, previous)
+            handover = (lambda: None) if self.turn_at_start else (lambda n=n: self.give_turn(b, w, n))
+            yield from self.multiply_tile(b, w, n * self.steps, self.steps, lambda at: self.pieces(b, at),
+                                          after_waits=handover)
 
     def release(self, b, s):
         self.reading[b][s] -= 1
