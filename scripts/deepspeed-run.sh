@@ -26,7 +26,7 @@
 # With COVERAGE=1 the adapter records the line coverage of DeepSpeed's Muon files into
 # OUT_DIR/coverage-X.Y.Z/ (coverage.py from .whl/coverage/, a cp312 wheel: pip download coverage
 # --only-binary=:all: --python-version 3.12 --no-deps); scripts/deepspeed-coverage.py adds it to
-# the CPU lines (reports/deepspeed-coverage-lines-*.json), e.g. for the fp16 paths the CPU lacks.
+# the CPU lines (reports/deepspeed/coverage-lines-*.json), e.g. for the fp16 paths the CPU lacks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
@@ -84,7 +84,7 @@ run_version() {
     "$MUONCHECK" verify $scenarios "${traces[@]}" --report "$out/deepspeed-$v.verify.json" > "$out/ds-$v.verify.log" 2>&1
     echo "ds-$v: verify exit $? after $(( $(date +%s) - start )) s" | tee -a "$log"
   fi
-  local causes=reports/deepspeed-causes.json   # the analysed FAILs; none analysed yet: an empty list
+  local causes=reports/deepspeed/causes.json   # the analysed FAILs; none analysed yet: an empty list
   [ -f "$causes" ] || { causes=$out/no-causes.json; echo '{"causes": []}' > "$causes"; }
   [ -z "${MUONCHECK:-}" ] || python3 scripts/deepspeed-verdicts.py "$out/deepspeed-$v.verdicts.json" "$causes" \
     "$tmp/muoncheck-traces" "$out/deepspeed-$v.verify.json" > "$out/deepspeed-$v.verdicts.md" 2>> "$log" &&

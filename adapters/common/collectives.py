@@ -4,7 +4,7 @@ muoncheck-trace/2 collective log (docs/trace-format.md, `ranks[].collectives`).
 It sees what torch's CommDebugMode sees — c10d ops (FSDP2's all-gathers and reduce-scatters, DDP's
 bucket all-reduce) and functional collectives (DTensor's redistributions, e.g. inside an optimizer
 step on sharded params) — without CommDebugMode's module tracker, which fails on torch 2.11 for a
-model whose forward calls grandchild modules directly (reports/torch-upstream/). Waits and
+model whose forward calls grandchild modules directly (reports/torch/upstream/). Waits and
 autograd wrappers are not collectives.
 
 Each record: the kind muoncheck names (`all_reduce`, `reduce_scatter`, `all_gather`), the dtype,

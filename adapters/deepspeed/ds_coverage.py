@@ -3,7 +3,7 @@
 With MUONCHECK_COVERAGE=DIR set, `start()` (called before `import deepspeed`) records the lines
 of the files listed in MUON_FILES that run in this process, and `stop()` writes them to
 DIR/.coverage.<host>.<pid>.<random> (one data file per rank; `coverage combine` merges them).
-scripts/deepspeed-coverage.py turns the combined data into reports/deepspeed-coverage.{json,md}.
+scripts/deepspeed-coverage.py turns the combined data into reports/deepspeed/coverage.{json,md}.
 """
 import os
 

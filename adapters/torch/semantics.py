@@ -2,7 +2,7 @@
 the two differences it checks on every run instead of assuming them away.
 
 Read from torch/optim/_muon.py (2.11 and 2.15; they differ in the bf16 cast — 2.11's
-`grad.bfloat16()` aliases a bf16 input, reports/torch-upstream/ — and 2.11 has no
+`grad.bfloat16()` aliases a bf16 input, reports/torch/upstream/ — and 2.11 has no
 "spectral_unclamped"): momentum `buf.lerp_(g, 1−β)` (EMA), update
 `g.lerp(buf, β)` with Nesterov else `buf`; NS in bf16, the standard quintic loop with one
 coefficient triple, transposed when rows > cols, after `X / ‖X‖.clamp(min=eps)`; the update scaled

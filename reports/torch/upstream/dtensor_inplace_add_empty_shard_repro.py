@@ -1,6 +1,6 @@
 """torch.optim.Muon raises on a one-row matrix sharded over two ranks (FSDP2 / DTensor), torch 2.15.
 
-    python3 reports/torch-upstream/dtensor_inplace_add_empty_shard_repro.py    # exit 1 while the defect is there
+    python3 reports/torch/upstream/dtensor_inplace_add_empty_shard_repro.py    # exit 1 while the defect is there
     (it starts itself on two ranks with torchrun --standalone; CPU, gloo, no GPU needed)
 
 Found by `muoncheck sweep --impl torch --dp 2` (FSDP2 `fully_shard`, a llama preset with hidden

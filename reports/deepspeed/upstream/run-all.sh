@@ -3,7 +3,7 @@
 # see adapters/deepspeed/README.md), one GPU each, and prints what each printed: the reports'
 # scripts and the sweep counterexamples' scripts (cases/*_repro.py, written by `muoncheck repro`).
 # Without a GPU the scripts run on DeepSpeed's CPU accelerator (DS_ACCELERATOR=cpu; no fp16 there).
-#   reports/deepspeed-upstream/run-all.sh [VERSION...]
+#   reports/deepspeed/upstream/run-all.sh [VERSION...]
 #   ONLY=reports|cases (default both)   JOBS=N: N scripts side by side (default 1; output in order)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,7 +23,7 @@ reports=("fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --
 runs=()
 [ "${ONLY:-}" = cases ] || runs+=("${reports[@]}")
 if [ "${ONLY:-}" != reports ]; then
-  for f in $(cd reports/deepspeed-upstream && ls cases/*_repro.py); do runs+=("$f"); done
+  for f in $(cd reports/deepspeed/upstream && ls cases/*_repro.py); do runs+=("$f"); done
 fi
 work=$(mktemp -d)
 
@@ -35,7 +35,7 @@ one() {
     # $run is a script and its arguments: split on purpose
     # shellcheck disable=SC2086
     PYTHONPATH="$site" python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
-        reports/deepspeed-upstream/$run 2>&1 | grep -vE "Warning|warnings.warn|^\[rank[0-9]+\]:\[W|^W[0-9]{4}|^I[0-9]{4}|^ +return func"
+        reports/deepspeed/upstream/$run 2>&1 | grep -vE "Warning|warnings.warn|^\[rank[0-9]+\]:\[W|^W[0-9]{4}|^I[0-9]{4}|^ +return func"
     rc=${PIPESTATUS[0]}
     echo "=== exit $rc"
   } > "$work/$v.$i" 2>&1

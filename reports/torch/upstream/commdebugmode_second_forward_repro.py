@@ -1,7 +1,7 @@
 """torch.distributed.tensor.debug.CommDebugMode raises IndexError on a module's second forward in
 one context (gradient accumulation) — torch 2.11.
 
-    python3 reports/torch-upstream/commdebugmode_second_forward_repro.py    # exit 1 while the defect is there
+    python3 reports/torch/upstream/commdebugmode_second_forward_repro.py    # exit 1 while the defect is there
 
 CommDebugMode's module tracker (torch/distributed/tensor/debug/_comm_mode.py, 2.11) registers a
 new forward hook `_fw_set_module_hook` on the module in every forward pre-hook and never removes

@@ -1,6 +1,6 @@
 """torch.optim.Muon normalizes a bf16 momentum buffer in place when Nesterov is off (torch <= 2.11).
 
-    python3 reports/torch-upstream/muon_bf16_momentum_aliasing_repro.py     # exit 1 while the defect is there
+    python3 reports/torch/upstream/muon_bf16_momentum_aliasing_repro.py     # exit 1 while the defect is there
 
 torch/optim/_muon.py (2.11): `_zeropower_via_newtonschulz` starts with `ortho_grad = grad.bfloat16()`,
 which returns the tensor itself when it is already bf16, then `ortho_grad.div_(norm)`. With
