@@ -151,7 +151,7 @@ def linked(report):
 def sweep_cell(x):
     """One sweep counterexample: where it came from, how often its defect fired, its minimal case."""
     return (f"sweep {x['device']} #{x['defect']} ({x['occurrences']} of {x['failing_cases']} failing cases): "
-            f"[{os.path.basename(x['case'])}]({os.path.relpath(x['case'], 'reports')})")
+            f"[{os.path.basename(x['case'])}]({os.path.relpath(x['case'], 'reports/deepspeed')})")
 
 
 def print_by_defect(ordered, sweep=()):

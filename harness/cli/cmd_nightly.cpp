@@ -115,7 +115,7 @@ Command nightly_command() {
            "The nightly job: every scenario with the golden comparison, the mutants (the " +
                std::to_string(impl::fault_catalogue().size()) + " faults of the catalogue, the suite\n"
            "as their clean control) and a property sweep that stops when the budget is spent; one JSON report\n"
-           "(default reports/nightly.json) recording the backend, the device and the sweep's seed (by default the\n"
+           "(default out/nightly.json) recording the backend, the device and the sweep's seed (by default the\n"
            "UTC date, YYYYMMDD: each night draws new cases). Exit 1 on any failure, and when\n"
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
            "than --min-executed of its verdicts.\n"

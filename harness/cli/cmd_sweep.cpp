@@ -60,7 +60,7 @@ Command sweep_command() {
            "muoncheck sweep --impl torch[=VERSION] [--dp N] [--backend cuda] [--workers N] [--cases N] [--json FILE]",
            "Generates scenarios (RapidCheck; same seed, same cases) and judges each against every\n"
            "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
-           "minimal scenario saved under reports/cases/, and printed with the line that reproduces it.\n"
+           "minimal scenario saved under out/cases/, and printed with the line that reproduces it.\n"
            "With --fault the sweep hunts for that injected fault and says after how many cases it was found.\n"
            "With --impl the implementation under test is another one (DeepSpeed's Muon, or torch.optim.Muon under\n"
            "DDP/FSDP2 drawn as the stage, through a resident worker):\n"

@@ -73,8 +73,8 @@ std::vector<OptionEntry> build_table() {
       value("golden", "golden folder", "golden"),
       // What a command writes.
       value("report", "write the JSON report to FILE"),
-      value("report/check", "write the JSON report to FILE", "reports/latest.json"),
-      value("report/nightly", "write the JSON report to FILE", "reports/nightly.json"),
+      value("report/check", "write the JSON report to FILE", "out/latest.json"),
+      value("report/nightly", "write the JSON report to FILE", "out/nightly.json"),
       value("junit", "also write the verdicts as JUnit XML to FILE (one testcase per scenario and invariant)"),
       value("summary-md", "also write a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"),
       value("json/file", "also write the results as JSON to FILE (sweep: its record; mutants: the report "
@@ -97,10 +97,10 @@ std::vector<OptionEntry> build_table() {
       value("budget/nightly", "SECONDS for the whole job; the sweep gets what is left, at least 60",
             "3600"),
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
-      value("cases-dir", "folder for minimal scenarios", "reports/cases"),
+      value("cases-dir", "folder for minimal scenarios", "out/cases"),
       // repro.
       value("for", "the implementation the script is for: deepspeed | torch", "deepspeed"),
-      value("out/repro", "folder the script and the report skeleton go to", "reports/cases"),
+      value("out/repro", "folder the script and the report skeleton go to", "out/cases"),
       value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
       // Another implementation under test (sweep, nightly).
       value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION | torch | "

@@ -1,4 +1,4 @@
-// The JSON conformance report (reports/schema.json, "muoncheck-report/1"):
+// The JSON conformance report (schemas/report.schema.json, "muoncheck-report/1"):
 // run metadata, per-scenario verdicts, executed counts and steps, golden results,
 // repro lines and a summary. Written atomically, so a crash never leaves half a report.
 #pragma once

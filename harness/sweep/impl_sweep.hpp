@@ -40,7 +40,7 @@ struct ImplSweepOptions {
   uint64_t seed = 1;
   double budget_seconds = 0;              // 0: no limit; else no new case starts after it (cases
                                           // already running are still judged)
-  std::string cases_dir = "reports/cases";
+  std::string cases_dir = "out/cases";
   bool relational = true;                 // also run a gas and a stage re-split of each case (same
                                           // trajectory) so gas-/stage-invariant are judged
   int max_defects = 6;                    // defects shrunk; later failures matching none are unattributed

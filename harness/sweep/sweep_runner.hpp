@@ -1,7 +1,7 @@
 // The property sweep behind `muoncheck sweep`: draws scenarios from the general
 // generator (same seed → same cases), judges each with the double-precision oracle,
 // confirms a failure in float128, shrinks it to a minimal scenario, saves it under
-// reports/cases/ and states the one command line that reproduces it.
+// out/cases/ and states the one command line that reproduces it.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -25,7 +25,7 @@ struct SweepOptions {
   double budget_seconds = 0;              // 0: no limit; else no new case starts after it
   std::vector<std::string> faults;        // switched on in the implementation
   generators::Focus focus;                // narrows the general generator (default: none)
-  std::string cases_dir = "reports/cases";
+  std::string cases_dir = "out/cases";
   int max_shrink_judgements = 400;        // each judges only the confirmed invariants
   double max_shrink_seconds = 240;
   std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;

@@ -165,8 +165,8 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
 
 
 def test_every_missed_target_is_named_with_its_figure():
-    """The verdict line names each shape that misses a target (the H100 head of 2026-12-06, its
-    roofline figures as the H100 of 2026-12-06c gave them sustained, cold ones made up)."""
+    """The verdict line names each shape that misses a target (figures of one H100 run, its
+    roofline figures sustained as measured, cold ones made up)."""
     mod = side_by_side()
     targets = {"ds": 1.5, "torch": 1.2, "roofline_pct": 85.0, "per_head_ms": 0.30}
 
