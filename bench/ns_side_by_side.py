@@ -468,7 +468,7 @@ PER_HEAD_SHAPE = shape_name(64, 128, 4096)
 
 
 def target_misses(rows, targets, have_ds):
-    """Per target (issue 29's), each way the rows miss it, one line apiece: a shape whose figure
+    """Per target, each way the rows miss it, one line apiece: a shape whose figure
     falls short, or a shape or column the target needs that this run did not measure. A target
     with no line is met."""
     nan = float("nan")

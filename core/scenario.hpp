@@ -49,7 +49,7 @@ struct EngineConfig {
 enum class MomentumForm { ema, sum };
 enum class NsMethod { standard, gram };
 
-// One Newton–Schulz iteration's polynomial: X ← aX + b(XXᵀ)X + c(XXᵀ)²X (SPEC §4).
+// One Newton–Schulz iteration's polynomial: X ← aX + b(XXᵀ)X + c(XXᵀ)²X (docs/semantics.md §7).
 // The default is the quintic of Keller Jordan's Muon, which DeepSpeed and torch.optim.Muon use.
 struct NsCoefficients {
   double a = 3.4445, b = -4.7750, c = 2.0315;

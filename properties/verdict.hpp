@@ -13,7 +13,7 @@ enum class Status { pass, fail, unsupported, skipped, inconclusive };
 std::string status_name(Status s);   // PASS, FAIL, UNSUPPORTED, SKIPPED, INCONCLUSIVE
 
 struct Verdict {
-  std::string invariant;    // SPEC id, e.g. "ns-once-per-matrix-per-step"
+  std::string invariant;    // invariant id, e.g. "ns-once-per-matrix-per-step"
   Status status = Status::skipped;
   double metric = 0.0;
   double threshold = 0.0;

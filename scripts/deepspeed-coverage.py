@@ -282,7 +282,7 @@ def markdown(rep, before, version, rule):
         return (f"{live['reached']} / {live['statements']} statements DeepSpeed can run = **{live['percent']} %** "
                 f"(all Muon-relevant statements: {r['reached']} / {r['statements']} = {r['percent']} %)")
     if before:
-        out.append(f"**Before** (the scenarios before issue 25): {figure(before)}  ")
+        out.append(f"**Before** (the scenarios before the engine-path ones): {figure(before)}  ")
     out += [f"**Now**: {figure(rep)}", "",
             "| file | function | statements | reached | % |", "|---|---|---:|---:|---:|"]
     for f in rep["files"]:

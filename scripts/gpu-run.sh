@@ -14,7 +14,7 @@
 #       dp 2 and 4 (rank threads share the GPUs); logs and JSON reports land in OUTDIR.
 #
 #   on the GPU machine, with build-cuda/bundle and .whl/ds-0.19.8 carried:  scripts/gpu-run.sh ns [OUTDIR]
-#       the Newton–Schulz benchmark route (issues 16, 29): the NS gpu tests, bench_ns_cuda, then
+#       the Newton–Schulz benchmark route: the NS gpu tests, bench_ns_cuda, then
 #       bench/ns_side_by_side.py (DeepSpeed's and torch.optim.Muon's NS functions, eager and
 #       torch.compile'd, on the same shapes: the ratios, the roofline share and the per-head
 #       traffic floor per shape), then `muoncheck check --backend cuda`.

@@ -6,7 +6,7 @@ writes one trace each (docs/trace-format.md) for `muoncheck verify`.
 
 One process per rank; a scenario runs when its `engine.dp` is the world size (else it is declined).
 The device is CPU over gloo unless MUONCHECK_DEVICE=cuda (NCCL, one GPU per rank). The Muon-tagged
-params (SPEC §3, as `muoncheck resolve` tags them) go to torch.optim.Muon, the rest to AdamW, through
+params (docs/semantics.md §3, as `muoncheck resolve` tags them) go to torch.optim.Muon, the rest to AdamW, through
 an optimizer factory (optimizers.py; --optimizer-factory module:attr for another). State after
 every step (and the step's reduced gradient) is read from the optimizers' own state (FSDP2: the
 DTensor shards gathered); NS calls are counted by wrapping

@@ -1,5 +1,5 @@
 // Judges one scenario: runs the implementation, the oracle and the control ensemble (and
-// the variants the relational invariants need), then every applicable SPEC §6
+// the variants the relational invariants need), then every applicable row of the
 // invariant. Flags choose which invariants run; they never change the math.
 #pragma once
 #include <chrono>

@@ -33,7 +33,7 @@ struct TraceCase {
 // only dp/gas/micro_batch/stage/buckets differ: a variant). Throws BadInput otherwise.
 std::vector<TraceCase> match_traces(const std::vector<Scenario>& given, const std::vector<Trace>& traces);
 
-// True when a and b follow the same exact trajectory (SPEC §1): the same scenario up to how
+// True when a and b follow the same exact trajectory (docs/semantics.md §2): the same scenario up to how
 // the global batch is split, the ZeRO stage and bucket sizes. Injections pin ranks and
 // micro-steps, so scenarios with overflow injections relate only to themselves.
 bool same_trajectory(const Scenario& a, const Scenario& b);

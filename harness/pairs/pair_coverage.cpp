@@ -59,7 +59,7 @@ std::optional<std::string> infeasible_why(const Pair& p) {
   if (in_pair(p, "clip_mode") == "off" && in_pair(p, "clip_binds") == "yes") return "with clipping off nothing can bind";
   const std::string scaler = in_pair(p, "scaler");
   if ((scaler == "none" || scaler == "static") && in_pair(p, "scale_grows") == "yes")
-    return "only the dynamic loss scaler changes the scale (SPEC 4.3)";
+    return "only the dynamic loss scaler changes the scale (docs/semantics.md §4.3)";
   return std::nullopt;
 }
 

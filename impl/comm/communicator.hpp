@@ -1,4 +1,4 @@
-// The one interface every collective in impl/ goes through (SPEC §5): all-reduce
+// The one interface every collective in impl/ goes through (docs/semantics.md §8): all-reduce
 // (sum), reduce-scatter (sum, equal chunks) and all-gather (equal and variable
 // sizes), over fp32, bf16 and fp16 buffers: the collectives the engine and the agreement
 // check call, and no others. 16-bit buffers

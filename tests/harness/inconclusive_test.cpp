@@ -1,5 +1,5 @@
 // INCONCLUSIVE: a numeric verdict whose question has no answer at the scenario's precision
-// (properties/determinacy.hpp). The two minimal cases of issue 22 (tests/harness/cases/), both
+// (properties/determinacy.hpp). The two minimal cases of a false FAIL where the update is not determined (tests/harness/cases/), both
 // false FAILs before: neither FAILs on the CPU, the first is INCONCLUSIVE, the second's
 // natural-overflow skip (made by every valid order from the implementation's state) is followed.
 // The other side of the rule is the same case at full rank; structural invariants still catch

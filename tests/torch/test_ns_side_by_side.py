@@ -60,7 +60,7 @@ def test_flop_model_counts_symmetric_products_as_triangles():
     m = 4096
     per_iteration = m * (m + 1) * m * 2 + 2 * m ** 3   # XXᵀ and A² as triangles, BX in full
     assert mod.ns_flops("standard", 1, m, m) == 5 * per_iteration
-    assert abs(mod.ns_flops("standard", 1, m, m) / 1e12 - 1.3746) < 1e-3   # the issue's ≈ 1.37 TFLOP
+    assert abs(mod.ns_flops("standard", 1, m, m) / 1e12 - 1.3746) < 1e-3   # ≈ 1.37 TFLOP
     # gram on a square matrix is the standard loop; on a wide one fewer X-sized products
     assert mod.ns_flops("gram", 1, 64, 64) == mod.ns_flops("standard", 1, 64, 64)
     assert mod.ns_flops("gram", 3, 128, 4096) == 3 * mod.ns_flops("gram", 1, 128, 4096)

@@ -129,7 +129,7 @@ void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfi
   return cur;
 }
 
-// DeepSpeed's zeropower_via_gram_newtonschulz (SPEC §4), X m×n with m < n. Every m×m product
+// DeepSpeed's zeropower_via_gram_newtonschulz (docs/semantics.md §7), X m×n with m < n. Every m×m product
 // is a polynomial in R times another, hence symmetric.
 void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   const int64_t mm = m * m, mn = m * n;

@@ -41,7 +41,7 @@ __global__ void sum_squares_partial(const T* x, int64_t count, int64_t chunk, in
   if (threadIdx.x == 0) partial[blockIdx.y * parts + blockIdx.x] = red[0];
 }
 
-// denom[b] = round(√Σx²) + 1e-7 (SPEC §4 NS normalization): one block per matrix sums its
+// denom[b] = round(√Σx²) + 1e-7 (docs/semantics.md §7, the normalization): one block per matrix sums its
 // partials in a fixed order (strided per thread, then a fixed tree).
 template <class T>
 __global__ void norm_denominators(const double* partial, int parts, float* denom) {
