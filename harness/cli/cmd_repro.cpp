@@ -39,7 +39,7 @@ void run(const cli::Args& args) {
   if (!std::filesystem::exists(trace_path))
     throw Error(ErrorKind::BadInput, path + ": no trace beside it (" + trace_path + "; `muoncheck sweep --impl " + impl + "` writes one)");
   const Trace t = load_trace(trace_path);
-  const std::string out = option_text(args, "out/repro");
+  const std::string out = option_text(args, "out-dir/repro");
   std::filesystem::create_directories(out);
   const std::string script_name = s.name + "_repro.py";
   const std::string datagen = read_text(option_text(args, "adapter-dir") + "/datagen.py");
@@ -57,12 +57,12 @@ void run(const cli::Args& args) {
 
 Command repro_command() {
   return informational_command(
-      {"repro", "muoncheck repro CASE.json --for deepspeed|torch [--out DIR]",
+      {"repro", "muoncheck repro CASE.json --for deepspeed|torch [--out-dir DIR]",
        "Writes a standalone script (torch + DeepSpeed, or torch alone) for a minimal case found by\n"
        "`sweep --impl deepspeed` or `sweep --impl torch`\n"
        "(CASE.json and the CASE.trace.json beside it): it prints each step's error against the float128\n"
        "oracle next to the band and exits 1 while the defect shows; and a Markdown report skeleton.",
-       options({"for", "out/repro", "adapter-dir", "control-members"})},
+       options({"for", "out-dir/repro", "adapter-dir", "control-members"})},
       run);
 }
 

@@ -1,7 +1,7 @@
 // `muoncheck sweep`: property-based search over generated scenarios (see
 // harness/sweep/sweep_runner.hpp). Exit 1 when a (float128-confirmed) counterexample is found,
 // whether it reveals a bug or, with --fault, proves the sweep catches that fault, and
-// when the executed counts fail the --min-executed gate (coverage.hpp).
+// when the executed counts fail the --min-executed gate (executed_counts.hpp).
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -48,7 +48,7 @@ Outcome run(const cli::Args& args) {
     std::printf("report: %s\n", json->c_str());
   }
   write_report_views(sweep_json(o, r), views);
-  return r.failure || !sweep_coverage_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
+  return r.failure || !sweep_executed_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
 }
 
 }  // namespace
@@ -72,7 +72,7 @@ Command sweep_command() {
            "a defect is shrunk once the cases in flight are done, one candidate at a time.\n"
            "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
-           options({"cases", "seed", "budget/sweep", "fault", "focus", "json/file", "cases-dir", "timeout-ms",
+           options({"cases", "seed", "budget/sweep", "fault", "focus", "json", "cases-dir", "timeout-ms",
                     "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "impl", "impl-site",
                     "dp", "workers", "max-defects", "shrink-seconds", "case-timeout-s", "ranks", "store"})},
           run};

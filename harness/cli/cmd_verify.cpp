@@ -11,7 +11,7 @@
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
 #include "harness/report/console_table.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/report/report.hpp"
 #include "harness/judge/scenario_selection.hpp"
 #include "harness/judge/verify_traces.hpp"
@@ -58,9 +58,9 @@ Command verify_command() {
            "invariant that reads a part the trace leaves out is UNSUPPORTED naming it. A trace names its\n"
            "scenario: a given SCENARIO of that name (judged), or the scenario embedded in the trace when it\n"
            "re-splits a given one (a variant the relational invariants compare against; `muoncheck variants\n"
-           "SCENARIO --out DIR` writes the variants they need; \"repeat\": 1 marks the repeat run).\n" +
+           "SCENARIO --out-dir DIR` writes the variants they need; \"repeat\": 1 marks the repeat run).\n" +
                std::string(kSuiteExitHelp) + ".",
-           options({"trace/read", "report", "invariant", "oracle-precision", "control-members", "scenarios",
+           options({"trace", "report", "invariant", "oracle-precision", "control-members", "scenarios",
                     "min-executed", "junit", "summary-md"})},
           run};
 }

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "oracle/control_ensemble.hpp"
 
 namespace muoncheck {
@@ -77,15 +77,15 @@ std::vector<OptionEntry> build_table() {
       value("report/nightly", "write the JSON report to FILE", "out/nightly.json"),
       value("junit", "also write the verdicts as JUnit XML to FILE (one testcase per scenario and invariant)"),
       value("summary-md", "also write a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"),
-      value("json/file", "also write the results as JSON to FILE (sweep: its record; mutants: the report "
+      value("json", "also write the results as JSON to FILE (sweep: its record; mutants: the report "
                                  "with its mutants section; noise: the figures)"),
-      flag("json/print", "print JSON on stdout instead of a table"),
-      value("trace/write", "also write the implementation's run as a trace (docs/trace-format.md) to FILE, "
+      flag("print-json", "print JSON on stdout instead of a table"),
+      value("write-trace", "also write the implementation's run as a trace (docs/trace-format.md) to FILE, "
                                     "or FOLDER/<scenario>.trace.json when FILE is a folder"),
-      repeated("trace/read", "a trace file written by the implementation (docs/trace-format.md)"),
+      repeated("trace", "a trace file written by the implementation (docs/trace-format.md)"),
       value("out/trajectory", "write the whole trajectory, tensors included, as JSON to FILE"),
       value("out/html", "the HTML file to write (also -o FILE)"),
-      value("out/dir", "the folder to write into (created when missing)"),
+      value("out-dir", "the folder to write into (created when missing)"),
       value("out/resolved", "write the resolved scenario to FILE instead of stdout"),
       // The sweep (sweep, nightly).
       value("cases", "number of generated scenarios", "100"),
@@ -100,7 +100,7 @@ std::vector<OptionEntry> build_table() {
       value("cases-dir", "folder for minimal scenarios", "out/cases"),
       // repro.
       value("for", "the implementation the script is for: deepspeed | torch", "deepspeed"),
-      value("out/repro", "folder the script and the report skeleton go to", "out/cases"),
+      value("out-dir/repro", "folder the script and the report skeleton go to", "out/cases"),
       value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
       // Another implementation under test (sweep, nightly).
       value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION | torch | "
@@ -120,7 +120,7 @@ std::vector<OptionEntry> build_table() {
       value("precision", "oracle arithmetic: double (quick) | float128 | bin50 (certify)", "float128"),
       flag("control", "the control instead: the same semantics with the scenario's dtypes emulated"),
       value("min-digits", "digits every step must reach", "25"),
-      // coverage-pairs.
+      // pairs.
       flag("design", "also propose rows (one value per feature) that cover the uncovered pairs, built greedily"),
   };
 }

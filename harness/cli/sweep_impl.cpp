@@ -80,7 +80,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
     std::printf("report: %s\n", json->c_str());
   }
   write_report_views(record, views);
-  return !r.failures.empty() || !coverage_problems(r.coverage, o.min_executed, this_command_line()).empty()
+  return !r.failures.empty() || !executed_problems(r.counts, o.min_executed, this_command_line()).empty()
              ? Outcome::conformance_failure
              : Outcome::success;
 }

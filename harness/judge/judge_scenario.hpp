@@ -40,7 +40,7 @@ struct JudgeOptions {
   std::shared_ptr<oracle::ResultMemo> memo;
   // Called with every run of the implementation the judgement read — the scenario's own first
   // (repeat 0), then each variant and the repeat run (repeat 1) — e.g. to write each as a
-  // trace (`run --trace`), so `verify` can judge the same runs.
+  // trace (`run --write-trace`), so `verify` can judge the same runs.
   std::function<void(const Scenario&, const Observation&, int repeat)> on_run;
 };
 

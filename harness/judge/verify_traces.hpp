@@ -3,7 +3,7 @@
 // of the invariant table; a row whose part the trace leaves out is UNSUPPORTED naming it. The
 // variant runs the relational rows compare against (properties/invariant_table.hpp:
 // gas/dp/stage/bucket re-splits, the gas-1 re-split, a repeat) are the other traces given, found
-// by the variant's scenario hash (`muoncheck variants SCENARIO --out DIR` writes those scenarios);
+// by the variant's scenario hash (`muoncheck variants SCENARIO --out-dir DIR` writes those scenarios);
 // a variant with no trace is UNSUPPORTED naming it. The records are the same ScenarioResult that
 // `run` reports, so the table, repro lines and JSON report match.
 #pragma once

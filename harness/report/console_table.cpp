@@ -106,11 +106,11 @@ void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult
   const std::string errors = s.errors ? ", " + std::to_string(s.errors) + " scenario ERRORS" : "";
   std::fprintf(out, "\n%zu scenarios%s: %d PASS, %d FAIL, %d INCONCLUSIVE, %d UNSUPPORTED, %d SKIPPED; %s; golden %zu checked, %d failed => %s\n",
                results.size(), errors.c_str(), s.pass, s.fail, s.inconclusive, s.unsupported, s.skipped,
-               executed_text(s.coverage).c_str(), golden.size(), s.golden_fail, verdict.c_str());
-  for (const auto& p : s.coverage_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
+               executed_text(s.counts).c_str(), golden.size(), s.golden_fail, verdict.c_str());
+  for (const auto& p : s.executed_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
 }
 
-void print_coverage(std::FILE* out, const Coverage& c, const std::vector<std::string>& problems) {
+void print_executed_counts(std::FILE* out, const ExecutedCounts& c, const std::vector<std::string>& problems) {
   std::fprintf(out, "%s\n", executed_text(c).c_str());
   for (const auto& p : problems) std::fprintf(out, "not OK: %s\n", p.c_str());
 }

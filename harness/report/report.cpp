@@ -141,8 +141,8 @@ void throw_if_only_errors(const Summary& s, const std::vector<ScenarioResult>& r
 Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden,
                   const RunMetadata& meta) {
   Summary s;
-  s.coverage = coverage_of(results, meta.extra_flags);
-  s.coverage_problems = coverage_problems(s.coverage, meta.min_executed, this_command_line());
+  s.counts = executed_counts_of(results, meta.extra_flags);
+  s.executed_problems = executed_problems(s.counts, meta.min_executed, this_command_line());
   for (const auto& r : results) {
     s.errors += r.error ? 1 : 0;
     for (const auto& v : r.verdicts) {
@@ -173,7 +173,7 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
     if (!g.ok) repro.push_back("muoncheck golden check " + g.scenario);
   }
   nlohmann::json idle = nlohmann::json::array();
-  for (const auto& i : sum.coverage.idle) idle.push_back(i.scenario);
+  for (const auto& i : sum.counts.idle) idle.push_back(i.scenario);
   const BuildInfo build = build_info();
   return {{"schema", kReportSchema},
           {"metadata",
@@ -196,9 +196,9 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
           {"summary",
            {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"errors", sum.errors}, {"unsupported", sum.unsupported},
             {"skipped", sum.skipped}, {"inconclusive", sum.inconclusive}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()},
-            {"executed", sum.coverage.executed}, {"verdicts", sum.coverage.verdicts},
-            {"executed_share", sum.coverage.share()}, {"min_executed", meta.min_executed},
-            {"idle_scenarios", idle}, {"coverage_problems", sum.coverage_problems}}}};
+            {"executed", sum.counts.executed}, {"verdicts", sum.counts.verdicts},
+            {"executed_share", sum.counts.share()}, {"min_executed", meta.min_executed},
+            {"idle_scenarios", idle}, {"executed_problems", sum.executed_problems}}}};
 }
 
 void write_report(const std::string& path, const nlohmann::json& report) {

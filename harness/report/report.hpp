@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/judge/scenario_result.hpp"
 
 namespace muoncheck {
@@ -30,13 +30,13 @@ nlohmann::json read_report(const std::string& path);
 nlohmann::json checked_report(const std::string& path, nlohmann::json j);
 
 // Counts of PASS/FAIL/UNSUPPORTED/SKIPPED/INCONCLUSIVE over every verdict, golden failures, and the
-// executed counts with the reasons they make the run not OK (coverage.hpp).
+// executed counts with the reasons they make the run not OK (executed_counts.hpp).
 struct Summary {
   int pass = 0, fail = 0, unsupported = 0, skipped = 0, inconclusive = 0, golden_fail = 0;
   int errors = 0;   // scenarios that could not be judged (ScenarioResult::error)
-  Coverage coverage;
-  std::vector<std::string> coverage_problems;
-  bool ok() const { return fail == 0 && golden_fail == 0 && errors == 0 && coverage_problems.empty(); }
+  ExecutedCounts counts;
+  std::vector<std::string> executed_problems;
+  bool ok() const { return fail == 0 && golden_fail == 0 && errors == 0 && executed_problems.empty(); }
 };
 
 // The one line that reproduces an errored scenario ("muoncheck run SOURCE [flags]").

@@ -10,7 +10,7 @@ Summary finish_run(const RunMetadata& meta, const std::vector<ScenarioResult>& r
                    const std::vector<GoldenResult>& golden, const RunEnd& end) {
   const Summary sum = summarize(results, golden, meta);
   if (end.console == RunConsole::failures_and_summary) print_failures_and_summary(stdout, results, golden, meta);
-  else print_coverage(stdout, sum.coverage, sum.coverage_problems);
+  else print_executed_counts(stdout, sum.counts, sum.executed_problems);
   if (!end.report_path.empty() || end.views.any()) {
     auto report = build_report(meta, results, golden);
     if (end.extend) end.extend(report);

@@ -213,7 +213,7 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
   if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
   ++r.cases_run;
   const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
-  r.coverage.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
+  r.counts.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
                                    " --cases " + std::to_string(i + 1));
   if (quick.unsupported) {
     ++r.declined;

@@ -26,7 +26,7 @@
 #include <rapidcheck.h>
 
 #include "core/scenario.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/sweep/runner_pool.hpp"
 #include "harness/traces/trace_io.hpp"
 #include "oracle/control_ensemble.hpp"
@@ -100,7 +100,7 @@ struct ImplSweepResult {
   std::vector<ImplFailure> failures;
   std::vector<ImplDefect> defects;
   std::vector<UnconfirmedImplCase> unconfirmed;
-  Coverage coverage;                      // over each case's first judgement
+  ExecutedCounts counts;                      // over each case's first judgement
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
 };
 

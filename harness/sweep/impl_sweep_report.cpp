@@ -53,8 +53,8 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
     if (f.defect < 0)
       std::fprintf(out, "  case %d: %s\n    %s\n", f.index, f.symptoms.empty() ? "?" : f.symptoms.front().c_str(), f.repro.c_str());
   std::fprintf(out, "%s%s over the cases' first judgements\n", r.failures.empty() ? "PASS: " : "",
-               executed_text(r.coverage).c_str());
-  for (const auto& p : coverage_problems(r.coverage, o.min_executed, this_command_line()))
+               executed_text(r.counts).c_str());
+  for (const auto& p : executed_problems(r.counts, o.min_executed, this_command_line()))
     std::fprintf(out, "not OK: %s\n", p.c_str());
 }
 
@@ -68,9 +68,9 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
             {"implementation_share", implementation_share(r)},     // of seconds × workers
             {"cases_per_minute", r.cases_per_minute()}, {"budget_seconds", o.budget_seconds},
             {"budget_exhausted", r.budget_exhausted}, {"oracle_precision", "double, failures confirmed in float128"},
-            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
-            {"executed_share", r.coverage.share()},
-            {"coverage_problems", coverage_problems(r.coverage, o.min_executed, this_command_line())}};
+            {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},
+            {"executed_share", r.counts.share()},
+            {"executed_problems", executed_problems(r.counts, o.min_executed, this_command_line())}};
   json failures = json::array(), defects = json::array(), unconfirmed = json::array();
   int unattributed = 0;
   for (const auto& f : r.failures) {

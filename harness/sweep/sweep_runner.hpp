@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/scenario.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "properties/generators/focus.hpp"
 #include "properties/generators/scenario_gen.hpp"
@@ -75,7 +75,7 @@ struct SweepResult {
   bool budget_exhausted = false;
   std::vector<UnconfirmedCase> unconfirmed;
   std::optional<SweepCounterexample> failure;
-  Coverage coverage;                      // over each case's first judgement (double oracle, every invariant)
+  ExecutedCounts counts;                      // over each case's first judgement (double oracle, every invariant)
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
 };
 
@@ -87,6 +87,6 @@ SweepResult run_sweep(const SweepOptions& o);
 // Why the sweep's executed counts make it not OK (a case that judged nothing, a share below
 // o.min_executed); empty when they do not. The repro of the share is the sweep of the same
 // seed and cases.
-std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r);
+std::vector<std::string> sweep_executed_problems(const SweepOptions& o, const SweepResult& r);
 
 }  // namespace muoncheck

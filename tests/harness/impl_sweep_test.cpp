@@ -193,8 +193,8 @@ TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
   ASSERT_FALSE(r1.defects.empty());
   EXPECT_GT(r1.defects.front().shrink_steps, 0);
   EXPECT_GT(r1.declined, 0) << "seed 1 draws no case with gas > 2";
-  EXPECT_EQ(r1.coverage.executed, r3.coverage.executed);
-  EXPECT_EQ(r1.coverage.verdicts, r3.coverage.verdicts);
+  EXPECT_EQ(r1.counts.executed, r3.counts.executed);
+  EXPECT_EQ(r1.counts.verdicts, r3.counts.verdicts);
   EXPECT_EQ(record_of(o, r1).dump(1), record_of(o, r3).dump(1));
 }
 

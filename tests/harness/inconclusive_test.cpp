@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/scenario_io.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "harness/report/report.hpp"
 #include "harness/views/html_report.hpp"

@@ -1,4 +1,4 @@
-#include "harness/pairs/pair_coverage.hpp"
+#include "harness/pairs/covered_pairs.hpp"
 
 #include <algorithm>
 #include <random>
@@ -82,8 +82,8 @@ std::vector<Pair> pairs_of(const Exercised& x) {
   return {out.begin(), out.end()};
 }
 
-Coverage measure(const std::vector<Exercised>& suite) {
-  Coverage c;
+CoveredPairs measure(const std::vector<Exercised>& suite) {
+  CoveredPairs c;
   std::set<Pair> seen;
   for (const auto& x : suite) {
     int fresh = 0;
@@ -217,7 +217,7 @@ std::vector<std::map<std::string, std::string>> design_rows(const std::vector<Pa
   return rows;
 }
 
-nlohmann::json to_json(const Coverage& c, const std::vector<Exercised>& suite) {
+nlohmann::json to_json(const CoveredPairs& c, const std::vector<Exercised>& suite) {
   nlohmann::json feats = nlohmann::json::array();
   for (const auto& f : features())
     feats.push_back({{"name", f.name},
@@ -235,7 +235,7 @@ nlohmann::json to_json(const Coverage& c, const std::vector<Exercised>& suite) {
                          {"pairs_first_covered", c.first_covered_by.at(x.scenario)}});
   return {{"feasible_pairs", c.feasible},
           {"covered_pairs", c.covered},
-          {"coverage", c.share()},
+          {"covered_share", c.share()},
           {"uncovered", uncovered},
           {"infeasible", infeasible},
           {"features", feats},

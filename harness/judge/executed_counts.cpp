@@ -1,4 +1,4 @@
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 
 #include <cstdio>
 
@@ -47,7 +47,7 @@ int executed_count(const ScenarioResult& r) {
   return n;
 }
 
-void Coverage::add(const ScenarioResult& r, const std::string& idle_repro) {
+void ExecutedCounts::add(const ScenarioResult& r, const std::string& idle_repro) {
   const int n = executed_count(r);
   executed += n;
   verdicts += static_cast<int>(r.verdicts.size());
@@ -68,8 +68,8 @@ std::string idle_repro_line(const ScenarioResult& r, const std::string& extra_fl
   return extra_flags.empty() ? line : line + " " + extra_flags;
 }
 
-Coverage coverage_of(const std::vector<ScenarioResult>& results, const std::string& extra_flags) {
-  Coverage c;
+ExecutedCounts executed_counts_of(const std::vector<ScenarioResult>& results, const std::string& extra_flags) {
+  ExecutedCounts c;
   for (const auto& r : results) c.add(r, idle_repro_line(r, extra_flags));
   return c;
 }
@@ -78,11 +78,11 @@ std::string executed_text(int executed, int verdicts) {
   return "executed " + std::to_string(executed) + " of " + std::to_string(verdicts) + " invariant verdicts";
 }
 
-std::string executed_text(const Coverage& c) {
+std::string executed_text(const ExecutedCounts& c) {
   return executed_text(c.executed, c.verdicts) + " (" + percent(c.share()) + ")";
 }
 
-std::vector<std::string> coverage_problems(const Coverage& c, double min_executed, const std::string& run_repro) {
+std::vector<std::string> executed_problems(const ExecutedCounts& c, double min_executed, const std::string& run_repro) {
   std::vector<std::string> out;
   for (const auto& i : c.idle)
     out.push_back("scenario " + i.scenario + " judged nothing: " + i.why + "; reproduce: " + i.repro);

@@ -13,9 +13,8 @@
 
 namespace muoncheck {
 
-// The default gate. `muoncheck check` executes 343 of 390 verdicts (88%, no scenario below
-// 11 of 15); verify runs that lack sibling traces for the relational invariants execute about
-// half (docs/invariants.md has the measurements).
+// The default gate: `muoncheck check` executes most of its verdicts; a verify run that lacks
+// the variants' traces for the relational invariants executes about half (docs/invariants.md).
 constexpr double kDefaultMinExecuted = 0.5;
 
 // A scenario none of whose verdicts ran.
@@ -25,7 +24,7 @@ struct IdleScenario {
   std::string repro;   // one command line that shows it again
 };
 
-struct Coverage {
+struct ExecutedCounts {
   int executed = 0;    // PASS or FAIL
   int verdicts = 0;    // every verdict
   int skipped = 0, unsupported = 0, inconclusive = 0;   // none of them executed
@@ -42,15 +41,15 @@ int executed_count(const ScenarioResult& r);
 // them, did not execute there), its faults and the run's flags.
 std::string idle_repro_line(const ScenarioResult& r, const std::string& extra_flags);
 
-Coverage coverage_of(const std::vector<ScenarioResult>& results, const std::string& extra_flags);
+ExecutedCounts executed_counts_of(const std::vector<ScenarioResult>& results, const std::string& extra_flags);
 
 // "executed 13 of 14 invariant verdicts"; with the share for a whole run.
 std::string executed_text(int executed, int verdicts);
-std::string executed_text(const Coverage& c);
+std::string executed_text(const ExecutedCounts& c);
 
 // Why the counts make the run not OK (empty: they do not), one line each with a repro:
 // every idle scenario, then a share below `min_executed` (reproduced by `run_repro`).
-std::vector<std::string> coverage_problems(const Coverage& c, double min_executed, const std::string& run_repro);
+std::vector<std::string> executed_problems(const ExecutedCounts& c, double min_executed, const std::string& run_repro);
 
 // This process's command line ("muoncheck check --dp 2"), the repro of a whole run.
 std::string this_command_line();

@@ -1,4 +1,4 @@
-"""scripts/deepspeed-coverage.py picks DeepSpeed's Muon-relevant lines by its stated rule.
+"""scripts/deepspeed-reach.py picks DeepSpeed's Muon-relevant lines by its stated rule.
 
 A synthetic `deepspeed` package: in a shared file only the top-level statements of a function
 that mention muon count, and of an if/elif chain only its Muon branches; a function named for
@@ -12,7 +12,7 @@ import tempfile
 import textwrap
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-spec = importlib.util.spec_from_file_location("cov", os.path.join(HERE, "..", "..", "scripts", "deepspeed-coverage.py"))
+spec = importlib.util.spec_from_file_location("cov", os.path.join(HERE, "..", "..", "scripts", "deepspeed-reach.py"))
 cov = importlib.util.module_from_spec(spec)
 try:
     spec.loader.exec_module(cov)
@@ -109,10 +109,10 @@ for path, rel in (("/tmp/site-0.19.8/deepspeed/runtime/zero/stage3.py", "runtime
 with tempfile.TemporaryDirectory() as d:
     saved = os.path.join(d, "lines.json")
     with open(saved, "w") as f:
-        f.write('{"schema": "muoncheck-deepspeed-coverage-lines/1", "lines": {"runtime/engine.py": [3, 5]}}')
+        f.write('{"schema": "muoncheck-deepspeed-reach-lines/1", "lines": {"runtime/engine.py": [3, 5]}}')
     other = os.path.join(d, "other.json")
     with open(other, "w") as f:
-        f.write('{"schema": "muoncheck-deepspeed-coverage-lines/1", "lines": {"runtime/engine.py": [5, 9]}}')
+        f.write('{"schema": "muoncheck-deepspeed-reach-lines/1", "lines": {"runtime/engine.py": [5, 9]}}')
     if cov.measured([saved, other]) != {"runtime/engine.py": {3, 5, 9}}:
         failures.append(f"measured over two line files: {cov.measured([saved, other])}")
 

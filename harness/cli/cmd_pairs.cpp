@@ -1,4 +1,4 @@
-// `muoncheck coverage-pairs [SCENARIO...]`: the 2-way feature-interaction coverage of the
+// `muoncheck pairs [SCENARIO...]`: the 2-way feature interactions covered of the
 // scenarios (default: every scenario `check` runs), JSON on stdout; exit 1 while a feasible
 // pair is uncovered. Dynamic features are read from each scenario's oracle run.
 #include <iostream>
@@ -7,7 +7,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_table.hpp"
 #include "harness/judge/scenario_selection.hpp"
-#include "harness/pairs/pair_coverage.hpp"
+#include "harness/pairs/covered_pairs.hpp"
 #include "oracle/oracle.hpp"
 
 namespace muoncheck {
@@ -29,9 +29,9 @@ Outcome run(const cli::Args& args) {
 
 }  // namespace
 
-Command coverage_pairs_command() {
-  return {{"coverage-pairs", "muoncheck coverage-pairs [SCENARIO...] [--design] [--oracle-precision P]",
-           "The 2-way feature-interaction coverage of SCENARIO (default: every shipped scenario, the\n"
+Command pairs_command() {
+  return {{"pairs", "muoncheck pairs [SCENARIO...] [--design] [--oracle-precision P]",
+           "The 2-way feature interactions covered of SCENARIO (default: every shipped scenario, the\n"
            "suite `check` runs): of every feasible pair of values of two features (stage, dp, gas,\n"
            "dtypes, NS, clip and whether it binds, scaler and whether it overflows or grows, per-head,\n"
            "scale rule, param rank and block shape, momentum, weight decay, groups, zero_init, buckets),\n"

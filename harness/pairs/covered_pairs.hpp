@@ -1,4 +1,4 @@
-// 2-way feature-interaction coverage: of every pair of values of two different features
+// 2-way feature interactions covered: of every pair of values of two different features
 // (features.hpp) that a valid scenario can exercise together, the share some scenario does.
 // Pairs no scenario can exercise are listed with the reason; the greedy builder proposes rows
 // (one value per feature) that cover what is left, AETG-style: each row starts from the first
@@ -33,7 +33,7 @@ std::optional<std::string> infeasible_why(const Pair& p);
 // Every pair `x` exercises (param-level pairs within one Muon param).
 std::vector<Pair> pairs_of(const Exercised& x);
 
-struct Coverage {
+struct CoveredPairs {
   int feasible = 0, covered = 0;
   std::vector<Pair> uncovered;
   std::vector<std::pair<Pair, std::string>> infeasible;
@@ -41,7 +41,7 @@ struct Coverage {
   double share() const { return feasible ? static_cast<double>(covered) / feasible : 1.0; }
 };
 
-Coverage measure(const std::vector<Exercised>& suite);
+CoveredPairs measure(const std::vector<Exercised>& suite);
 
 // Rows that cover every pair of `uncovered`: feature name -> value. A cell the row needs for
 // none of its pairs (a don't-care) takes the first value of its domain that fits (domains list
@@ -49,6 +49,6 @@ Coverage measure(const std::vector<Exercised>& suite);
 // row (allgather buckets at stage 0) is left out.
 std::vector<std::map<std::string, std::string>> design_rows(const std::vector<Pair>& uncovered);
 
-nlohmann::json to_json(const Coverage& c, const std::vector<Exercised>& suite);
+nlohmann::json to_json(const CoveredPairs& c, const std::vector<Exercised>& suite);
 
 }  // namespace muoncheck::pairs
