@@ -1,10 +1,10 @@
-"""scripts/bench_medians.py: each benchmark's median per program over PROGRAM-ROUND.json files."""
+"""dev/cuda/bench_medians.py: each benchmark's median per program over PROGRAM-ROUND.json files."""
 import json
 import pathlib
 import subprocess
 import sys
 
-SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "scripts" / "bench_medians.py"
+SCRIPT = pathlib.Path(__file__).resolve().parent / "bench_medians.py"
 
 
 def bench_json(path, runs):

@@ -99,7 +99,7 @@ def test_jobs_of_their_own_before_shared_ones():
 
 
 class OwnReleaseOnly(StripRing):
-    """scripts/kernel-mutants/strips-own-release-only.patch: a slot's barrier counts its own block's
+    """dev/cuda/mutants/strips-own-release-only.patch: a slot's barrier counts its own block's
     readers, so the other block may multicast into it while they still read it."""
 
     readers_counted = 2
@@ -114,7 +114,7 @@ def test_the_model_catches_a_slot_that_counts_its_own_readers_only():
 
 
 class NoFullWait(StripRing):
-    """scripts/kernel-mutants/tile-no-full-wait.patch: a stage read before its copies land."""
+    """dev/cuda/mutants/tile-no-full-wait.patch: a stage read before its copies land."""
 
     waits_for_landing = False
 
