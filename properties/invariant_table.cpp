@@ -20,6 +20,20 @@ std::string split_label(const Scenario& s) {
          std::to_string(e.allgather_bucket_size);
 }
 
+// What differs between a scenario and its variant of kind k, in short ("stage 0 vs stage 2").
+std::string what_differs(VariantKind k, const Scenario& a, const Scenario& b) {
+  auto pair = [](const std::string& name, int x, int y) {
+    return name + " " + std::to_string(x) + " vs " + name + " " + std::to_string(y);
+  };
+  switch (k) {
+    case VariantKind::gas: return pair("gas", a.engine.gas, b.engine.gas);
+    case VariantKind::dp: return pair("dp", a.engine.dp, b.engine.dp);
+    case VariantKind::stage: return pair("stage", a.engine.stage, b.engine.stage);
+    default: return "buckets " + std::to_string(a.engine.reduce_bucket_size) + "/" + std::to_string(a.engine.allgather_bucket_size) +
+                    " vs " + std::to_string(b.engine.reduce_bucket_size) + "/" + std::to_string(b.engine.allgather_bucket_size);
+  }
+}
+
 Verdict missing_variant(const std::string& id, const Judging& j, const std::string& why) {
   return j.variants.when_missing() == Status::unsupported ? Verdict::unsupported(id, why) : Verdict::skip(id, why);
 }
@@ -40,6 +54,7 @@ Verdict relational(const std::string& id, VariantKind k, const Judging& j) {
     }
     auto verdict = compare_runs(id, b.scenario, b.oracle, {split_label(b.scenario), &b.impl.trajectory, &b.controls},
                                 {split_label(v), &other->observed->trajectory, other->controls});
+    if (verdict.worst) verdict.worst->kind = what_differs(k, b.scenario, v);
     if (!worst || !(verdict.metric <= worst->metric)) worst = std::move(verdict);
   }
   if (!worst) return missing_variant(id, j, missing);

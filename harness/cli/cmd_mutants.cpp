@@ -25,9 +25,8 @@ namespace {
 
 Outcome run(const cli::Args& args) {
   if (!args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck mutants takes no scenarios (see --fault)");
-  JudgeOptions o = judge_options_from(args);
+  JudgeOptions o = judge_options_from(args, "oracle-precision/mutants");   // double unless given
   if (!o.faults.empty()) o.faults.clear();   // --fault selects which mutants run, below
-  o.precision = precision_from(args, "oracle-precision/mutants");   // double unless given
   std::vector<std::string> faults = args.values("fault");
   if (faults.empty()) faults = impl::fault_ids();
   const auto dir = option_text(args, "scenarios");
@@ -40,7 +39,7 @@ Outcome run(const cli::Args& args) {
   // The gate covers every verdict judged here: the control's and the fault runs'.
   std::vector<ScenarioResult> all = result.control;
   for (const auto& r : fault_results(result)) all.push_back(r);
-  const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), repro_flags(o), min_executed};
+  const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), min_executed};
   const Summary sum = finish_run(meta, all, {},
                                  {args.value("json").value_or(""), views, RunConsole::executed_counts_only,
                                   [&](nlohmann::json& report) { report["mutants"] = mutants_json(result); }});

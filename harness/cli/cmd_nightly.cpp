@@ -79,7 +79,7 @@ Outcome run(const cli::Args& args) {
   print_sweep_summary(stdout, sw, sweep);
 
   // Each part passes its own --min-executed gate: the suite, the fault runs, the sweep's cases.
-  const RunMetadata meta{"nightly", impl::backend_description(impl_options(so.judge)), repro_flags(so.judge), min_executed};
+  const RunMetadata meta{"nightly", impl::backend_description(impl_options(so.judge)), min_executed};
   const Summary suite_sum = summarize(suite.results, suite.golden, meta);
   const Summary fault_sum = summarize(fault_results(mutants), {}, meta);
   const auto sweep_problems = sweep_executed_problems(sw, sweep);
@@ -89,7 +89,7 @@ Outcome run(const cli::Args& args) {
   const bool sweep_ok = !sweep.failure && sweep_problems.empty();
   const double seconds = seconds_since(start);
   const bool ok = suite_sum.ok() && mutants_ok && sweep_ok;
-  finish_run(meta, suite.results, suite.golden,
+  finish_run(meta, suite.results, suite.golden, suite_sum,
              {report_path, views, RunConsole::failures_and_summary, [&](nlohmann::json& report) {
                 report["mutants"] = mutants_json(mutants);
                 report["mutants"]["executed"] = fault_sum.counts.executed;

@@ -33,6 +33,7 @@ Outcome run(const cli::Args& args) {
   const double min_executed = min_executed_from(args);
   o.precision = precision_from(args);
   o.control_members = control_members_from(args);
+  o.flags = run_flags_from(args, "oracle-precision");
   for (const auto& id : args.values("invariant")) {
     if (!is_invariant_id(id)) throw Error(ErrorKind::Usage, "--invariant: \"" + id + "\" is not an invariant");
     o.only.insert(id);
@@ -42,8 +43,7 @@ Outcome run(const cli::Args& args) {
   for (const auto& path : paths) traces.push_back(load_trace(path));
   const auto results = verify_traces(match_traces(scenarios, traces), o);
   for (const auto& r : results) print_scenario_table(stdout, r);
-  const std::string flags = o.precision == oracle::Precision::float128 ? "" : std::string("--oracle-precision ") + oracle::precision_name(o.precision);
-  const RunMetadata meta{"verify", "trace", flags, min_executed};
+  const RunMetadata meta{"verify", "trace", min_executed};
   const auto sum = finish_run(meta, results, {}, {args.value("report").value_or(""), views});
   return sum.ok() ? Outcome::success : Outcome::conformance_failure;
 }

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "harness/judge/executed_counts.hpp"
+#include "harness/sweep/sweep_defaults.hpp"
 #include "oracle/control_ensemble.hpp"
 
 namespace muoncheck {
@@ -88,19 +89,19 @@ std::vector<OptionEntry> build_table() {
       value("out-dir", "the folder to write into (created when missing)"),
       value("out/resolved", "write the resolved scenario to FILE instead of stdout"),
       // The sweep (sweep, nightly).
-      value("cases", "number of generated scenarios", "100"),
+      value("cases", "number of generated scenarios", std::to_string(kDefaultSweepCases)),
       value("sweep-cases", "most sweep cases", "300"),
-      value("seed", "seed of the sweep's case generator, a non-negative integer", "1"),
+      value("seed", "seed of the sweep's case generator, a non-negative integer", std::to_string(kDefaultSweepSeed)),
       value("seed/nightly", "seed of the sweep's case generator, a non-negative integer, or `date`: the UTC date "
                             "as YYYYMMDD, so each night explores new cases", "date"),
       value("budget/sweep", "start no new case after SECONDS; 0: no limit", "0"),
       value("budget/nightly", "SECONDS for the whole job; the sweep gets what is left, at least 60",
             "3600"),
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
-      value("cases-dir", "folder for minimal scenarios", "out/cases"),
+      value("cases-dir", "folder for minimal scenarios", kDefaultCasesDir),
       // repro.
       value("for", "the implementation the script is for: deepspeed | torch", "deepspeed"),
-      value("out-dir/repro", "folder the script and the report skeleton go to", "out/cases"),
+      value("out-dir/repro", "folder the script and the report skeleton go to", kDefaultCasesDir),
       value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
       // Another implementation under test (sweep, nightly).
       value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION | torch | "
@@ -109,9 +110,9 @@ std::vector<OptionEntry> build_table() {
       value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
                          "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (torch: $MUONCHECK_TORCH_SITES/"
                          "torch-VERSION, else the environment's; a bare name: the environment's)"),
-      value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
+      value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", std::to_string(kDefaultMaxDefects)),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
-                              "implementation included)", "240"),
+                              "implementation included)", number(kDefaultShrinkSeconds)),
       value("workers", "with --impl: resident workers run side by side, N in [1, 16], each taking the next case "
                        "(same cases, same record as one worker; each its own process and log)", "1"),
       value("case-timeout-s", "with --impl: seconds one case may take before the worker is killed and "

@@ -61,16 +61,13 @@ void ExecutedCounts::add(const ScenarioResult& r, const std::string& idle_repro)
                     idle_repro});
 }
 
-std::string idle_repro_line(const ScenarioResult& r, const std::string& extra_flags) {
-  if (!r.verdicts.empty()) return repro_line(r, r.verdicts.front().invariant, extra_flags);
-  std::string line = r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command;
-  for (const auto& f : r.faults) line += " --fault " + f;
-  return extra_flags.empty() ? line : line + " " + extra_flags;
+std::string idle_repro_line(const ScenarioResult& r) {
+  return r.verdicts.empty() ? repro_line(r) : repro_line(r, r.verdicts.front().invariant);
 }
 
-ExecutedCounts executed_counts_of(const std::vector<ScenarioResult>& results, const std::string& extra_flags) {
+ExecutedCounts executed_counts_of(const std::vector<ScenarioResult>& results) {
   ExecutedCounts c;
-  for (const auto& r : results) c.add(r, idle_repro_line(r, extra_flags));
+  for (const auto& r : results) c.add(r, idle_repro_line(r));
   return c;
 }
 

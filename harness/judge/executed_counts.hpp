@@ -38,10 +38,10 @@ struct ExecutedCounts {
 int executed_count(const ScenarioResult& r);
 
 // The repro of an idle scenario: its run line with its first invariant (which, like all of
-// them, did not execute there), its faults and the run's flags.
-std::string idle_repro_line(const ScenarioResult& r, const std::string& extra_flags);
+// them, did not execute there): its repro vector with that invariant.
+std::string idle_repro_line(const ScenarioResult& r);
 
-ExecutedCounts executed_counts_of(const std::vector<ScenarioResult>& results, const std::string& extra_flags);
+ExecutedCounts executed_counts_of(const std::vector<ScenarioResult>& results);
 
 // "executed 13 of 14 invariant verdicts"; with the share for a whole run.
 std::string executed_text(int executed, int verdicts);

@@ -42,6 +42,7 @@ struct VerifyOptions {
   oracle::Precision precision = oracle::Precision::float128;
   std::set<std::string> only;   // empty: every invariant
   int control_members = oracle::kDefaultControlMembers;   // the noise ensemble, in the scenario's dtypes
+  std::vector<std::string> flags;   // what a repro line repeats to judge the same way (`--oracle-precision double`)
 };
 
 // One result per trace of a given scenario (repeat 0); the traces of variants and repeats

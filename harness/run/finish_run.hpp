@@ -24,7 +24,11 @@ struct RunEnd {
   std::function<void(nlohmann::json&)> extend;
 };
 
+// Summarizes the run once (summarize) and hands that one summary to the console and the report.
 Summary finish_run(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
                    const std::vector<GoldenResult>& golden, const RunEnd& end);
+// The same with the run's summary already computed (a command that needs it before the report).
+void finish_run(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
+                const std::vector<GoldenResult>& golden, const Summary& sum, const RunEnd& end);
 
 }  // namespace muoncheck

@@ -21,7 +21,6 @@ struct SuiteOptions {
   double min_executed = kDefaultMinExecuted;   // --min-executed (executed_counts.hpp)
 };
 
-std::string repro_flags(const JudgeOptions& o);
 
 struct SuiteResults {
   std::vector<ScenarioResult> results;

@@ -10,7 +10,8 @@
 #include "core/scenario_io.hpp"
 #include "harness/judge/verify_traces.hpp"
 #include "harness/sweep/case_features.hpp"
-#include "harness/sweep/failure_symptom.hpp"
+#include "harness/sweep/symptom.hpp"
+#include "properties/invariant_table.hpp"
 #include "harness/sweep/shrink_failure.hpp"
 #include "properties/variants.hpp"
 
@@ -25,7 +26,7 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 struct TraceJudgement {
   std::vector<std::string> failed;
-  std::vector<std::string> symptoms;   // one per failed invariant, in order (failure_symptom.hpp)
+  std::vector<std::string> symptoms;   // one per failed invariant, in order (symptom.hpp)
   std::string message;
   bool unsupported = false;
   std::string error;        // the implementation's error, or why its trace could not be judged
@@ -41,7 +42,13 @@ struct CaseRun {
   double seconds = 0;   // in the implementation, its partners included
 };
 
-bool is_relational(const std::string& id) { return id == "gas-invariant" || id == "stage-invariant"; }
+// Whether a failure of `id` needs the case's partners to show again: its row of the invariant
+// table compares against a gas or a stage re-split, the partners run_case runs.
+bool is_relational(const std::string& id) {
+  const auto* row = find_invariant(id);
+  return row != nullptr && std::any_of(row->variants.begin(), row->variants.end(),
+                                       [](VariantKind k) { return k == VariantKind::gas || k == VariantKind::stage; });
+}
 
 // Runs on a runner's lane (runner_pool.hpp): touches nothing but its arguments.
 CaseRun run_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index) {
@@ -91,7 +98,7 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
     if (v.status != Status::fail) continue;
     if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
     j.failed.push_back(v.invariant);
-    j.symptoms.push_back(j.error.empty() ? failure_symptom(c.scenario, v.invariant, v.message) : error_symptom(j.error));
+    j.symptoms.push_back(j.error.empty() ? verdict_symptom(c.scenario, v) : error_symptom(j.error));
   }
   return j;
 }

@@ -15,19 +15,20 @@
 #include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "properties/generators/focus.hpp"
+#include "harness/sweep/sweep_defaults.hpp"
 #include "properties/generators/scenario_gen.hpp"
 
 namespace muoncheck {
 
 struct SweepOptions {
-  int cases = 100;
-  uint64_t seed = 1;
+  int cases = kDefaultSweepCases;
+  uint64_t seed = kDefaultSweepSeed;
   double budget_seconds = 0;              // 0: no limit; else no new case starts after it
   std::vector<std::string> faults;        // switched on in the implementation
   generators::Focus focus;                // narrows the general generator (default: none)
-  std::string cases_dir = "out/cases";
+  std::string cases_dir = kDefaultCasesDir;
   int max_shrink_judgements = 400;        // each judges only the confirmed invariants
-  double max_shrink_seconds = 240;
+  double max_shrink_seconds = kDefaultShrinkSeconds;
   std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
   impl::CommBackend comm = impl::CommBackend::gloo;

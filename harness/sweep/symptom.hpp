@@ -1,5 +1,6 @@
-// What a failure looks like, in words that stay the same from one case of a defect to the next:
-// the failing invariant and, where its verdict names one, the kind of thing that broke.
+// What a failure looks like, in words that stay the same from one case of a defect to the next,
+// read from the failing verdict's worst-case record (properties/verdict.hpp), never from its prose:
+// the failing invariant and, where its record names one, the kind of thing that broke.
 // trajectory-conforms names the tensor (weight, momentum, an Adam moment; whether the trace had it)
 // and the role of its param (Muon matrix, per-head projection, Muon weight of rank 3/4, AdamW param);
 // ns-once-per-matrix-per-step names the miscount (a call missing, extra, on a skipped step, tied to
@@ -9,9 +10,9 @@
 // case shows the defect it was found for, not another one the shrinker slid into.
 #pragma once
 #include <string>
-#include <vector>
 
 #include "core/scenario.hpp"
+#include "properties/verdict.hpp"
 
 namespace muoncheck {
 
@@ -20,7 +21,7 @@ std::string error_kind(const std::string& error);
 
 // One failing verdict as a symptom: e.g. "trajectory-conforms: momentum of a Muon matrix",
 // "ns-once-per-matrix-per-step: NS on a skipped step", "stage-invariant: stage 0 vs stage 1".
-std::string failure_symptom(const Scenario& s, const std::string& invariant, const std::string& message);
+std::string verdict_symptom(const Scenario& s, const Verdict& v);
 
 // An implementation error as a symptom: "ERROR: " + error_kind(error).
 std::string error_symptom(const std::string& error);

@@ -6,6 +6,7 @@
 // Errors are thrown as CommError (a muoncheck::Error) naming rank and collective.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -15,6 +16,10 @@
 #include "core/error.hpp"
 
 namespace muoncheck::impl {
+
+// How long a rank waits for one collective (and a rendezvous) before the run fails: the one
+// default of every command (--timeout-ms), the sweep's and the processes' included.
+inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{60000};
 
 // A typed view of memory: fp32 → float*, bf16/fp16 → uint16_t*.
 struct Buffer {

@@ -4,6 +4,7 @@
 // its trace; the correct engine passes the same cases; an implementation that raises is grouped
 // into one ERROR defect shrunk to the smallest stage that raises; declines are counted by feature;
 // three runners side by side give the record one runner gives.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@
 
 #include "core/scenario_io.hpp"
 #include "harness/external/deepspeed_region.hpp"
-#include "harness/sweep/failure_symptom.hpp"
+#include "harness/sweep/symptom.hpp"
 #include "harness/sweep/impl_sweep.hpp"
 #include "harness/sweep/impl_sweep_report.hpp"
 #include "harness/traces/trace_observation.hpp"
@@ -198,27 +199,38 @@ TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
   EXPECT_EQ(record_of(o, r1).dump(1), record_of(o, r3).dump(1));
 }
 
+// The symptom reads the failing verdict's worst-case record, whatever its message says.
 TEST(FailureSymptom, namesTheTensorAndItsRoleTheMiscountAndTheStages) {
   Scenario s;
   s.model.params = {{"l0.mlp.up_proj.weight", {4, 3}, {}}, {"l0.norm.weight", {4}, {}}, {"l2.conv.weight", {2, 3, 3, 3}, {}}};
-  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
-                            "worst at step 0 param l0.mlp.up_proj.weight momentum: error 9.84 vs control ensemble 4e-08"),
-            "trajectory-conforms: momentum of a Muon matrix");
-  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
-                            "worst at step 2 param l0.norm.weight weight: error 1 vs control 1; the trace shows no momentum"),
-            "trajectory-conforms: weight of an AdamW param");
-  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
-                            "worst at step 1 param l2.conv.weight momentum (not exported by the implementation): error inf"),
+  auto band = [](int step, std::string param, std::string tensor) {
+    WorstCase w;
+    w.step = step, w.param = std::move(param), w.tensor = std::move(tensor), w.error = 9.84, w.band = 4e-8;
+    return Verdict::located("trajectory-conforms", 1e9, 1.0, w, "worst at ");
+  };
+  auto count = [](std::string param, double have, double want, std::string note) {
+    WorstCase w;
+    w.measure = WorstCase::Measure::count;
+    w.step = 0, w.param = std::move(param), w.tensor = "NS calls", w.error = have, w.band = want, w.note = std::move(note);
+    return Verdict::located("ns-once-per-matrix-per-step", 1, 0, w);
+  };
+  EXPECT_EQ(verdict_symptom(s, band(0, "l0.mlp.up_proj.weight", "momentum")), "trajectory-conforms: momentum of a Muon matrix");
+  EXPECT_EQ(verdict_symptom(s, band(2, "l0.norm.weight", "weight")), "trajectory-conforms: weight of an AdamW param");
+  EXPECT_EQ(verdict_symptom(s, band(1, "l2.conv.weight", "momentum (not exported by the implementation)")),
             "trajectory-conforms: momentum (not exported by the implementation) of a Muon weight of rank 4");
-  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 1 NS calls, expected 0 (skipped step); 7 NS calls in all"),
-            "ns-once-per-matrix-per-step: NS on a skipped step");
-  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 0 NS calls, expected 1; 0 NS calls in all"),
-            "ns-once-per-matrix-per-step: NS call missing");
-  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 2 NS calls, expected 1; 2 NS calls in all"),
-            "ns-once-per-matrix-per-step: NS call extra");
-  EXPECT_EQ(failure_symptom(s, "stage-invariant", "stage 0, dp 1 × gas 1 × mb 1, buckets 5/5 vs stage 1, dp 1 × gas 1: worst"),
-            "stage-invariant: stage 0 vs stage 1");
-  EXPECT_EQ(failure_symptom(s, "gas-invariant", "anything"), "gas-invariant");
+  EXPECT_EQ(verdict_symptom(s, count("q", 1, 0, "skipped step")), "ns-once-per-matrix-per-step: NS on a skipped step");
+  EXPECT_EQ(verdict_symptom(s, count("q", 0, 1, "")), "ns-once-per-matrix-per-step: NS call missing");
+  EXPECT_EQ(verdict_symptom(s, count("q", 2, 1, "")), "ns-once-per-matrix-per-step: NS call extra");
+  EXPECT_EQ(verdict_symptom(s, count("", 3, 0, "tied to no param")), "ns-once-per-matrix-per-step: NS calls tied to no param");
+  WorstCase d;
+  d.measure = WorstCase::Measure::difference;
+  d.step = 1, d.param = "l0.norm.weight", d.error = 0.2, d.band = 0.01;
+  d.compared = "stage 0, dp 1 × gas 1 × mb 1, buckets 5/5 vs stage 1, dp 1 × gas 1 × mb 1, buckets 5/5";
+  d.kind = "stage 0 vs stage 1";
+  EXPECT_EQ(verdict_symptom(s, Verdict::located("stage-invariant", 20, 1, d)), "stage-invariant: stage 0 vs stage 1");
+  EXPECT_EQ(verdict_symptom(s, Verdict::located("gas-invariant", 20, 1, d)), "gas-invariant");
+  EXPECT_EQ(verdict_symptom(s, Verdict::judge("trajectory-conforms", INFINITY, 1, "the implementation failed: x")),
+            "trajectory-conforms");
   EXPECT_EQ(error_symptom("RuntimeError: The size of tensor a (36) must match the size of tensor b (3)"),
             "ERROR: RuntimeError: The size of tensor a (N) must match the size of tensor b (N)");
 }

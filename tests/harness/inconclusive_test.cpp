@@ -119,7 +119,8 @@ TEST(Inconclusive, ADeterminedFailStaysFail) {
 
 TEST(Inconclusive, EveryViewSaysItAndDiffCallsItARegression) {
   const auto r = judged(load_scenario(kChaotic));
-  const auto report = build_report({"run", "cpu", "", 0.0}, {r}, {});
+  const RunMetadata meta{"run", "cpu", 0.0};
+  const auto report = build_report(meta, {r}, {}, summarize({r}, {}, meta));
   const auto& s = report.at("scenarios").at(0);
   bool found = false;
   for (const auto& v : s.at("invariants"))

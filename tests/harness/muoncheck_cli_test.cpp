@@ -56,8 +56,8 @@ TEST(MuoncheckCli, CleanRunExits0AndFaultRunExits1WithAReproLine) {
   EXPECT_EQ(run("run scenarios/two-layer-gas4-z3.json" + cheap).exit_code, 0);
   const auto r = run("run scenarios/two-layer-gas4-z3.json --fault zero3-muon-per-microbatch" + cheap);
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("muoncheck run scenarios/two-layer-gas4-z3.json --invariant ns-once-per-matrix-per-step "
-                          "--fault zero3-muon-per-microbatch --oracle-precision double"),
+  EXPECT_NE(r.output.find("muoncheck run scenarios/two-layer-gas4-z3.json --fault zero3-muon-per-microbatch "
+                          "--oracle-precision double --invariant ns-once-per-matrix-per-step"),
             std::string::npos)
       << r.output;
 }
@@ -90,8 +90,8 @@ TEST(MuoncheckCli, AScenarioThatJudgedNothingExits1AndSaysHowToReproduce) {
   EXPECT_EQ(r.output.find("=> OK"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("executed 0 of 1 invariant verdicts: NOTHING JUDGED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("not OK: scenario two-layer-gas1-z2 judged nothing"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("reproduce: muoncheck run scenarios/two-layer-gas1-z2.json --invariant overflow-skip-clean "
-                          "--oracle-precision double"),
+  EXPECT_NE(r.output.find("reproduce: muoncheck run scenarios/two-layer-gas1-z2.json --oracle-precision double "
+                          "--invariant overflow-skip-clean"),
             std::string::npos)
       << r.output;
 }
