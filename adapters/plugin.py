@@ -73,7 +73,8 @@ class Knob:
     shrinking case moves towards. `fields`: how each value maps onto the scenario semantics the
     oracle judges — {value: {scenario field path: field value, ...}} with dotted paths into the
     canonical scenario JSON ("engine.stage", "optimizer.clip.max_norm"); a value a field knob does
-    not list maps to nothing. A knob without `fields` is an *engine knob*: by the semantics it must
+    not list maps to nothing; a field value None removes the field (its default stands). A knob
+    without `fields` is an *engine knob*: by the semantics it must
     not change the result beyond rounding (bucket sizes, overlap_comm, offload, ...), so the scenario
     is the same whatever its value. `doc`: one line for the option help and reports.
     """
@@ -178,6 +179,18 @@ class Implementation:
         """{id: Fix}: its known defects' fixes (a registry file next to the plugin). Default none."""
         return {}
 
+    def ns_observers(self):
+        """Optional: callables (G, out, *args, **kwargs) run after each counted NS call. One that
+        ends the run with a non-empty `differing` list declines it with its first entry (a
+        difference from the scenario's semantics it checks on the call's own input)."""
+        return []
+
+    def install_ns_counter(self, counter, scenario):
+        """Wraps the NS functions with `counter` (common/ns_counter.py). The default wraps
+        `ns_functions` and raises PluginError when none exists; override only where the NS call
+        is not a Python call (a compiled graph) and must be counted elsewhere."""
+        counter.install_functions(self.ns_functions, f"plugin {self.name!r}")
+
     def details(self, scenario, config):
         """Extra JSON for the trace's implementation.details (what a repro script rebuilds). Default {}."""
         return {}
@@ -242,12 +255,35 @@ class Engine:
     def loss_scale(self):
         return 1.0
 
-    def save_checkpoint(self, folder, tag):
-        """Saves the engine's state (checkpoint scenarios); the default declines them."""
-        raise Unsupported("checkpoint: this implementation has no checkpoint save/load", knob=None)
+    def start_step(self, t):
+        """Optional: called before step t's first micro-step (an engine that steps a scheduler by
+        the step index reads it here)."""
 
-    def load_checkpoint(self, folder, tag):
-        raise Unsupported("checkpoint: this implementation has no checkpoint save/load", knob=None)
+    def save_checkpoint(self, folder, tag):
+        """Saves the engine's state after a checkpoint scenario's save step; returns what the
+        resumed engine loads (opaque to muoncheck): `build` gets it as `scenario.resume_from`
+        (None otherwise) and must load it before it returns. The default declines checkpoints."""
+        raise Unsupported("checkpoint: this implementation has no checkpoint save/load")
+
+    def digest(self, scale, skipped):
+        """Optional: 16 hex digits over this rank's replicated state after a step (equal digests
+        must mean bit-equal state); None: muoncheck digests the module's params (stages 0-2)."""
+        return None
+
+    def scaler_counters(self):
+        """Optional: the loss scaler's counters after a step {hysteresis, good_streak, good_steps}."""
+        return None
+
+    def collectives(self):
+        """Optional: the engine's own collective recorder (an object with `log`, `step`, `phase`,
+        `exporting`, install() and uninstall()), for an engine whose collectives are better seen
+        at its own communication layer; None: muoncheck records every collective torch dispatches."""
+        return None
+
+    def details(self):
+        """Optional: JSON for the trace's implementation.details after the run (collective on every
+        rank; rank 0's is kept)."""
+        return {}
 
     def close(self):
         """Tears the engine down (collective, once)."""

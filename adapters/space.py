@@ -78,13 +78,17 @@ _MISSING = object()
 
 
 def _set(doc, path, value):
+    """Sets `path`; a value None removes the field (the scenario's default stands)."""
     *parents, last = path.split(".")
     node = doc
     for part in parents:
         if not isinstance(node.get(part), dict):
             node[part] = {}
         node = node[part]
-    node[last] = value
+    if value is None:
+        node.pop(last, None)
+    else:
+        node[last] = value
 
 
 def apply_fields(plugin, config, scenario_json):
@@ -97,7 +101,12 @@ def apply_fields(plugin, config, scenario_json):
     return out
 
 
-def config_of(plugin, scenario_json, defaults=None):
+# Fields the canonical scenario leaves out at their defaults (docs/scenario-format.md).
+CANONICAL_DEFAULTS = {"engine.offload_optimizer": "none", "engine.compile": False, "engine.zero_init": False,
+                      "optimizer.lr_schedule.shape": "constant", "overflow": [], "optimizer.groups": []}
+
+
+def config_of(plugin, scenario_json, defaults=CANONICAL_DEFAULTS):
     """The config whose field knobs' fields the scenario has (the first matching value of each);
     engine knobs at their defaults. A field absent from the canonical scenario reads as `defaults`
     gives it (the canonical form leaves defaults out), else as absent."""
@@ -118,6 +127,8 @@ def config_of(plugin, scenario_json, defaults=None):
 
 
 def _equal(have, want, default):
+    if want is None:   # "the field at its default": absent, or written at the default
+        return have is _MISSING or have is None or (default is not _MISSING and have == default)
     if have is _MISSING:
         have = default
     if have is _MISSING:
