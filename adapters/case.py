@@ -60,7 +60,7 @@ def run(plugin, resolved, config=None, fixes=(), repeat=0, source="<resident req
     try:
         config = space.full_config(plugin, config)
         details["config"] = s.config = config
-        decline = plugin.declines(s, config)
+        decline = plugin.declines_here(s, config) or plugin.declines(s, config)
         if decline is not None:
             raise Unsupported(decline.reason, knob=decline.knob)
         reverts = _apply_fixes(plugin, list(fixes))

@@ -76,11 +76,14 @@ class Knob:
     not list maps to nothing; a field value None removes the field (its default stands). A knob
     without `fields` is an *engine knob*: by the semantics it must
     not change the result beyond rounding (bucket sizes, overlap_comm, offload, ...), so the scenario
-    is the same whatever its value. `doc`: one line for the option help and reports.
+    is the same whatever its value. `doc`: one line for the option help and reports. `open`: a field
+    knob whose fields the implementation reads from the scenario whatever their value (gas, bucket
+    sizes): `values` are what a sweep draws, and a scenario holding another value is still
+    expressed (its config names the default, the scenario's own value stands).
     """
 
-    def __init__(self, name, values, fields=None, doc=""):
-        self.name, self.values, self.doc = name, list(values), doc
+    def __init__(self, name, values, fields=None, doc="", open=False):
+        self.name, self.values, self.doc, self.open = name, list(values), doc, bool(open)
         self.fields = None if fields is None else {_key(v): dict(m) for v, m in fields.items()}
 
     @property
@@ -104,6 +107,8 @@ class Knob:
             out["fields"] = [self.fields_of(v) for v in self.values]
         if self.doc:
             out["doc"] = self.doc
+        if self.open:
+            out["open"] = True
         return out
 
 
@@ -161,6 +166,12 @@ class Implementation:
         knob values {name: value}, every knob present. The default declines nothing."""
         return None
 
+    def declines_here(self, scenario, config):
+        """A `Decline` that depends on this worker, not on the configuration (a device without fp16,
+        a world size), else None. Kept apart from `declines` so that which knob pairs are feasible
+        (adapters/knob_pairs.py) does not depend on the machine asking. Default none."""
+        return None
+
     def to_scenario(self, config, scenario_json):
         """The canonical scenario JSON the oracle judges for `config` applied to `scenario_json`.
         The default sets every field knob's fields (adapters/space.py); override only for a
@@ -194,6 +205,12 @@ class Implementation:
     def details(self, scenario, config):
         """Extra JSON for the trace's implementation.details (what a repro script rebuilds). Default {}."""
         return {}
+
+    def init_process_group(self, backend):
+        """Starts the process group once per worker (gloo on CPU, nccl on CUDA; torchrun's env).
+        Override where the implementation has its own (deepspeed.init_distributed)."""
+        import torch.distributed as dist
+        dist.init_process_group(backend)
 
     def space(self):
         """The hello line's `space`."""

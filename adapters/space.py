@@ -121,6 +121,9 @@ def config_of(plugin, scenario_json, defaults=CANONICAL_DEFAULTS):
                 config[k.name] = v
                 break
         else:
+            if k.open:
+                config[k.name] = k.default
+                continue
             raise Unsupported(f"knob {k.name}: no value of it expresses this scenario's "
                               f"{', '.join(sorted({p for v in k.values for p in k.fields_of(v)}))}", knob=k.name)
     return config

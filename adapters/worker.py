@@ -61,7 +61,7 @@ def answer(plugin, request):
                     int(request.get("repeat", 0)))
 
 
-def init_process_group(device):
+def init_process_group(device, plugin=None):
     import torch
     import torch.distributed as dist
     from .common import ranks
@@ -71,7 +71,8 @@ def init_process_group(device):
     if device == "cuda":
         torch.cuda.set_device(ranks.local_rank())
     if not dist.is_initialized():
-        dist.init_process_group("nccl" if device == "cuda" else "gloo")
+        backend = "nccl" if device == "cuda" else "gloo"
+        plugin.init_process_group(backend) if plugin is not None else dist.init_process_group(backend)
 
 
 def main(argv=None):
@@ -82,14 +83,13 @@ def main(argv=None):
     device = os.environ.get("MUONCHECK_DEVICE", "cpu")
     try:
         plugin = plugins.load(args.impl)
-        plugin.prepare() if hasattr(plugin, "prepare") else None
         greeting = hello(plugin, int(os.environ.get("WORLD_SIZE", "1")), device)
     except (PluginError, Exception) as e:
         if int(os.environ.get("RANK", "0")) == 0:
             _send_error_hello(args.socket, args.impl, str(e) if isinstance(e, PluginError)
                               else f"plugin {args.impl!r}: {type(e).__name__}: {e}")
         return 1
-    init_process_group(device)
+    init_process_group(device, plugin)
     from .common import resident
     import torch.distributed as dist
     try:

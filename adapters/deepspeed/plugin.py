@@ -40,6 +40,19 @@ PRECISIONS = {
 SCHEDULERS = ["none", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle", "LRRangeTest"]
 
 
+# Why each config scheduler is declined: what it does (deepspeed/runtime/lr_schedules.py) that the
+# scenario's lr_schedule (docs/semantics.md: constant, linear_warmup (t+1)/w, cosine) cannot say.
+SCHEDULER_GAPS = {
+    "WarmupLR": "step t runs at warmup_min_lr + Δ·max(0, t−1)/w (the scheduler starts at iteration −1 and the "
+                "first two steps run at warmup_min_lr), or a log ramp; not linear_warmup's (t+1)/w",
+    "WarmupDecayLR": "WarmupLR's ramp, then a linear decay to 0 at total_num_steps; the semantics has no linear decay",
+    "WarmupCosineLR": "a warmup from warmup_min_ratio, then cosine to cos_min_ratio, indexed from iteration −1; not "
+                      "the scenario's cosine schedule step for step",
+    "OneCycle": "a cyclic rate (and momentum) schedule; the semantics has no cycle",
+    "LRRangeTest": "a staircase or continuous growth of the rate; the semantics has no growing schedule",
+}
+
+
 class DeepSpeedMuon(EnginePlugin):
     name = "deepspeed"
     title = "deepspeed"
@@ -57,29 +70,32 @@ class DeepSpeedMuon(EnginePlugin):
         Knob("overlap_comm", [False, True], doc="zero_optimization.overlap_comm"),
         Knob("reduce_scatter", [False, True], doc="zero_optimization.reduce_scatter"),
         Knob("round_robin_gradients", [False, True], doc="zero_optimization.round_robin_gradients"),
-        Knob("reduce_bucket_size", _BUCKETS, fields={b: {"engine.reduce_bucket_size": b} for b in _BUCKETS}),
-        Knob("allgather_bucket_size", _BUCKETS, fields={b: {"engine.allgather_bucket_size": b} for b in _BUCKETS}),
-        Knob("gradient_clipping", [0.0, 1.0, 0.05], fields={c: {"optimizer.clip.max_norm": c} for c in (0.0, 1.0, 0.05)}),
+        Knob("reduce_bucket_size", _BUCKETS, fields={b: {"engine.reduce_bucket_size": b} for b in _BUCKETS}, open=True),
+        Knob("allgather_bucket_size", _BUCKETS, fields={b: {"engine.allgather_bucket_size": b} for b in _BUCKETS}, open=True),
+        Knob("gradient_clipping", [0.0, 1.0, 0.05], fields={c: {"optimizer.clip.max_norm": c} for c in (0.0, 1.0, 0.05)}, open=True),
         Knob("scheduler", SCHEDULERS, doc="the DeepSpeed config's scheduler.type"),
         Knob("ns_method", ["gram", "standard"],
              fields={"gram": {"optimizer.ns_method": "gram", "optimizer.ns_dtype": "fp16"},
                      "standard": {"optimizer.ns_method": "standard", "optimizer.ns_dtype": "bf16"}}),
         Knob("per_head", [False, True], fields={v: {"optimizer.per_head": v} for v in (False, True)}),
-        Knob("gas", [1, 2, 3], fields={g: {"engine.gas": g} for g in (1, 2, 3)}),
-        Knob("micro_batch", [1, 2], fields={m: {"engine.micro_batch": m} for m in (1, 2)}),
+        Knob("gas", [1, 2, 3], fields={g: {"engine.gas": g} for g in (1, 2, 3)}, open=True),
+        Knob("micro_batch", [1, 2], fields={m: {"engine.micro_batch": m} for m in (1, 2)}, open=True),
         Knob("checkpoint", ["none", "save_load"], doc="engine.save_checkpoint after a step, a fresh engine load_checkpoint-ed"),
         Knob("compile", [False], fields={False: {"engine.compile": None}},
              doc="torch.compile of Muon's update: off (TORCH_COMPILE_DISABLE is read at start-up)"),
         Knob("muon", ["deepspeed"], fields={"deepspeed": {
             "optimizer.momentum_form": "ema", "optimizer.nesterov": True, "optimizer.ns_steps": 5,
-            "optimizer.ns_coefficients": [3.4445, -4.775, 2.0315], "optimizer.scale_rule": "deepspeed",
-            "optimizer.groups": []}},
+            "optimizer.ns_coefficients": [3.4445, -4.775, 2.0315], "optimizer.scale_rule": "deepspeed"}},
              doc="what DeepSpeed's Muon fixes: EMA momentum with Nesterov, 5 quintic NS steps, sqrt(max(1, rows/cols))"),
     ]
 
     def version(self):
         import deepspeed
         return deepspeed.__version__
+
+    def init_process_group(self, backend):
+        import deepspeed
+        deepspeed.init_distributed(dist_backend=backend)
 
     def to_scenario(self, config, scenario_json):
         from .. import space
@@ -122,14 +138,17 @@ class DeepSpeedMuon(EnginePlugin):
         config["checkpoint"] = "save_load" if scenario_json.get("checkpoint") else "none"
         return config
 
-    def declines(self, s, config):
-        import engine_config as ec
+    def declines_here(self, s, config):
         if s.param_dtype == "fp16" and not _accelerator_has_fp16():
             return Decline("precision", f"{config['precision']}: DeepSpeed's {_device()} accelerator has no fp16")
+        from adapters.common import ranks
+        if s.dp != ranks.world_size():
+            return Decline(None, f"engine.dp {s.dp}: this worker has {ranks.world_size()} process(es)")
+        return None
+
+    def declines(self, s, config):
         if config["scheduler"] != "none":
-            return Decline("scheduler", f"scheduler.type {config['scheduler']}: DeepSpeed's config scheduler is not "
-                                        "mapped onto the scenario's lr_schedule (its step indexing and formulas are not "
-                                        "checked against docs/semantics.md); never mapped silently")
+            return Decline("scheduler", f"scheduler.type {config['scheduler']}: {SCHEDULER_GAPS[config['scheduler']]}")
         if config["reduce_scatter"] and s.stage == 3:
             return Decline("reduce_scatter", "zero_optimization.reduce_scatter at stage 3: DeepSpeed's ZeRO-3 refuses "
                                              "Muon with reduce_scatter")
@@ -139,7 +158,7 @@ class DeepSpeedMuon(EnginePlugin):
             return Decline("checkpoint", f"checkpoint.resume.dp {s.resumed().dp}: another process world")
         try:
             import deepspeed
-            ec.check_runnable(s, deepspeed)
+            _check_all_but_world(s, deepspeed)   # the world this worker has is declines_here's
         except Unsupported as e:
             return Decline(e.knob or _knob_of(str(e)), str(e))
         return None
@@ -156,6 +175,18 @@ class DeepSpeedMuon(EnginePlugin):
 
     def build(self, scenario, model, device):
         return DeepSpeedEngine(scenario, model, device)
+
+
+def _check_all_but_world(s, deepspeed):
+    """engine_config.check_runnable as if this process world had the scenario's dp."""
+    import engine_config as ec
+    from adapters.common import ranks
+    world = ranks.world_size
+    ranks.world_size = lambda: s.dp
+    try:
+        ec.check_runnable(s, deepspeed)
+    finally:
+        ranks.world_size = world
 
 
 def _device():
