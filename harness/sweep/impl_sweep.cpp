@@ -189,6 +189,15 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
   const Scenario& s = c.scenario;
   const Trace& trace = c.trace;
   r.implementation_seconds += c.seconds;
+  auto steps_of = [](const Trace& t) {
+    double sum = 0;
+    if (t.impl_details.contains("step_seconds") && t.impl_details["step_seconds"].is_array())
+      for (const auto& x : t.impl_details["step_seconds"])
+        if (x.is_number()) sum += x.get<double>();
+    return sum;
+  };
+  r.step_seconds += steps_of(c.trace);
+  for (const auto& pt : c.partners) r.step_seconds += steps_of(pt.second);
   r.partner_runs += static_cast<int>(c.partners.size());
   for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
   if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
