@@ -93,7 +93,9 @@ class Leg:
 
     def __init__(self, plugin, s, device, previous=None):
         self.s, self.device, self.plugin = s, device, plugin
+        begin = time.perf_counter()
         self.engine = plugin.build(s, lambda: ScenarioModel(s), device)
+        self.setup_seconds = time.perf_counter() - begin   # the engine's own construction
         named = list(self.engine.named_parameters())
         if sorted(n for n, _ in named) != sorted(p.name for p in s.params):
             raise PluginError(f"plugin {plugin.name!r}: build(): the engine's parameter names differ from the scenario's")
@@ -197,12 +199,14 @@ class Leg:
         for h in self.hooks:
             h.remove()
         details = self.engine.details() or {}
+        begin = time.perf_counter()
         summary = {"heads": ranks.gather_to_rank0(dict(self.counter.heads)),
                    "dtypes": ranks.gather_to_rank0(sorted(self.counter.dtypes)),
                    "ranks": ranks.gather_to_rank0({"tags": [dict(t) for t in self.tags],
                                                    "collectives": self.recorder.log, "digests": self.digests}),
                    "details": details}
         self.engine.close()
+        self.setup_seconds += time.perf_counter() - begin   # and its teardown
         self.engine = None
         self.summary = summary if ranks.rank() == 0 else None
         return self.summary
@@ -233,6 +237,7 @@ def run(plugin, s, details, device):
                           "world; the resident worker has one")
     s.resume_from = None
     leg = Leg(plugin, s, device)
+    setup = 0.0
     cycle = None
     try:
         initial = leg.read_state()
@@ -241,6 +246,7 @@ def run(plugin, s, details, device):
             steps = leg.train(0, k + 1)
             saved = leg.engine.save_checkpoint(_checkpoint_root(s, device), f"step{k}")
             leg.close()
+            setup += leg.setup_seconds
             after = s.resumed()
             after.config, after.resume_from = getattr(s, "config", {}), saved
             previous, leg = leg, None
@@ -251,6 +257,7 @@ def run(plugin, s, details, device):
             steps = leg.train(0, s.steps)
     finally:
         summary = leg.close() if leg is not None else None
+        setup += leg.setup_seconds if leg is not None else 0.0
     if ranks.rank() != 0:
         return None
     tags = leg.tags
@@ -259,6 +266,7 @@ def run(plugin, s, details, device):
         for i, h in heads.items():
             tags[i]["ns_heads_seen"] = h
     details.update({"world_size": ranks.world_size(), "step_seconds": [round(x, 6) for x in leg.step_seconds],
+                    "engine_setup_seconds": round(setup, 6),
                     "ns_calls_by_rank": [[r[:-1] for r in step] for step in leg.calls_by_rank]})
     details.update(summary["details"])
     if cycle:

@@ -194,6 +194,8 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
     if (t.impl_details.contains("step_seconds") && t.impl_details["step_seconds"].is_array())
       for (const auto& x : t.impl_details["step_seconds"])
         if (x.is_number()) sum += x.get<double>();
+    if (t.impl_details.contains("engine_setup_seconds") && t.impl_details["engine_setup_seconds"].is_number())
+      sum += t.impl_details["engine_setup_seconds"].get<double>();   // building and tearing down its engine
     return sum;
   };
   r.step_seconds += steps_of(c.trace);

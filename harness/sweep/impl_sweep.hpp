@@ -95,9 +95,10 @@ struct ImplSweepResult {
   int workers = 1;                        // runners the cases ran on side by side
   double seconds = 0;                     // wall time of the sweep
   double implementation_seconds = 0;      // in the implementation, summed over the workers
-  double step_seconds = 0;                // of that, in the implementation's own steps (its traces'
-                                          // details.step_seconds, partners included): the rest of a
-                                          // case's wall time is the harness's overhead
+  double step_seconds = 0;                // of that, in the implementation's own steps and engine set-up
+                                          // (its traces' details.step_seconds and engine_setup_seconds,
+                                          // partners included): the rest of a case's wall time is the
+                                          // harness's overhead
                                           // (worker-seconds: with N workers up to N × seconds)
   bool budget_exhausted = false;
   std::vector<ImplFailure> failures;
