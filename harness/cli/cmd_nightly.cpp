@@ -13,6 +13,7 @@
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
 #include "harness/cli/sweep_impl.hpp"
+#include "harness/external/implementation.hpp"
 #include "harness/report/console_table.hpp"
 #include "harness/judge/executed_counts.hpp"
 #include "harness/mutants/mutation_run.hpp"
@@ -119,13 +120,14 @@ Command nightly_command() {
            "UTC date, YYYYMMDD: each night draws new cases). Exit 1 on any failure, and when\n"
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
            "than --min-executed of its verdicts.\n"
-           "With --impl deepspeed[=VERSION] or torch[=VERSION] the nightly job of that implementation: its budgeted sweep\n"
+           "With --impl NAME[=VERSION] (" + external::implementation_names() + ", or a plugin) the nightly job of that\n"
+           "implementation: its budgeted sweep\n"
            "(`muoncheck sweep --impl`, --sweep-cases cases at most, --workers N resident workers side by side,\n"
            "--json FILE for its record).",
            options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed/nightly",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
                     "junit", "summary-md", "impl", "impl-site", "workers", "max-defects", "shrink-seconds", "case-timeout-s", "cases-dir",
-                    "json"})},
+                    "json", "fix"})},
           run};
 }
 

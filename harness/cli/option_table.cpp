@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "harness/external/implementation.hpp"
 #include "harness/judge/executed_counts.hpp"
 #include "harness/sweep/sweep_defaults.hpp"
 #include "oracle/control_ensemble.hpp"
@@ -29,6 +30,24 @@ OptionEntry value(std::string key, std::string help, std::string default_text = 
 }
 OptionEntry repeated(std::string key, std::string help) { return {key, {name_of(key), true, true, std::move(help), ""}}; }
 OptionEntry flag(std::string key, std::string help) { return {key, {name_of(key), false, false, std::move(help), ""}}; }
+
+// "deepspeed (DeepSpeed's Muon ...) | torch (...)", from the list of implementations.
+std::string impl_help() {
+  std::string out;
+  for (const auto& i : external::implementations()) out += (out.empty() ? "" : " | ") + i.name + " (" + i.title + ")";
+  return out;
+}
+
+// Where each implementation's versions live by default, from the list.
+std::string site_help() {
+  std::string out;
+  for (const auto& i : external::implementations()) {
+    if (i.sites_variable.empty()) continue;
+    out += (out.empty() ? "" : "; ") + i.name + ": $" + i.sites_variable + "/" + i.site_prefix + "VERSION" +
+           (i.default_site_root.empty() ? ", else the environment's" : ", else " + i.default_site_root + "VERSION");
+  }
+  return out;
+}
 
 std::vector<OptionEntry> build_table() {
   const std::string precisions = "double | float128 | bin50";
@@ -100,16 +119,17 @@ std::vector<OptionEntry> build_table() {
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
       value("cases-dir", "folder for minimal scenarios", kDefaultCasesDir),
       // repro.
-      value("for", "the implementation the script is for: deepspeed | torch", "deepspeed"),
+      value("for", "the implementation the script is for: " + external::implementation_names() +
+                   " (those with a repro template)", "deepspeed"),
       value("out-dir/repro", "folder the script and the report skeleton go to", kDefaultCasesDir),
       value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
       // Another implementation under test (sweep, nightly).
-      value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION | torch | "
-                    "torch=VERSION (a resident worker, adapters/deepspeed or adapters/torch; --backend picks its "
-                    "device, --dp its ranks)"),
-      value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
-                         "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (torch: $MUONCHECK_TORCH_SITES/"
-                         "torch-VERSION, else the environment's; a bare name: the environment's)"),
+      value("impl", "another implementation instead of ours, NAME or NAME=VERSION: " + impl_help() +
+                    "; or any plugin of entry point group muoncheck.implementations (one generic resident worker, "
+                    "python3 -m adapters.worker --impl NAME; --backend picks its device, --dp its ranks)"),
+      value("impl-site", "PYTHONPATH folder holding that implementation; none given: " + site_help() +
+                         " (a bare name: the environment's)"),
+      repeated("fix", "with --impl: apply this fix of the plugin's known defects to every case (ids: its hello line)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", std::to_string(kDefaultMaxDefects)),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
                               "implementation included)", number(kDefaultShrinkSeconds)),

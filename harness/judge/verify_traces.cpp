@@ -87,6 +87,12 @@ class TraceVariantRuns final : public VariantRuns {
     return std::nullopt;
   }
   Status when_missing() const override { return Status::unsupported; }
+  bool crashed(const Scenario& v, VariantKind k) const override {
+    const int repeat = k == VariantKind::repeat ? 1 : 0;
+    for (const auto& c : cases_)
+      if (c.trace.repeat == repeat && same_but_name(v, c.scenario) && !c.trace.error.empty()) return true;
+    return false;
+  }
 
   std::vector<const TraceCase*> used;   // the variant traces read, for the repro line
 

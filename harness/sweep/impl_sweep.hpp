@@ -96,6 +96,10 @@ struct ImplSweepResult {
   int workers = 1;                        // runners the cases ran on side by side
   double seconds = 0;                     // wall time of the sweep
   double implementation_seconds = 0;      // in the implementation, summed over the workers
+  double step_seconds = 0;                // of that, in the implementation's own steps and engine set-up
+                                          // (its traces' details.step_seconds and engine_setup_seconds,
+                                          // partners included): the rest of a case's wall time is the
+                                          // harness's overhead
                                           // (worker-seconds: with N workers up to N × seconds)
   bool budget_exhausted = false;
   std::vector<ImplFailure> failures;
@@ -104,6 +108,19 @@ struct ImplSweepResult {
   ExecutedCounts counts;                      // over each case's first judgement
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
 };
+
+// One case as the implementation ran it: the case itself and, for the relational invariants,
+// re-splits of it that follow the same exact trajectory (a gas variant, a stage variant).
+struct CaseRun {
+  Scenario scenario;
+  Trace trace;
+  std::vector<std::pair<Scenario, Trace>> partners;
+  double seconds = 0;   // in the implementation, its partners included
+};
+
+// Runs case `s` (and with `with_partners` its gas re-split and stage re-split number `index` of
+// its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
+CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index);
 
 // The key a decline is counted under: its reason up to the first ':' ("engine.dp 2", "optimizer.per_head").
 std::string decline_feature(const std::string& unsupported);

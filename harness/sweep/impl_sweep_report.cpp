@@ -18,10 +18,11 @@ double implementation_share(const ImplSweepResult& r) {
 void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const ImplSweepResult& r) {
   const int ran = r.cases_run - r.declined;
   std::fprintf(out, "\nsweep --impl %s (%s) seed %llu: %d case%s in %.1fs on %d worker%s (%.1f cases/min; %.0f%% of the "
-               "workers' time in the implementation), %d declined (%.0f%%), %d ERROR%s\n",
+               "workers' time in the implementation, %.0f%% in its own steps), %d declined (%.0f%%), %d ERROR%s\n",
                o.impl.c_str(), r.implementation.empty() ? "?" : r.implementation.c_str(),
                static_cast<unsigned long long>(o.seed), r.cases_run, r.cases_run == 1 ? "" : "s", r.seconds, r.workers,
-               r.workers == 1 ? "" : "s", r.cases_per_minute(), 100 * implementation_share(r), r.declined,
+               r.workers == 1 ? "" : "s", r.cases_per_minute(), 100 * implementation_share(r),
+               r.seconds > 0 ? 100 * r.step_seconds / (r.seconds * r.workers) : 0.0, r.declined,
                r.cases_run ? 100.0 * r.declined / r.cases_run : 0.0, r.errors, r.budget_exhausted ? " (stopped by --budget)" : "");
   for (const auto& [feature, n] : r.declines_by_feature) std::fprintf(out, "  declined %4d  %s\n", n, feature.c_str());
   if (r.partner_runs)
@@ -66,6 +67,10 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
             {"errors", r.errors}, {"partner_runs", r.partner_runs}, {"partner_errors", r.partner_errors}, {"seconds", r.seconds}, {"workers", r.workers},
             {"implementation_seconds", r.implementation_seconds},   // summed over the workers
             {"implementation_share", implementation_share(r)},     // of seconds × workers
+            {"step_seconds", r.step_seconds},   // in the implementation's own steps, summed over the workers
+            // the harness's overhead: each worker's wall time less the implementation's own steps, per case
+            {"overhead_seconds_per_case", r.cases_run ? (r.seconds * r.workers - r.step_seconds) / r.cases_run : 0.0},
+            {"overhead_share", r.seconds > 0 ? 1.0 - r.step_seconds / (r.seconds * r.workers) : 0.0},
             {"cases_per_minute", r.cases_per_minute()}, {"budget_seconds", o.budget_seconds},
             {"budget_exhausted", r.budget_exhausted}, {"oracle_precision", "double, failures confirmed in float128"},
             {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},

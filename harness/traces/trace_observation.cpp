@@ -27,7 +27,8 @@ E named(const std::vector<E>& all, NameOf name_of, const std::string& name, cons
 }
 
 const std::vector<CollectiveKind> kKinds = {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
-                                            CollectiveKind::all_gather, CollectiveKind::all_gather_v};
+                                            CollectiveKind::all_gather, CollectiveKind::all_gather_v,
+                                            CollectiveKind::gather,     CollectiveKind::scatter};
 const std::vector<Purpose> kPurposes = {Purpose::grad_reduce,   Purpose::param_gather, Purpose::muon_gather,
                                         Purpose::muon_exchange, Purpose::ns_internal,  Purpose::weight_sync,
                                         Purpose::scalar,        Purpose::state_export};

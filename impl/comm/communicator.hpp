@@ -29,7 +29,9 @@ struct Buffer {
   int64_t bytes() const { return count * dtype_bytes(dtype); }
 };
 
-enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_gather_v };
+// gather / scatter: to or from one root rank (an implementation that collects a tensor on its
+// owner rank, or hands shards out from it); our engine issues neither, traces may.
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_gather_v, gather, scatter };
 std::string collective_name(CollectiveKind k);
 
 // Why a collective runs; invariants filter the log by purpose.

@@ -14,7 +14,7 @@
 #include <filesystem>
 
 #include "core/scenario_io.hpp"
-#include "harness/external/deepspeed_region.hpp"
+#include "properties/generators/scenario_gen.hpp"
 #include "harness/sweep/symptom.hpp"
 #include "harness/sweep/impl_sweep.hpp"
 #include "harness/sweep/impl_sweep_report.hpp"
@@ -23,6 +23,39 @@
 
 namespace muoncheck {
 namespace {
+
+// Scenarios DeepSpeed can express (what its plugin's knobs map onto), as these tests have drawn them.
+Scenario into_deepspeed_region(Scenario s, int dp) {
+  auto& o = s.optimizer;
+  auto& e = s.engine;
+  o.momentum_form = MomentumForm::ema;
+  o.nesterov = true;
+  o.ns_steps = 5;
+  o.ns_coefficients = {NsCoefficients{}};   // DeepSpeed's fixed quintic
+  o.ns_schedule.clear();
+  o.ns_dtype = o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16;   // what DeepSpeed's NS computes in
+  o.scale_rule = ScaleRule::deepspeed;
+  o.groups.clear();
+  e.grad_accum_dtype = e.param_dtype;
+  e.comm_dtype = e.param_dtype;
+  if (e.param_dtype == DType::fp16 && s.loss_scaler.type == ScalerType::none) {
+    s.loss_scaler.type = ScalerType::static_scale;   // DeepSpeed's fp16 always scales: by 1 here
+    s.loss_scaler.initial_scale_power = 0;
+  }
+  if (e.param_dtype != DType::fp16) s.loss_scaler = LossScalerConfig{};
+  e.dp = dp;
+  // DeepSpeed asserts bucket sizes are multiples of its 4-byte alignment in 16-bit elements (2):
+  // a precondition of its config, not a defect; rounded up, so every drawn size stays expressible.
+  e.reduce_bucket_size += e.reduce_bucket_size % 2;
+  e.allgather_bucket_size += e.allgather_bucket_size % 2;
+  for (auto& inj : s.overflow) inj.rank %= dp;
+  return s;
+}
+
+rc::Gen<Scenario> deepspeed_scenario(const generators::Focus& f, int dp) {
+  return rc::gen::map(generators::scenario(f), [dp](Scenario s) { return into_deepspeed_region(std::move(s), dp); });
+}
+
 
 CaseRunner our_engine(std::vector<std::string> faults) {
   return [faults](const Scenario& s) {
@@ -48,7 +81,7 @@ bool has(const std::vector<std::string>& v, const std::string& prefix) {
 }
 
 TEST(ImplSweep, findsConfirmsAndShrinksAFaultKeepingTheFeatureItNeeds) {
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   const ImplSweepResult r = run_impl_sweep(options("impl-sweep-fault", 5), gen, {our_engine({"clip-muon-update"})});
   ASSERT_FALSE(r.failures.empty());
   ASSERT_FALSE(r.defects.empty());
@@ -73,7 +106,7 @@ TEST(ImplSweep, findsConfirmsAndShrinksAFaultKeepingTheFeatureItNeeds) {
 }
 
 TEST(ImplSweep, theCorrectEnginePassesTheSameCases) {
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   const ImplSweepResult r = run_impl_sweep(options("impl-sweep-clean", 5), gen, {our_engine({})});
   EXPECT_EQ(r.cases_run, 5);
   EXPECT_TRUE(r.failures.empty()) << r.failures.front().message;
@@ -92,7 +125,7 @@ TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
     return t;
   };
   ImplSweepOptions o = options("impl-sweep-errors", 12);
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), {raising});
+  const ImplSweepResult r = run_impl_sweep(o, deepspeed_scenario({}, 1), {raising});
   int declined = 0;
   for (const auto& [feature, n] : r.declines_by_feature) {
     EXPECT_EQ(feature.rfind("engine.gas ", 0), 0u) << feature;
@@ -121,7 +154,7 @@ TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
   };
   ImplSweepOptions o = options("impl-sweep-cap", 30);
   o.max_defects = 1;
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), {raising});
+  const ImplSweepResult r = run_impl_sweep(o, deepspeed_scenario({}, 1), {raising});
   ASSERT_EQ(r.defects.size(), 1u);
   int attributed = 0, unattributed = 0;
   for (const auto& f : r.failures) {
@@ -180,7 +213,7 @@ TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
     }
     return engine(s);
   };
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   ImplSweepOptions o = options("impl-sweep-workers", 8);
   o.max_shrink_seconds = 1e6;
   Concurrency one, three;

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -210,4 +211,21 @@ TEST(MuoncheckCli, UnwritableReportFailsBeforeTheSuiteRuns) {
   EXPECT_NE(r.output.find(file + "/latest.json: cannot create its folder"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Not a directory"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("stage0-basic  ("), std::string::npos) << "the suite ran first:\n" << r.output;
+}
+
+// verify reports every scenario it was given: one without a trace is an ERROR row naming it, and
+// the run is not OK (a scenario given and not judged is not a pass).
+TEST(MuoncheckCli, VerifyWithAGivenScenarioAndNoTraceIsAnErrorNamingIt) {
+  const auto dir = std::filesystem::temp_directory_path() / ("muoncheck-untraced-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "stage0-basic.trace.json").string();
+  ASSERT_EQ(run("run stage0-basic --trace " + trace).exit_code, 0);
+  const auto both = run("verify stage0-basic four-square-clip --trace " + trace);
+  EXPECT_EQ(both.exit_code, 1) << both.output;
+  EXPECT_NE(both.output.find("four-square-clip"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("no trace for this scenario"), std::string::npos) << both.output;
+  const auto one = run("verify stage0-basic --trace " + trace);   // the control: its one scenario traced
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.find("no trace for this scenario"), std::string::npos) << one.output;
+  std::filesystem::remove_all(dir);
 }

@@ -24,7 +24,7 @@ import struct
 
 import torch
 
-from ..common import ranks
+from . import ranks
 
 
 def classify(counter, where):
