@@ -37,7 +37,7 @@ void add_untraced(const std::vector<Scenario>& scenarios, const std::vector<Trac
     r.scenario = s.name;
     r.source = s.source;
     r.scenario_hash = scenario_hash(s);
-    r.repro_command = "muoncheck verify " + s.source + " --trace TRACE_OF_" + s.name;
+    r.repro = {"muoncheck", "verify", s.source, "--trace", "TRACE_OF_" + s.name};
     r.error = ScenarioError{ErrorKind::BadInput, "no trace for this scenario"};
     results.push_back(std::move(r));
   }

@@ -207,12 +207,13 @@ Outcome run_impl_verify_command(const cli::Args& args) {
     ScenarioResult r = verify_one_trace(s, run.trace, run.partners, vo);
     r.scenario = given.name + " [" + (run.trace.impl_version.empty() ? w.impl.name : run.trace.implementation()) + "]";
     r.source = given.source;
-    r.repro_command = "muoncheck verify --impl " + *args.value("impl") + " " + given.source;
+    r.repro = {"muoncheck", "verify", "--impl", *args.value("impl"), given.source};
+    const auto flags = run_flags_from(args, "oracle-precision");
+    r.repro.insert(r.repro.end(), flags.begin(), flags.end());
     print_scenario_table(stdout, r);
     results.push_back(std::move(r));
   }
-  const std::string flags = vo.precision == oracle::Precision::float128 ? "" : std::string("--oracle-precision ") + oracle::precision_name(vo.precision);
-  const RunMetadata meta{"verify", "impl " + external::split_impl(*args.value("impl")).first, flags, min_executed_from(args)};
+  const RunMetadata meta{"verify", "impl " + external::split_impl(*args.value("impl")).first, min_executed_from(args)};
   const auto sum = finish_run(meta, results, {}, {args.value("report").value_or(""), views, RunConsole::failures_and_summary, {}});
   return sum.ok() ? Outcome::success : Outcome::conformance_failure;
 }
