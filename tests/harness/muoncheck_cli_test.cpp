@@ -219,7 +219,7 @@ TEST(MuoncheckCli, VerifyWithAGivenScenarioAndNoTraceIsAnErrorNamingIt) {
   const auto dir = std::filesystem::temp_directory_path() / ("muoncheck-untraced-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string trace = (dir / "stage0-basic.trace.json").string();
-  ASSERT_EQ(run("run stage0-basic --trace " + trace).exit_code, 0);
+  ASSERT_EQ(run("run stage0-basic --write-trace " + trace).exit_code, 0);
   const auto both = run("verify stage0-basic four-square-clip --trace " + trace);
   EXPECT_EQ(both.exit_code, 1) << both.output;
   EXPECT_NE(both.output.find("four-square-clip"), std::string::npos) << both.output;
