@@ -99,7 +99,7 @@ TEST(PairsFormat, EnumAndBooleanFeaturesTakeTheirValuesFromTheSchema) {
 Scenario base(const std::string& extra) {
   json j = json::parse(R"({"name": "t", "seed": 3, "steps": 4,
     "model": {"params": [{"name": "a.weight", "shape": [8, 16]}, {"name": "norm.weight", "shape": [16]}]},
-    "engine": {"stage": 1, "dp": 2, "gas": 2, "micro_batch": 8, "param_dtype": "fp16"}})");
+    "engine": {"stage": 1, "dp": 2, "gas": 2, "micro_batch": 8}})");
   j.merge_patch(json::parse(extra));
   return parse_scenario(j, "<test>");
 }
