@@ -1,4 +1,4 @@
-// The features whose 2-way interactions `muoncheck coverage-pairs` measures, and the values a
+// The features whose 2-way interactions `muoncheck pairs` measures, and the values a
 // scenario exercises of each. Every field of the scenario format feeds one or is excluded with
 // a reason (format_fields.hpp); a feature of one enum or boolean field takes its values from
 // the schema compiled into the build, and features() refuses to build (an Internal error)

@@ -104,6 +104,8 @@ const std::vector<FormatField>& format_fields() {
       feeds("checkpoint.save_after_step", {"checkpoint"}),
       feeds("checkpoint.resume.dp", {"checkpoint"}),
       feeds("checkpoint.resume.stage", {"checkpoint"}),
+      excluded("implementation_config", "another implementation's knob values (sweep --impl, verify --impl): no "
+                                        "semantics, and our engine reads none; each plugin's space is its own"),
   };
   return all;
 }
@@ -137,7 +139,13 @@ void walk(const nlohmann::json& root, const nlohmann::json& raw, const std::stri
   out.push_back(path);
 }
 
+const FormatField* find(const std::string& path);
+
 void walk_json(const nlohmann::json& j, const std::string& path, std::set<std::string>& out) {
+  if (!path.empty() && find(path)) {   // a field of the format, whatever its value holds
+    out.insert(path);
+    return;
+  }
   if (j.is_object()) {
     for (const auto& [key, sub] : j.items()) walk_json(sub, path.empty() ? key : path + "." + key, out);
     return;

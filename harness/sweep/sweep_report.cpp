@@ -44,12 +44,12 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
                  u.index, joined(u.invariants, ", ").c_str(), u.message.c_str());
   // Last, so it cannot be missed: how much was judged, and why that is not OK.
   auto print_counts = [&] {
-    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.coverage).c_str());
-    for (const auto& p : sweep_coverage_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
+    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.counts).c_str());
+    for (const auto& p : sweep_executed_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
   };
   if (!r.failure) {
     if (o.faults.empty())
-      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_coverage_problems(o, r).empty() ? "PASS: " : "");
+      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_executed_problems(o, r).empty() ? "PASS: " : "");
     else std::fprintf(out, "NOT FOUND: fault %s survived %d cases\n", joined(o.faults, " ").c_str(), r.cases_run);
     print_counts();
     return;
@@ -79,9 +79,9 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
                                     {"narrowest_inconclusive_case", r.spread.narrowest_inconclusive_case},
                                     {"undetermined_at", kUndeterminedAt}}},
             {"oracle_precision", "double, failures confirmed in float128"},
-            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
-            {"executed_share", r.coverage.share()}, {"min_executed", o.min_executed},
-            {"coverage_problems", sweep_coverage_problems(o, r)}};
+            {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},
+            {"executed_share", r.counts.share()}, {"min_executed", o.min_executed},
+            {"executed_problems", sweep_executed_problems(o, r)}};
   json unconfirmed = json::array();
   for (const auto& u : r.unconfirmed)
     unconfirmed.push_back({{"case", u.index}, {"invariants", u.invariants}, {"message", u.message}});

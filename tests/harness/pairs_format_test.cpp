@@ -73,7 +73,8 @@ TEST(PairsFormat, EveryFieldTheLoaderWritesIsClassified) {
     "loss_scaler": {"type": "dynamic"},
     "overflow": [{"step": 0, "micro_step": 1, "rank": 1, "param": "q.weight", "index": 3, "value": "nan"}],
     "tolerance": {"alpha": 5, "why": "a test"},
-    "checkpoint": {"save_after_step": 1, "resume": {"dp": 4, "stage": 2}}})");
+    "checkpoint": {"save_after_step": 1, "resume": {"dp": 4, "stage": 2}},
+    "implementation_config": {"overlap_comm": true, "bucket": 4}})");
   const json preset = json::parse(R"({"name": "preset", "model": {"preset": "llama", "layers": 1}})");
   for (const auto& j : {rich, preset}) {
     const auto fields = json_fields(scenario_to_json(parse_scenario(j, "<test>")));
