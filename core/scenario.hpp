@@ -32,6 +32,11 @@ struct ModelSpec {
 // field is for implementations with several paths.
 enum class OffloadDevice { none, cpu, nvme };
 
+// How the engine's dp ranks run: threads of this process, or processes (one per rank) that
+// meet through a store and write their checkpoint shards to files (impl/run_processes.hpp).
+// The semantics are the same; the state the ranks exchange takes another path.
+enum class RankMode { threads, processes };
+
 struct EngineConfig {
   int stage = 0, dp = 1, gas = 1, micro_batch = 1;
   bool zero_init = false;
@@ -43,6 +48,7 @@ struct EngineConfig {
   DType comm_dtype = DType::fp32;
   OffloadDevice offload_optimizer = OffloadDevice::none;
   bool compile = false;          // an implementation's graph compiler (e.g. torch.compile of NS); no semantics
+  RankMode ranks = RankMode::threads;
   int global_batch() const { return dp * gas * micro_batch; }
 };
 

@@ -151,6 +151,7 @@ void read_engine(JsonObjectReader& r, EngineConfig& e) {
   const std::string offload = r.one_of("offload_optimizer", "none", {"none", "cpu", "nvme"});
   e.offload_optimizer = offload == "none" ? OffloadDevice::none : offload == "cpu" ? OffloadDevice::cpu : OffloadDevice::nvme;
   e.compile = r.boolean("compile", e.compile);
+  e.ranks = r.one_of("ranks", "threads", {"threads", "processes"}) == "threads" ? RankMode::threads : RankMode::processes;
 }
 
 NsCoefficients read_triple(const nlohmann::json& v, const std::string& file, const std::string& path) {
@@ -347,6 +348,8 @@ std::string to_string(OffloadDevice v) {
   return v == OffloadDevice::none ? "none" : v == OffloadDevice::cpu ? "cpu" : "nvme";
 }
 
+std::string to_string(RankMode v) { return v == RankMode::threads ? "threads" : "processes"; }
+
 namespace {
 // A schedule with exactly the parameters its shape has (what the loader accepts).
 nlohmann::json lr_schedule_to_json(const LrSchedule& sch) {
@@ -420,6 +423,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
   if (!(o.lr_schedule == LrSchedule{})) j["optimizer"]["lr_schedule"] = lr_schedule_to_json(o.lr_schedule);
   if (e.offload_optimizer != OffloadDevice::none) j["engine"]["offload_optimizer"] = to_string(e.offload_optimizer);
   if (e.compile) j["engine"]["compile"] = true;
+  if (e.ranks != RankMode::threads) j["engine"]["ranks"] = to_string(e.ranks);
   const auto& l = s.loss_scaler;
   j["loss_scaler"] = {{"type", to_string(l.type)}, {"initial_scale_power", l.initial_scale_power},
                       {"scale_window", l.scale_window}, {"hysteresis", l.hysteresis}, {"min_scale", l.min_scale}};

@@ -37,5 +37,6 @@ std::string to_string(ScalerType v);
 std::string to_string(OverflowValue v);
 std::string to_string(LrShape v);
 std::string to_string(OffloadDevice v);
+std::string to_string(RankMode v);
 
 }  // namespace muoncheck

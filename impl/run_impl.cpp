@@ -108,6 +108,12 @@ ImplResult run_leg(const Leg& leg, const ImplOptions& opts, const FaultSet& faul
 ImplResult run_impl(const Scenario& s, const ImplOptions& opts) {
   check_supported(s, opts);
   if (ProcessGroup* group = ProcessGroup::installed()) return run_on_processes(*group, s, opts);
+  if (s.engine.ranks == RankMode::processes) {
+    if (!opts.group)
+      throw Error(ErrorKind::Unsupported, s.name + ": engine.ranks is processes, and this run was given no rank processes "
+                                                   "(muoncheck starts them when it judges the scenario)");
+    return run_on_processes(*opts.group, s, opts);
+  }
   const FaultSet faults = FaultSet::from_ids(opts.faults);
   EngineCheckpoint saved;   // a checkpoint scenario's, between its legs
   return run_legs(s, [&](const Leg& leg) { return run_leg(leg, opts, faults, saved); });

@@ -10,7 +10,8 @@
 // Errors are muoncheck::Error: Unsupported for a valid scenario this engine cannot run,
 // Usage for an unknown fault id, Infrastructure for collective failures and timeouts.
 // Where a ProcessGroup is installed (ranks as processes), the run is a job of that group
-// instead, with the same result (run_processes.hpp).
+// instead, with the same result (run_processes.hpp); so is the run of a scenario whose
+// engine.ranks is processes, on the group in ImplOptions::group (Unsupported without one).
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -25,6 +26,8 @@
 
 namespace muoncheck::impl {
 
+class ProcessGroup;
+
 enum class CommBackend { gloo, nccl };
 std::string comm_backend_name(CommBackend c);
 bool parse_comm_backend(const std::string& s, CommBackend& out);
@@ -35,6 +38,9 @@ struct ImplOptions {
   ComputeBackend backend = ComputeBackend::cpu;    // where NS and the optimizer kernels run
   CommBackend comm = CommBackend::gloo;            // nccl: one GPU per rank, needs dp GPUs
   NsKernel ns_kernel = NsKernel::by_shape;         // a cuda backend's NS path (compute.hpp)
+  // The rank processes a scenario whose engine.ranks is processes runs on, started for its
+  // judgement (harness/launch/local_ranks.hpp); the installed group, when there is one, wins.
+  ProcessGroup* group = nullptr;
 };
 
 // "cpu+gloo", "cuda+nccl", "cuda+gloo (ns-kernel resident)", ...: what a report records as the

@@ -64,7 +64,7 @@ std::string control_fingerprint(const Scenario& s) {
   j.erase("checkpoint");   // a resumed run follows the uninterrupted trajectory
   auto& e = j["engine"];
   for (const char* k : {"reduce_bucket_size", "allgather_bucket_size", "contiguous_gradients", "zero_init", "stage",
-                        "offload_optimizer", "compile"})
+                        "offload_optimizer", "compile", "ranks"})
     e.erase(k);
   e["reduces_every_micro_step"] = s.engine.stage >= 2;
   e["update_through_lowp_gather"] = s.engine.stage >= 1 && s.engine.comm_dtype != DType::fp32;

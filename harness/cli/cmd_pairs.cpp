@@ -32,12 +32,14 @@ Outcome run(const cli::Args& args) {
 Command pairs_command() {
   return {{"pairs", "muoncheck pairs [SCENARIO...] [--design] [--oracle-precision P]",
            "The 2-way feature interactions covered of SCENARIO (default: every shipped scenario, the\n"
-           "suite `check` runs): of every feasible pair of values of two features (stage, dp, gas,\n"
-           "dtypes, NS, clip and whether it binds, scaler and whether it overflows or grows, per-head,\n"
-           "scale rule, param rank and block shape, momentum, weight decay, groups, zero_init, buckets),\n"
-           "the share some scenario exercises; whether a clip binds, a step overflows or the scale\n"
-           "grows is read from the oracle's run. JSON on stdout: uncovered pairs, infeasible pairs\n"
-           "with why. Exit 1 while a feasible pair is uncovered.",
+           "suite `check` runs): of every feasible pair of values of two features, the share some\n"
+           "scenario exercises. The features follow the scenario format: every field of the schema\n"
+           "feeds one (stage, dp, gas, dtypes, NS method, steps, coefficients and dtype, clip, scaler,\n"
+           "schedules, groups, buckets, engine paths, ranks as processes, checkpoints, injections, the\n"
+           "param's rank, block shape and heads) or is excluded with its reason (JSON: fields).\n"
+           "Whether a clip binds, a step overflows, the scale grows or drops is read from the oracle's\n"
+           "run. JSON on stdout: uncovered pairs, infeasible pairs with why. Exit 1 while a feasible\n"
+           "pair is uncovered.",
            options({"oracle-precision/pairs", "design", "scenarios"})},
           run};
 }

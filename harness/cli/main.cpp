@@ -2,6 +2,7 @@
 // that chooses an exit code (0 ok, 1 conformance failure, 2 bad input/usage,
 // 3 infrastructure). Every error prints one line naming its kind.
 #include <functional>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_table.hpp"
 #include "harness/judge/process_info.hpp"
+#include "harness/launch/local_ranks.hpp"
 #include "harness/launch/process_launch.hpp"
 
 namespace {
@@ -73,6 +75,9 @@ muoncheck::launch::ProcessRun process_run(const muoncheck::Command& c, const muo
 
 int main(int argc, char** argv) {
   muoncheck::set_process_argv(argc, argv);
+  // A scenario whose ranks are processes runs them as copies of this executable.
+  std::error_code no_proc;
+  muoncheck::launch::set_rank_executable(std::filesystem::read_symlink("/proc/self/exe", no_proc).string());
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h" || std::string(argv[1]) == "help") {
     print_usage(std::cout);
     return argc < 2 ? 2 : 0;

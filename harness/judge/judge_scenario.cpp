@@ -10,9 +10,11 @@
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
 #include "impl/comm/collective_bandwidth.hpp"
+#include "impl/comm/process_group.hpp"
 #include "impl/run_impl.hpp"
 #include "harness/judge/judge_observation.hpp"
 #include "harness/judge/judge_runs.hpp"
+#include "harness/launch/local_ranks.hpp"
 #include "oracle/parallel.hpp"
 #include "properties/invariant_table.hpp"
 #include "properties/determinacy.hpp"
@@ -68,6 +70,23 @@ void queue_runs(const Scenario& s, const JudgeOptions& o, JudgeRuns& runs) {
   }
 }
 
+// The rank processes a judgement of `s` needs: as many as the largest dp of its runs (the
+// scenario, the variants the wanted rows compare, each one's resume), at least 2.
+int rank_processes_for(const Scenario& s, const JudgeOptions& o) {
+  int world = 2;
+  auto take = [&](const Scenario& x) {
+    world = std::max(world, x.engine.dp);
+    if (x.checkpoint) world = std::max(world, resume_engine(x).dp);
+  };
+  take(s);
+  for (const auto& row : invariant_table()) {
+    if (!o.only.empty() && o.only.count(row.id) == 0) continue;
+    for (const auto k : row.variants)
+      for (const auto& v : variant_scenarios(s, k).scenarios) take(v);
+  }
+  return world;
+}
+
 }  // namespace
 
 impl::ImplOptions impl_options(const JudgeOptions& o) {
@@ -115,16 +134,31 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   // Side by side only on the CPU backend: two NCCL or CUDA runs at once share the GPUs in
   // ways nobody has measured here (NCCL kernels of two communicators can wait on each other).
   const bool host_only = o.backend == impl::ComputeBackend::cpu && o.comm == impl::CommBackend::gloo;
-  JudgeRuns runs(impl_options(o), *memo, o.control_members, host_only ? oracle::thread_count() : 1);
+  auto unsupported = [&](const Error& e) {
+    if (e.kind() != ErrorKind::Unsupported) throw;   // called inside a handler: rethrows its error
+    for (const auto& id : invariant_ids())
+      if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, e.what()));
+    return finish();
+  };
+  // A scenario whose ranks are processes (and no launch made this process a rank): its own
+  // rank processes for the judgement, declared before the runs so that they outlive them.
+  impl::ImplOptions io = impl_options(o);
+  std::optional<launch::LocalRanks> rank_processes;
+  if (s.engine.ranks == RankMode::processes && !impl::ProcessGroup::installed()) {
+    try {
+      rank_processes.emplace(rank_processes_for(s, o), io.timeout);
+    } catch (const Error& e) {
+      return unsupported(e);
+    }
+    io.group = &rank_processes->group();
+  }
+  JudgeRuns runs(io, *memo, o.control_members, host_only ? oracle::thread_count() : 1);
   queue_runs(s, o, runs);
   SideRun base;
   try {
     base = runs.get(s, true);
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::Unsupported) throw;
-    for (const auto& id : invariant_ids())
-      if (wanted(id)) r.verdicts.push_back(Verdict::unsupported(id, e.what()));
-    return finish();
+    return unsupported(e);
   }
   if (o.on_run) o.on_run(s, *base.observed, 0);
   EngineVariantRuns variants(runs, o);

@@ -4,6 +4,8 @@
 #include <random>
 #include <set>
 
+#include "harness/pairs/format_fields.hpp"
+
 namespace muoncheck::pairs {
 
 namespace {
@@ -60,6 +62,17 @@ std::optional<std::string> infeasible_why(const Pair& p) {
   const std::string scaler = in_pair(p, "scaler");
   if ((scaler == "none" || scaler == "static") && in_pair(p, "scale_grows") == "yes")
     return "only the dynamic loss scaler changes the scale (docs/semantics.md §4.3)";
+  const std::string drops = in_pair(p, "scale_drops");
+  if ((scaler == "none" || scaler == "static") && (drops == "yes" || drops == "to-floor"))
+    return "only the dynamic loss scaler changes the scale (docs/semantics.md §4.3)";
+  if (in_pair(p, "overflows") == "no" && (drops == "yes" || drops == "to-floor"))
+    return "the scale drops only at an overflow";
+  if (in_pair(p, "overflows") == "no" && !in_pair(p, "overflow_value").empty())
+    return "an injected inf or nan makes its step overflow (a non-finite gradient skips the step, with or without a scaler)";
+  if (in_pair(p, "ns_coefficients") == "named" && in_pair(p, "ns_steps") == "<5")
+    return "every named NS schedule fixes the iteration count at 5 or 8 (core/ns_schedules.cpp)";
+  if (in_pair(p, "groups") == "no" && in_pair(p, "group_lr_schedule") == "yes")
+    return "a group's own lr_schedule needs a group";
   return std::nullopt;
 }
 
@@ -113,12 +126,15 @@ bool has(const Row& row, const std::string& feature, const std::string& value) {
 
 // Can cell i of `row` take value v? Every pair it makes must be feasible, and the row must not
 // become Gram NS in bf16 beyond 5 steps: chaotic, its numeric verdicts inconclusive (each of
-// those pairs is feasible and reachable through the other values).
+// those pairs is feasible and reachable through the other values), nor a resume at another dp
+// of a run at dp 1 and gas 1 (each pair of the three is feasible on its own).
 bool fits(Row row, size_t i, size_t v) {
   for (size_t j = 0; j < row.size(); ++j)
     if (j != i && row[j] && infeasible_why(ordered({i, v}, {j, *row[j]}))) return false;
   row[i] = v;
-  return !(has(row, "ns_method", "gram") && has(row, "ns_dtype", "bf16") && has(row, "ns_steps", ">5"));
+  if (has(row, "ns_method", "gram") && has(row, "ns_dtype", "bf16") && has(row, "ns_steps", ">5")) return false;
+  // A resume at another dp re-splits dp × gas over the new dp: one rank of one micro-batch cannot.
+  return !(has(row, "checkpoint", "other-dp") && has(row, "dp", "1") && has(row, "gas", "1"));
 }
 
 // One candidate row around `seed`: features in `order`, each given the feasible value (tried in a
@@ -233,12 +249,17 @@ nlohmann::json to_json(const CoveredPairs& c, const std::vector<Exercised>& suit
                          {"values", x.values},
                          {"muon_params", x.params},
                          {"pairs_first_covered", c.first_covered_by.at(x.scenario)}});
+  nlohmann::json fields = nlohmann::json::array();
+  for (const auto& f : format_fields())
+    fields.push_back(f.features.empty() ? nlohmann::json{{"field", f.path}, {"excluded", f.excluded_why}}
+                                        : nlohmann::json{{"field", f.path}, {"features", f.features}});
   return {{"feasible_pairs", c.feasible},
           {"covered_pairs", c.covered},
           {"covered_share", c.share()},
           {"uncovered", uncovered},
           {"infeasible", infeasible},
           {"features", feats},
+          {"fields", fields},
           {"scenarios", scenarios}};
 }
 

@@ -3,44 +3,89 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/error.hpp"
 #include "core/scenario_io.hpp"
+#include "harness/pairs/format_fields.hpp"
 #include "oracle/oracle.hpp"
 #include "oracle/scaler.hpp"
 
 namespace muoncheck::pairs {
 
-const std::vector<Feature>& features() {
+namespace {
+
+// A feature's definition: its name, level and source, and its values: given here, or (empty)
+// those the schema gives the field `from` (an enum's values, no/yes for a boolean).
+struct FeatureSpec {
+  std::string name;
+  Level level;
+  Source source;
+  std::vector<std::string> values;
+  std::string from;
+};
+
+std::vector<Feature> derive_features() {
   using L = Level;
   using S = Source;
-  const std::vector<std::string> dtypes = {"fp32", "bf16", "fp16"}, yes_no = {"no", "yes"},
-                                 buckets = {"whole", "split", "cuts-param"};
-  static const std::vector<Feature> all = {
-      {"stage", L::scenario, S::config, {"0", "1", "2", "3"}},
-      {"dp", L::scenario, S::config, {"1", "2", "3+"}},
-      {"gas", L::scenario, S::config, {"1", "2+"}},
-      {"param_dtype", L::scenario, S::config, dtypes},
-      {"grad_accum_dtype", L::scenario, S::config, dtypes},
-      {"comm_dtype", L::scenario, S::config, dtypes},
-      {"ns_method", L::scenario, S::config, {"standard", "gram"}},
-      {"ns_dtype", L::scenario, S::config, dtypes},
-      {"ns_steps", L::scenario, S::config, {"5", "<5", ">5"}},
-      {"clip_mode", L::scenario, S::config, {"off", "raw_grad", "update"}},
-      {"clip_binds", L::scenario, S::oracle, yes_no},
-      {"scaler", L::scenario, S::config, {"none", "static", "dynamic"}},
-      {"overflows", L::scenario, S::oracle, yes_no},
-      {"scale_grows", L::scenario, S::oracle, yes_no},
-      {"scale_rule", L::scenario, S::config, {"deepspeed", "moonlight", "spectral"}},
-      {"momentum_form", L::scenario, S::config, {"ema", "sum"}},
-      {"nesterov", L::scenario, S::config, yes_no},
-      {"weight_decay", L::scenario, S::config, yes_no},
-      {"groups", L::scenario, S::config, yes_no},
-      {"zero_init", L::scenario, S::config, yes_no},
-      {"reduce_bucket", L::scenario, S::config, buckets},
-      {"allgather_bucket", L::scenario, S::config, buckets},
-      {"param_rank", L::param, S::oracle, {"2", "3", "4"}},
-      {"block_shape", L::param, S::oracle, {"wide", "square", "tall"}},
-      {"per_head", L::param, S::oracle, yes_no},
+  const std::vector<std::string> yes_no = {"no", "yes"}, buckets = {"whole", "split", "cuts-param"};
+  const std::vector<FeatureSpec> specs = {
+      {"stage", L::scenario, S::config, {"0", "1", "2", "3"}, ""},
+      {"dp", L::scenario, S::config, {"1", "2", "3+"}, ""},
+      {"gas", L::scenario, S::config, {"1", "2+"}, ""},
+      {"param_dtype", L::scenario, S::config, {}, "engine.param_dtype"},
+      {"grad_accum_dtype", L::scenario, S::config, {}, "engine.grad_accum_dtype"},
+      {"comm_dtype", L::scenario, S::config, {}, "engine.comm_dtype"},
+      {"ns_method", L::scenario, S::config, {}, "optimizer.ns_method"},
+      {"ns_dtype", L::scenario, S::config, {}, "optimizer.ns_dtype"},
+      {"ns_steps", L::scenario, S::config, {"5", "<5", ">5"}, ""},
+      {"clip_mode", L::scenario, S::config, {"off", "raw_grad", "update"}, ""},
+      {"clip_binds", L::scenario, S::oracle, yes_no, ""},
+      {"scaler", L::scenario, S::config, {}, "loss_scaler.type"},
+      {"overflows", L::scenario, S::oracle, yes_no, ""},
+      {"scale_grows", L::scenario, S::oracle, yes_no, ""},
+      {"scale_rule", L::scenario, S::config, {}, "optimizer.scale_rule"},
+      {"momentum_form", L::scenario, S::config, {}, "optimizer.momentum_form"},
+      {"nesterov", L::scenario, S::config, {}, "optimizer.nesterov"},
+      {"weight_decay", L::scenario, S::config, yes_no, ""},
+      {"groups", L::scenario, S::config, yes_no, ""},
+      {"zero_init", L::scenario, S::config, {}, "engine.zero_init"},
+      {"reduce_bucket", L::scenario, S::config, buckets, ""},
+      {"allgather_bucket", L::scenario, S::config, buckets, ""},
+      {"param_rank", L::param, S::oracle, {"2", "3", "4"}, ""},
+      {"block_shape", L::param, S::oracle, {"wide", "square", "tall"}, ""},
+      {"per_head", L::param, S::oracle, yes_no, ""},
+      {"contiguous_gradients", L::scenario, S::config, {}, "engine.contiguous_gradients"},
+      {"offload_optimizer", L::scenario, S::config, {}, "engine.offload_optimizer"},
+      {"compile", L::scenario, S::config, {}, "engine.compile"},
+      {"ranks", L::scenario, S::config, {}, "engine.ranks"},
+      {"ns_coefficients", L::scenario, S::config, {"one-triple", "per-iteration", "named"}, ""},
+      {"lr_schedule", L::scenario, S::config, {}, "optimizer.lr_schedule.shape"},
+      {"group_lr_schedule", L::scenario, S::config, yes_no, ""},
+      {"checkpoint", L::scenario, S::config, {"none", "same", "other-dp", "other-stage"}, ""},
+      {"overflow_value", L::scenario, S::config, {}, "overflow[].value"},
+      {"scale_drops", L::scenario, S::oracle, {"no", "yes", "to-floor"}, ""},
   };
+  const nlohmann::json& schema = scenario_schema();
+  std::vector<Feature> out;
+  std::vector<std::string> names;
+  for (const auto& f : specs) {
+    std::vector<std::string> values = f.from.empty() ? f.values : schema_values(schema, f.from);
+    if (values.empty())
+      throw Error(ErrorKind::Internal, "pairwise feature " + f.name + ": the schema gives " + f.from + " no values");
+    out.push_back({f.name, f.level, f.source, std::move(values)});
+    names.push_back(f.name);
+  }
+  std::string wrong;
+  for (const auto& field : unclassified(schema_fields(schema))) wrong += "\n  " + field + ": neither a feature nor excluded";
+  for (const auto& edge : unknown_features(names)) wrong += "\n  " + edge + ": no such feature";
+  if (!wrong.empty())
+    throw Error(ErrorKind::Internal, "the pairwise model does not cover the scenario format (harness/pairs/format_fields.cpp):" + wrong);
+  return out;
+}
+
+}  // namespace
+
+const std::vector<Feature>& features() {
+  static const std::vector<Feature> all = derive_features();
   return all;
 }
 
@@ -93,6 +138,31 @@ double update_norm(const Scenario& s, const Trajectory& t, size_t step) {
   return std::sqrt(n2);
 }
 
+// same: resumed at the run's own dp and stage; other-dp: at another dp (whatever the stage);
+// other-stage: at the run's dp and another stage.
+std::string checkpoint_value(const Scenario& s) {
+  if (!s.checkpoint) return "none";
+  const EngineConfig at = resume_engine(s);
+  if (at.dp != s.engine.dp) return "other-dp";
+  return at.stage != s.engine.stage ? "other-stage" : "same";
+}
+
+// One value per scenario: an injection of each kind in one scenario exercises both, and the
+// model takes the first one's (the shipped scenarios inject one kind each).
+std::string overflow_value(const Scenario& s) { return to_string(s.overflow.front().value); }
+
+// Did an overflow lower the loss scale (the hysteresis spent), and did a drop end at
+// min_scale (the floor)?
+std::string scale_drops(const Scenario& s, const Trajectory& oracle) {
+  double scale = oracle::initial_scaler(s.loss_scaler).scale;
+  std::string out = "no";
+  for (const auto& st : oracle.steps) {
+    if (st.scaler_after.scale < scale) out = st.scaler_after.scale <= s.loss_scaler.min_scale ? "to-floor" : (out == "to-floor" ? out : "yes");
+    scale = st.scaler_after.scale;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool clip_binds(const Scenario& s, const Trajectory& oracle) {
@@ -133,6 +203,7 @@ Exercised exercised(const Scenario& s, const Trajectory& oracle) {
   }
   v["overflows"] = yes(skipped);
   v["scale_grows"] = yes(grows);
+  v["scale_drops"] = scale_drops(s, oracle);
   v["scale_rule"] = to_string(o.scale_rule);
   v["momentum_form"] = to_string(o.momentum_form);
   v["nesterov"] = yes(o.nesterov);
@@ -143,6 +214,15 @@ Exercised exercised(const Scenario& s, const Trajectory& oracle) {
   v["zero_init"] = yes(e.zero_init);
   v["reduce_bucket"] = bucket_value(e.reduce_bucket_size, s.model);
   if (e.stage >= 1) v["allgather_bucket"] = bucket_value(e.allgather_bucket_size, s.model);
+  v["contiguous_gradients"] = yes(e.contiguous_gradients);
+  v["offload_optimizer"] = to_string(e.offload_optimizer);
+  v["compile"] = yes(e.compile);
+  v["ranks"] = to_string(e.ranks);
+  v["ns_coefficients"] = !o.ns_schedule.empty() ? "named" : o.ns_coefficients.size() > 1 ? "per-iteration" : "one-triple";
+  v["lr_schedule"] = to_string(o.lr_schedule.shape);
+  v["group_lr_schedule"] = yes(std::any_of(o.groups.begin(), o.groups.end(), [](const ParamGroup& g) { return g.lr_schedule.has_value(); }));
+  v["checkpoint"] = checkpoint_value(s);
+  if (!s.overflow.empty()) v["overflow_value"] = overflow_value(s);
   for (size_t p = 0; p < oracle.tags.size() && p < s.model.params.size(); ++p) {
     const auto& tag = oracle.tags[p];
     if (!tag.use_muon) continue;

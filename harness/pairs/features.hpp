@@ -1,5 +1,8 @@
 // The features whose 2-way interactions `muoncheck pairs` measures, and the values a
-// scenario exercises of each. Config features are read from the Scenario; the dynamic ones
+// scenario exercises of each. Every field of the scenario format feeds one or is excluded with
+// a reason (format_fields.hpp); a feature of one enum or boolean field takes its values from
+// the schema compiled into the build, and features() refuses to build (an Internal error)
+// while a field of the schema is unclassified. Config features are read from the Scenario; the dynamic ones
 // (does the clip bind, does a step overflow, does the loss scale grow) from what the oracle's
 // run of it did; per-parameter ones (rank, block shape, per-head) from the oracle's tags, one
 // set per Muon parameter, so a pair of two of them is covered only by one parameter having both.

@@ -17,6 +17,8 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,6 +80,11 @@ class ProcessGroup {
                                  bool despite_loss = false);
   bool has(const std::string& key);
 
+  // Rank 0: the number of the next job (each group counts its own from 0, as its workers do).
+  int64_t next_job() { return next_job_++; }
+  // The loss that broke this group: every later job rethrows it (guarded by the job lock).
+  std::exception_ptr& broken() { return broken_; }
+
   // Rank 0: tells every worker the run is over with `exit_code`, then closes the control
   // mesh (idempotent). Workers exit on it.
   void end(int exit_code);
@@ -95,6 +102,8 @@ class ProcessGroup {
   std::set<int> lost_;
   std::optional<int> ended_;
   std::atomic<bool> stopping_{false};
+  int64_t next_job_ = 0;
+  std::exception_ptr broken_;
 };
 
 }  // namespace muoncheck::impl

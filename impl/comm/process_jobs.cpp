@@ -123,16 +123,10 @@ std::optional<std::string> collect(ProcessGroup& g, const std::string& key, Cloc
   std::rethrow_exception(broken);
 }
 
-// Held by the job under way; guards group_broken().
+// Held by the job under way; guards every group's broken().
 std::timed_mutex& one_job_at_a_time() {
   static std::timed_mutex m;
   return m;
-}
-
-// The loss that ended the group (every later job rethrows it).
-std::exception_ptr& group_broken() {
-  static std::exception_ptr broken;
-  return broken;
 }
 
 // What this process last did, for the message when a rank is lost: the last job's name and
@@ -157,9 +151,9 @@ void note(const std::string& job, const std::string& error) {
 std::string loss_message(ProcessGroup& g) {
   const auto lost = g.lost();
   std::unique_lock<std::timed_mutex> job(one_job_at_a_time(), std::defer_lock);
-  if (job.try_lock_for(std::chrono::milliseconds(100)) && group_broken()) {   // a job failed on it: its words
+  if (job.try_lock_for(std::chrono::milliseconds(100)) && g.broken()) {   // a job failed on it: its words
     try {
-      std::rethrow_exception(group_broken());
+      std::rethrow_exception(g.broken());
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -176,15 +170,14 @@ std::string last_job_name() {
 }
 
 std::vector<std::string> run_job(ProcessGroup& g, const std::string& job, const JobShape& shape, const RankBody& body) {
-  static int64_t next_job = 0;
-  std::exception_ptr& broken = group_broken();
+  std::exception_ptr& broken = g.broken();
   std::lock_guard<std::timed_mutex> lock(one_job_at_a_time());
   if (broken) std::rethrow_exception(broken);
   if (shape.dp < 1 || shape.dp > g.world())
     throw Error(ErrorKind::Unsupported, "dp " + std::to_string(shape.dp) + " needs " + std::to_string(shape.dp) +
                                             " rank processes, this run has " + std::to_string(g.world()));
   if (const auto lost = g.lost()) throw_lost(*lost, nullptr, broken);
-  const int64_t n = next_job++;
+  const int64_t n = g.next_job();
   g.set(job_key(n), job);
   note(shape.name, "");
   std::vector<std::string> replies(static_cast<size_t>(shape.dp));
