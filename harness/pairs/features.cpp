@@ -29,7 +29,7 @@ const std::vector<Feature>& features() {
       {"scaler", L::scenario, S::config, {"none", "static", "dynamic"}},
       {"overflows", L::scenario, S::oracle, yes_no},
       {"scale_grows", L::scenario, S::oracle, yes_no},
-      {"scale_rule", L::scenario, S::config, {"deepspeed", "moonlight", "spectral"}},
+      {"scale_rule", L::scenario, S::config, {"deepspeed", "moonlight", "spectral"}},   // max_dim: third-party implementations only
       {"momentum_form", L::scenario, S::config, {"ema", "sum"}},
       {"nesterov", L::scenario, S::config, yes_no},
       {"weight_decay", L::scenario, S::config, yes_no},
