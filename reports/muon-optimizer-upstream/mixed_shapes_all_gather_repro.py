@@ -8,11 +8,10 @@ muon.py, Muon.step: after each chunk of W = world_size parameters it calls
 output tensor to have the input's shape; the parameters are only sorted by shape, so two matrices
 of different shapes in one chunk (here 63x3 and 4x64, as in any model whose hidden matrices are not
 all one shape) make gloo raise "invalid tensor size" on one rank while the other waits in the
-collective. On NCCL a chunk whose shapes differ but whose element counts match is gathered without
-an error, into the wrong layout. SingleDeviceMuon and world size 1 are not affected.
+collective (NCCL was not tried here). SingleDeviceMuon and world size 1 are not affected.
 
 torch + muon-optimizer only, two CPU processes over gloo, one step; each rank must end with both
-parameters stepped. The parent kills the ranks after 60 s (the hang).
+parameters stepped. The parent kills the ranks after 180 s (the hang).
 """
 import os
 import sys
@@ -43,7 +42,7 @@ if __name__ == "__main__":
     with mp.Manager() as manager:
         results = manager.dict()
         ctx = mp.start_processes(rank_main, args=(world, 29531, results), nprocs=world, join=False)
-        ctx.join(timeout=60)
+        ctx.join(timeout=180)
         hung = [p.pid for p in ctx.processes if p.is_alive()]
         for p in ctx.processes:
             if p.is_alive():

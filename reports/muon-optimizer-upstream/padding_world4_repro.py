@@ -40,11 +40,11 @@ if __name__ == "__main__":
     with mp.Manager() as manager:
         results = manager.dict()
         ctx = mp.start_processes(rank_main, args=(world, 29533, results), nprocs=world, join=False)
-        ctx.join(timeout=60)
+        ctx.join(timeout=180)
         for p in ctx.processes:
             if p.is_alive():
                 p.kill()
-        got = {r: results.get(r, "no result (killed after 60 s)") for r in range(world)}
+        got = {r: results.get(r, "no result (killed after 180 s)") for r in range(world)}
     ok = all(v == "stepped" for v in got.values())
     for r, v in got.items():
         print(f"rank {r}: {v}")

@@ -1,0 +1,159 @@
+"""Runs a plain-optimizer plugin (adapters/plugin.py) on scenario files through the torch adapter's
+training loop (adapters/torch/run.py: DDP at stage 0, FSDP2 at 2/3, gas, clipping, schedules, state
+read-back, collectives, NS events) and writes one trace per scenario for `muoncheck verify`.
+
+    python -m adapters.impls.run --impl NAME --out DIR [--config JSON] [--fixes ID,...] [--repeat] FILES
+    torchrun --nproc-per-node N -m adapters.impls.run ...          (dp N, CPU over gloo)
+
+The plugin is found by name (plugins.load: entry point group muoncheck.implementations). What the
+torch adapter assumes about torch.optim.Muon is replaced by the plugin's own: its declines (and the
+engine features no plain optimizer has: stage 1, zero_init, fp16 and loss scaling, overflow
+injections, checkpoints, offload, compile, per-head), its NS functions for the counter, its optimizer
+factory, its state wherever a rank holds it (a parameter stepped on one rank only has its momentum
+there), its title and version in the trace. A scenario's config is the plugin's `from_scenario`
+then FILE.config.json beside a scenario FILE.json (a sweep case's
+drawn knobs), then --config on top; --fixes applies registry fixes for the whole run and reverts them at exit.
+"""
+import argparse
+import importlib
+import json
+import os
+import sys
+
+import torch
+
+from .. import plugins, space
+from ..common import ns_counter, ranks
+from ..common import scenario as scenario_file
+from ..common import trace as trace_doc
+from ..plugin import Unsupported
+from ..torch import run, semantics
+
+
+def _engine_declines(s, world):
+    """What a plain optimizer under DDP/FSDP2 cannot run (the loop's, not the plugin's)."""
+    if s.dp != world:
+        return f"engine.dp {s.dp}: this launch has {world} process(es)"
+    mode = "ddp" if s.stage == 0 else "fsdp2"
+    for cond, why in ((s.stage == 1, "engine.stage 1: no DDP/FSDP2 mapping"), (s.zero_init, "engine.zero_init"),
+                      (s.per_head, "optimizer.per_head: a plain optimizer orthogonalizes whole matrices"),
+                      (s.clip["max_norm"] > 0 and s.clip["mode"] != "raw_grad", "optimizer.clip.mode update"),
+                      (s.param_dtype == "fp16" or s.loss_scaler["type"] != "none", "fp16 / loss_scaler: no scaler"),
+                      (bool(s.overflow), "overflow injections need a loss scaler"), (bool(s.checkpoint), "checkpoint"),
+                      (s.offload_optimizer != "none", "engine.offload_optimizer"), (s.compile, "engine.compile"),
+                      (mode == "ddp" and (s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype),
+                       "DDP accumulates and reduces in the param dtype"),
+                      (mode == "fsdp2" and s.gas > 1 and s.grad_accum_dtype != s.comm_dtype,
+                       "FSDP2 accumulates unsynced micro-steps in comm_dtype")):
+        if cond:
+            return why
+    return None
+
+
+def install(plugin, extra_config, fix_ids):
+    """Points the torch adapter's loop at `plugin`. Returns the fixes' reverts."""
+    def check_runnable(s, world):
+        why = _engine_declines(s, world)
+        if why:
+            raise semantics.Unsupported(why)
+        s.config = space.full_config(plugin, dict(s.config))
+        d = plugin.declines(s, s.config)
+        if d is not None:
+            raise semantics.Unsupported(f"knob {d.knob}: {d.reason}" if d.knob else d.reason)
+        return "ddp" if s.stage == 0 else "fsdp2"
+    semantics.check_runnable = check_runnable
+
+    class NoNormCheck:   # torch.optim.Muon's clamp-vs-add check; each plugin's NS says its own (docs/implementations.md)
+        def __init__(self):
+            self.calls, self.differing = 0, []
+
+        def __call__(self, *args, **kwargs):
+            pass
+    semantics.NormCheck = NoNormCheck
+
+    wrap = ns_counter.NsCounter.install
+
+    def counter_install(self, module=None, names=()):
+        for mod, attr in plugin.ns_functions:
+            m = importlib.import_module(mod)
+            if not hasattr(m, attr):
+                raise RuntimeError(f"plugin {plugin.name}: NS function {mod}.{attr} does not exist")
+            wrap(self, m, (attr,))
+        if not self._installed:
+            raise RuntimeError(f"plugin {plugin.name}: the NS counter wraps nothing")
+    ns_counter.NsCounter.install = counter_install
+
+    read = run.read_state
+
+    def read_state(s, par, opts, grads=False):
+        mine = read(s, par, opts, grads)
+        hook = getattr(plugin, "param_state", None)
+        if hook is not None:
+            for ps, p, e in zip(s.params, par.params, mine):
+                for o in opts:
+                    if p in o.state:
+                        e.update({k: run._snapshot(v) for k, v in hook(o, p, ps.use_muon).items()})
+        every = ranks.gather_to_rank0(mine)   # momentum of a param one rank stepped lives on that rank only
+        if ranks.rank() != 0:
+            return mine
+        return [{k: v for r in reversed(every) for k, v in r[i].items()} | e for i, e in enumerate(mine)]
+    run.read_state = read_state
+
+    document = trace_doc.document
+
+    def plugin_document(s, name, version, details, **kw):
+        details["plugin"] = {"name": plugin.name, "config": getattr(s, "config", None), "fixes": fix_ids}
+        return document(s, plugin.title, plugin.version(), details, **kw)
+    trace_doc.document = plugin_document
+
+    load = scenario_file.load
+
+    def load_with_config(path):
+        s = load(path)
+        try:
+            config = plugin.from_scenario(s.raw)
+        except Unsupported:
+            config = {}
+        beside = path[:-len(".json")] + ".config.json"   # a sweep case's drawn knobs, beside its scenario
+        drawn = json.load(open(beside)) if path.endswith(".json") and os.path.exists(beside) else {}
+        s.config = {**config, **drawn, **extra_config}
+        return s
+    scenario_file.load = load_with_config
+    return [plugin.fixes()[f].apply() for f in fix_ids]
+
+
+def factory_of(plugin):
+    def factory(muon_groups, adam_groups, s):
+        try:
+            return plugin.optimizer(muon_groups, adam_groups, s)
+        except Unsupported as e:
+            raise semantics.Unsupported(f"knob {e.knob}: {e.reason}" if e.knob else e.reason)
+    return factory
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--impl", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--config", default="{}", help="knob values (JSON) over each scenario's own config")
+    ap.add_argument("--fixes", default="", help="registry fix ids, comma-separated")
+    ap.add_argument("--repeat", action="store_true", help="each scenario twice (the deterministic invariant)")
+    ap.add_argument("scenarios", nargs="+")
+    a = ap.parse_args(argv)
+    plugin = plugins.load(a.impl)
+    fix_ids = [f for f in a.fixes.split(",") if f]
+    reverts = install(plugin, json.loads(a.config), fix_ids)
+    run.init_process_group()
+    os.makedirs(a.out, exist_ok=True)
+    try:
+        ok = [run.run_file(p, factory_of(plugin), f"plugin:{plugin.name}", a.out, rep)
+              for p in a.scenarios for rep in ((0, 1) if a.repeat else (0,))]
+    finally:
+        for revert in reverts:
+            revert()
+        torch.distributed.destroy_process_group()
+    return 0 if all(ok) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The verdict rows of one third-party plugin (reports/impl-verdicts/NAME-VERSION.json), from the
+`muoncheck verify` reports scripts/impl-run.sh writes, the sweep records of scripts/impl-sweep.py,
+and the implementation's curated defects (reports/NAME-upstream/defects.json).
+
+    scripts/impl-verdicts.py NAME OUT.json --verify FILE [--verify FILE ...] [--sweep FILE ...]
+
+Every row keeps what the matrix shows: each invariant's status, metric, threshold, message and
+sensitivity (the band over one update), and the repro lines. Declines are counted by knob from the
+traces' `unsupported` lines (`knob K: reason`) and the sweeps' records.
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+
+def plugin_facts(name):
+    from adapters import plugins
+    p = plugins.load(name)
+    module = sys.modules[type(p).__module__].__file__
+    lines = sum(1 for _ in open(module))
+    reg = module.replace(".py", "_fixes.py")
+    return p, {"module": os.path.relpath(module, ROOT), "lines": lines,
+               **({"registry": os.path.relpath(reg, ROOT)} if os.path.exists(reg) else {})}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("name")
+    ap.add_argument("out")
+    ap.add_argument("--verify", action="append", default=[])
+    ap.add_argument("--sweep", action="append", default=[])
+    a = ap.parse_args(argv)
+    plugin, facts = plugin_facts(a.name)
+    rows, declines = [], collections.Counter()
+    for path in a.verify:
+        rep = json.load(open(path))
+        folder = os.path.dirname(path)
+        for sc in rep["scenarios"]:
+            src = sc.get("source") or ""
+            dp = json.load(open(os.path.join(ROOT, src)))["engine"].get("dp", 1) if src and os.path.exists(os.path.join(ROOT, src)) else 1
+            trace = os.path.join(folder, f"{sc['scenario']}.trace.json")
+            t = json.load(open(trace)) if os.path.exists(trace) else {}
+            impl = t.get("implementation", {})
+            why = t.get("unsupported")
+            if why:
+                m = re.match(r"knob (\S+): (.*)", why)
+                declines[(m.group(1) if m else None, (m.group(2) if m else why).split(";")[0][:160])] += 1
+            details = impl.get("details", {}) if isinstance(impl, dict) else {}
+            rows.append({"scenario": sc["scenario"], "dp": int(dp), "device": "cpu",
+                         "config": (details.get("plugin") or {}).get("config"), "fixes": (details.get("plugin") or {}).get("fixes", []),
+                         "executed": sc.get("executed"), "error": (sc.get("error") or {}).get("message"),
+                         "invariants": {v["id"]: {k: v.get(k) for k in ("status", "metric", "threshold", "message", "sensitivity")}
+                                        for v in sc.get("invariants", [])},
+                         "repro": sc.get("repro") or []})
+    sweeps = []
+    for path in a.sweep:
+        s = json.load(open(path))
+        sweeps.append(s["summary"])
+        for d in s.get("declines", []):
+            declines[(d["knob"], d["reason"])] += d["count"]
+    up = os.path.join(ROOT, "reports", f"{a.name}-upstream", "defects.json")
+    defects = json.load(open(up))["defects"] if os.path.exists(up) else []
+    doc = {"schema": "muoncheck-impl-verdicts/1", "implementation": plugin.name, "title": plugin.title,
+           "version": plugin.version(), "plugin": facts, "rows": rows, "sweeps": sweeps,
+           "declines": [{"knob": k, "reason": r, "count": n} for (k, r), n in sorted(declines.items(), key=lambda x: -x[1])],
+           "defects": defects, "upstream": f"{a.name}-upstream/" if defects else None}
+    os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
+    with open(a.out, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+    print(f"{plugin.name} {plugin.version()}: {len(rows)} rows, {len(sweeps)} sweeps, {sum(declines.values())} declines -> {a.out}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
