@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Judges a third-party Muon plugin (adapters/impls/) on the CPU over gloo: every scenario of
-# scenarios/torch/ and scenarios/impls/ at its dp (1, 2, 4), each twice (--repeat) in its own launch
-# (a crash or hang of one scenario kills only its launch: 300 s), then `muoncheck verify` over every trace,
+# scenarios/torch/ and scenarios/impls/ at its dp (1, 2, 4; DP picks), one launch per dp (REPEAT=1: each
+# twice, for the deterministic invariant), then `muoncheck verify` over every trace,
 # and the verdict rows the conformance matrix reads (scripts/impl-verdicts.py).
 #
 #   scripts/impl-run.sh NAME OUT_DIR            e.g. scripts/impl-run.sh muon-optimizer /tmp/impls
@@ -24,15 +24,16 @@ printf 'Metadata-Version: 2.1\nName: muoncheck-checkout-plugins\nVersion: 0\n' >
 export PYTHONPATH="$work/ep:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 scenarios=${SCENARIOS:-$(ls scenarios/torch/*.json scenarios/impls/*.json)}
 dp_of='import json,sys; print(json.load(open(sys.argv[1]))["engine"].get("dp", 1))'
-port=29700 rc=0
+port=29700 rc=0 used=()
 start=$(date +%s)
-for f in $scenarios; do
-  dp=$(python3 -c "$dp_of" "$f")
-  case " ${DP:-1 2 4} " in *" $dp "*) ;; *) continue ;; esac
+for dp in ${DP:-1 2 4}; do   # one launch per dp: every scenario of that dp in turn (a hang ends the launch: TIMEOUT s)
+  group=()
+  for f in $scenarios; do [ "$(python3 -c "$dp_of" "$f")" = "$dp" ] && group+=("$f"); done
+  [ ${#group[@]} -gt 0 ] || continue
   port=$((port + 1))
-  timeout 300 python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$port" -m adapters.impls.run \
-    --impl "$name" --out "$work" --repeat --config "${CONFIG:-{\}}" --fixes "${FIXES:-}" "$f" >> "$work/run.log" 2>&1 || rc=1
-  used+=("$f")
+  timeout "${TIMEOUT:-1800}" python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$port" -m adapters.impls.run \
+    --impl "$name" --out "$work" ${REPEAT:+--repeat} --config "${CONFIG:-{\}}" --fixes "${FIXES:-}" "${group[@]}" >> "$work/run.log" 2>&1 || rc=1
+  used+=("${group[@]}")
 done
 echo "$name: ran ${#used[@]} scenarios in $(( $(date +%s) - start )) s (exit $rc)"
 traces=()

@@ -57,6 +57,12 @@ def install(plugin, extra_config, fix_ids):
         if why:
             raise semantics.Unsupported(why)
         s.config = space.full_config(plugin, dict(s.config))
+        mapped = plugin.to_scenario(s.config, s.raw)   # the config must express the scenario being judged
+        for k in plugin.knobs:
+            for path in k.fields_of(s.config[k.name]):
+                have, want = space._get(s.raw, path), space._get(mapped, path)
+                if have is not space._MISSING and have != want:
+                    raise semantics.Unsupported(f"knob {k.name}: {s.config[k.name]!r} sets {path} {want!r}, the scenario has {have!r}")
         d = plugin.declines(s, s.config)
         if d is not None:
             raise semantics.Unsupported(f"knob {d.knob}: {d.reason}" if d.knob else d.reason)
