@@ -50,6 +50,30 @@ def _engine_declines(s, world):
     return None
 
 
+def _triples(value, s):
+    """A scenario's ns_coefficients as every iteration's triple (a name: as muoncheck resolved it)."""
+    if isinstance(value, str):
+        return [list(t) for t in s.ns_iterations] if value == s.raw["optimizer"].get("ns_coefficients") else value
+    return [list(t) for t in value] * (s.ns_steps if len(value) == 1 else 1)
+
+
+def _not_expressed(plugin, s):
+    """Where the config maps the scenario to another one (the first differing optimizer or engine
+    field), as a decline reason counted under the knob that sets it; None when it expresses it."""
+    mapped = plugin.to_scenario(s.config, s.raw)
+    for section in ("optimizer", "engine"):
+        for key, want in mapped.get(section, {}).items():
+            have = s.raw.get(section, {}).get(key)
+            if key == "ns_coefficients":
+                have, want = _triples(have, s), _triples(want, s)
+            if have != want and not (isinstance(have, (int, float)) and isinstance(want, (int, float)) and float(have) == float(want)):
+                path = f"{section}.{key}"
+                knob = next((k.name for k in plugin.knobs if path in k.fields_of(s.config[k.name])), None)
+                return f"knob {knob}: the config sets {path} {want!r}, the scenario has {have!r}" if knob else \
+                    f"{path}: the config sets {want!r}, the scenario has {have!r}"
+    return None
+
+
 def install(plugin, extra_config, fix_ids):
     """Points the torch adapter's loop at `plugin`. Returns the fixes' reverts."""
     def check_runnable(s, world):
@@ -57,12 +81,9 @@ def install(plugin, extra_config, fix_ids):
         if why:
             raise semantics.Unsupported(why)
         s.config = space.full_config(plugin, dict(s.config))
-        mapped = plugin.to_scenario(s.config, s.raw)   # the config must express the scenario being judged
-        for k in plugin.knobs:
-            for path in k.fields_of(s.config[k.name]):
-                have, want = space._get(s.raw, path), space._get(mapped, path)
-                if have is not space._MISSING and have != want:
-                    raise semantics.Unsupported(f"knob {k.name}: {s.config[k.name]!r} sets {path} {want!r}, the scenario has {have!r}")
+        why = _not_expressed(plugin, s)   # the config must express the scenario being judged
+        if why:
+            raise semantics.Unsupported(why)
         d = plugin.declines(s, s.config)
         if d is not None:
             raise semantics.Unsupported(f"knob {d.knob}: {d.reason}" if d.knob else d.reason)
@@ -116,8 +137,10 @@ def install(plugin, extra_config, fix_ids):
 
     def load_with_config(path):
         s = load(path)
+        raw = json.loads(json.dumps(s.raw))   # its NS coefficients as every iteration's triple (a named schedule resolved)
+        raw["optimizer"]["ns_coefficients"] = [list(t) for t in s.ns_iterations]
         try:
-            config = plugin.from_scenario(s.raw)
+            config = plugin.from_scenario(raw)
         except Unsupported:
             config = {}
         beside = path[:-len(".json")] + ".config.json"   # a sweep case's drawn knobs, beside its scenario
