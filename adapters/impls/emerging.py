@@ -6,6 +6,7 @@ from importlib.metadata import version
 import torch
 
 from ..plugin import Decline, Knob, OptimizerPlugin
+from .configs import matching
 
 if not hasattr(typing, "override"):   # the package needs Python ≥ 3.12 only for typing.override
     import typing_extensions
@@ -39,7 +40,7 @@ class Plugin(OptimizerPlugin):
         return out
 
     def from_scenario(self, scenario_json):
-        base = super().from_scenario(scenario_json)
+        base = matching(self, scenario_json)
         for kind, steps, (mode, extra) in itertools.product(COEFFS, STEPS, SCALE):
             c = {**base, "coefficient_type": kind, "num_ns_steps": steps, "scale_mode": mode, "extra_scale_factor": extra}
             if all(self.to_scenario(c, scenario_json)["optimizer"][k] == scenario_json["optimizer"].get(k) for k in

@@ -4,13 +4,15 @@ from importlib.metadata import version
 import torch
 
 from ..plugin import Decline, Knob, OptimizerPlugin
+from .configs import matching
 
 F = {k: {v: {"optimizer." + k: v} for v in vs} for k, vs in
      (("nesterov", [True, False]), ("momentum", [0.9, 0.95, 0.5]), ("weight_decay", [0.0, 0.01, 0.1]))}
 # heavyball.Muon always runs its own NS: 5 iterations of the modded-nanogpt quintic schedule (the named
 # schedule "quintic"), the input stochastically rounded to bf16 after normalising by max(‖G‖, 1e-7); scale √max(1, r/c).
 FIXED = {"optimizer.ns_method": "standard", "optimizer.ns_steps": 5, "optimizer.ns_dtype": "bf16",
-         "optimizer.scale_rule": "deepspeed", "optimizer.ns_coefficients": "quintic"}
+         "optimizer.scale_rule": "deepspeed", "optimizer.ns_coefficients": [[4.0848, -6.8946, 2.9270], [3.9505, -6.3029, 2.6377],
+         [3.7418, -5.5913, 2.3037], [2.8769, -3.1427, 1.2046], [2.8366, -3.0525, 1.2012]]}
 
 
 class Plugin(OptimizerPlugin):
@@ -21,6 +23,9 @@ class Plugin(OptimizerPlugin):
              Knob("semantics", ["heavyball"], fields={"heavyball": FIXED}, doc="what every configuration does"),
              Knob("multi_tensor", [True, False]), Knob("caution", [False, True])]
     ns_functions = [("heavyball.utils", "zeropower_via_newtonschulz5")]
+
+    def from_scenario(self, scenario_json):
+        return matching(self, scenario_json)
 
     def version(self):
         return version("heavyball")

@@ -4,13 +4,14 @@ from importlib.metadata import version
 import torch
 
 from ..plugin import Decline, Knob, OptimizerPlugin, Unsupported
+from .configs import matching
 from .groups import merged, of_kind
 
 # What every class always does (no knob for it): EMA momentum with Nesterov, the standard quintic
 # NS in bf16 (5 iterations of one triple), scale √max(1, r/c).
 FIXED = {"optimizer.nesterov": True, "optimizer.momentum_form": "ema", "optimizer.ns_method": "standard",
          "optimizer.ns_steps": 5, "optimizer.ns_dtype": "bf16", "optimizer.scale_rule": "deepspeed",
-         "optimizer.ns_coefficients": [[3.4445, -4.7750, 2.0315]]}
+         "optimizer.ns_coefficients": [[3.4445, -4.7750, 2.0315]] * 5}
 F = {k: {v: {"optimizer." + k: v} for v in vs} for k, vs in
      (("momentum", [0.95, 0.9, 0.5, 0.0]), ("weight_decay", [0.0, 0.01, 0.1]))}
 
@@ -23,6 +24,9 @@ class Plugin(OptimizerPlugin):
              *(Knob(k, list(f), fields=f) for k, f in F.items())]
     ns_functions = [("muon", "zeropower_via_newtonschulz5")]
 
+    def from_scenario(self, scenario_json):
+        return matching(self, scenario_json)
+
     def version(self):
         return version("muon-optimizer")
 
@@ -31,9 +35,9 @@ class Plugin(OptimizerPlugin):
         return FIXES
 
     def declines(self, s, config):
-        if s.stage == 3:
-            return Decline("class", "engine.stage 3: the package steps and all-gathers whole parameters, FSDP2 shards them")
-        if s.ns_iterations != [tuple(FIXED["optimizer.ns_coefficients"][0])] * 5 or s.ns_dtype != "bf16":
+        if s.stage != 0:
+            return Decline("class", f"engine.stage {s.stage}: the package steps and all-gathers whole parameters, FSDP2 shards them")
+        if s.ns_iterations != [tuple(t) for t in FIXED["optimizer.ns_coefficients"]] or s.ns_dtype != "bf16":
             return Decline("semantics", "optimizer.ns_*: every class runs 5 bf16 iterations of one fixed triple")
         return None
 

@@ -2,6 +2,7 @@
 from importlib.metadata import version
 
 from ..plugin import Decline, Knob, OptimizerPlugin
+from .configs import matching
 from .groups import merged, of_kind
 
 COEFFS, STEPS = ["original", "quintic", "polar_express", "polar_express_safer"], [5, 3, 7]
@@ -33,7 +34,7 @@ class Plugin(OptimizerPlugin):
         return out
 
     def from_scenario(self, scenario_json):
-        base = super().from_scenario(scenario_json)
+        base = matching(self, scenario_json)
         for kind in COEFFS:
             for steps in STEPS:
                 c = {**base, "ns_coeffs": kind, "ns_steps": steps}

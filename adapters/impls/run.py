@@ -54,6 +54,8 @@ def _triples(value, s):
     """A scenario's ns_coefficients as every iteration's triple (a name: as muoncheck resolved it)."""
     if isinstance(value, str):
         return [list(t) for t in s.ns_iterations] if value == s.raw["optimizer"].get("ns_coefficients") else value
+    if value and all(isinstance(x, (int, float)) for x in value):   # one triple written flat
+        value = [value]
     return [list(t) for t in value] * (s.ns_steps if len(value) == 1 else 1)
 
 
