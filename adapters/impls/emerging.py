@@ -3,14 +3,11 @@ import itertools
 import typing
 from importlib.metadata import version
 
-import torch
-
 from ..plugin import Decline, Knob, OptimizerPlugin
 from .configs import matching
 
 if not hasattr(typing, "override"):   # the package needs Python ≥ 3.12 only for typing.override
-    import typing_extensions
-    typing.override = typing_extensions.override
+    typing.override = __import__("typing_extensions").override
 COEFFS, STEPS = ["quintic", "simple", "polar_express", "cans", "aol", "deepseekv4"], [5, 3, 7]
 SCALE = {("spectral", 1.0): "max_dim", ("spectral", 0.2): "moonlight", ("shape_scaling", 1.0): "deepspeed",
          ("unit_rms_norm", 1.0): "spectral"}
@@ -29,7 +26,6 @@ class Plugin(OptimizerPlugin):
 
     def version(self):
         return version("emerging-optimizers")
-
     def to_scenario(self, config, scenario_json):
         from emerging_optimizers.orthogonalized_optimizers import muon_utils as mu
         out, c = super().to_scenario(config, scenario_json), {**{k.name: k.default for k in self.knobs}, **config}
@@ -39,14 +35,12 @@ class Plugin(OptimizerPlugin):
                                 scale_rule=SCALE.get((c["scale_mode"], c["extra_scale_factor"]), "deepspeed"))
         return out
 
-    def from_scenario(self, scenario_json):
-        base = matching(self, scenario_json)
-        for kind, steps, (mode, extra) in itertools.product(COEFFS, STEPS, SCALE):
-            c = {**base, "coefficient_type": kind, "num_ns_steps": steps, "scale_mode": mode, "extra_scale_factor": extra}
-            if all(self.to_scenario(c, scenario_json)["optimizer"][k] == scenario_json["optimizer"].get(k) for k in
-                   ("ns_steps", "ns_coefficients", "scale_rule")):
-                return c
-        return base
+    def from_scenario(self, sj):
+        base, keys = matching(self, sj), ("ns_steps", "ns_coefficients", "scale_rule")
+        found = (c for kind, steps, (mode, extra) in itertools.product(COEFFS, STEPS, SCALE)
+                 for c in [{**base, "coefficient_type": kind, "num_ns_steps": steps, "scale_mode": mode, "extra_scale_factor": extra}]
+                 if all(self.to_scenario(c, sj)["optimizer"][k] == sj["optimizer"].get(k) for k in keys))
+        return next(found, base)
 
     def declines(self, s, c):
         if (c["scale_mode"], c["extra_scale_factor"]) not in SCALE:
@@ -58,6 +52,7 @@ class Plugin(OptimizerPlugin):
         return None
 
     def optimizer(self, muon_groups, adam_groups, s):
+        import torch
         from emerging_optimizers.orthogonalized_optimizers import Muon
         c = {k: v for k, v in s.config.items() if k not in F}
         out = [Muon(muon_groups, lr=s.lr, momentum=s.momentum, weight_decay=s.weight_decay, nesterov=s.nesterov, **c)] if muon_groups else []

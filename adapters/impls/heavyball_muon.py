@@ -1,8 +1,6 @@
 """heavyball's Muon as a plugin: docs/implementations.md."""
 from importlib.metadata import version
 
-import torch
-
 from ..plugin import Decline, Knob, OptimizerPlugin
 from .configs import matching
 
@@ -38,9 +36,8 @@ class Plugin(OptimizerPlugin):
         return None
 
     def param_state(self, opt, p, use_muon):
-        """heavyball keeps state per parameter view (opt.state[p][0]) under names with the chain position;
-        exp_avg (ema, no Nesterov) is the bias-corrected EMA m/(1−β^t): the semantics' M is m."""
-        if not use_muon or not isinstance(opt, _muon_class()):
+        """opt.state[p][0], keys named by chain position; exp_avg is the debiased m/(1−βᵗ): the semantics' M is m."""
+        if not use_muon or type(opt).__module__.split(".")[0] != "heavyball":
             return {}
         st = opt.state[p][0]
         key = next(k for k in st if "momentum" in k or k.startswith("exp_avg"))
@@ -50,8 +47,8 @@ class Plugin(OptimizerPlugin):
         return {"momentum": m}
 
     def optimizer(self, muon_groups, adam_groups, s):
-        import heavyball
         import heavyball.utils
+        import torch
         heavyball.utils.compile_mode = None   # eager: torch.compile of every step on the CPU costs minutes per shape
         torch.manual_seed(s.seed)             # its stochastic rounding draws from torch's generator
         c = s.config
@@ -59,8 +56,3 @@ class Plugin(OptimizerPlugin):
                               multi_tensor=c["multi_tensor"], caution=c["caution"])] if muon_groups else []
         return out + ([torch.optim.AdamW(adam_groups, lr=s.adam["lr"], betas=tuple(s.adam["betas"]), eps=s.adam["eps"])]
                       if adam_groups else [])
-
-
-def _muon_class():
-    import heavyball
-    return heavyball.Muon
