@@ -19,8 +19,7 @@ class Plugin(OptimizerPlugin):
              Knob("use_adjusted_lr", [False, True], fields={False: {"optimizer.scale_rule": "deepspeed"},
                                                           True: {"optimizer.scale_rule": "moonlight"}}),
              Knob("weight_decouple", [True, False]), Knob("foreach", [None, False])]
-    ns_functions = [("pytorch_optimizer.optimizer.muon.base", "zero_power_via_newton_schulz_5"),
-                    ("pytorch_optimizer.optimizer.muon.base", "zero_power_via_gram_newton_schulz")]
+    ns_functions = [("pytorch_optimizer.optimizer.muon.base", f) for f in ("zero_power_via_newton_schulz_5", "zero_power_via_gram_newton_schulz")]
 
     def version(self):
         return version("pytorch_optimizer")
@@ -44,6 +43,8 @@ class Plugin(OptimizerPlugin):
         return base
 
     def declines(self, s, c):
+        if c["class"] == "DistributedMuon" and s.stage != 0:
+            return Decline("class", "DistributedMuon all-gathers whole parameters (replicated, DDP); FSDP2 shards them")
         if not c["weight_decouple"] and s.weight_decay > 0:
             return Decline("weight_decouple", "False: L2 decay added to the gradient; the semantics decay decoupled")
         return None
