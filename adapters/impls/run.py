@@ -27,7 +27,7 @@ from ..common import ns_counter, ranks
 from ..common import scenario as scenario_file
 from ..common import trace as trace_doc
 from ..plugin import Unsupported
-from ..torch import run, semantics
+from ..torch import run, semantics, trace_v2
 
 
 def _engine_declines(s, world):
@@ -127,6 +127,16 @@ def install(plugin, extra_config, fix_ids):
             return mine
         return [{k: v for r in reversed(every) for k, v in r[i].items()} | e for i, e in enumerate(mine)]
     run.read_state = read_state
+
+    classify = trace_v2.classify
+
+    def plugin_classify(counter, where):
+        """An all-gather an optimizer issues in its step, outside NS, exchanges Muon results (fp32 by the
+        semantics: muon-optimizer's and DistributedMuon's gathers of stepped params), not a gradient."""
+        base = classify(counter, where)
+        return lambda kind, elements: ("muon_exchange" if where() == "step" and counter.inside == 0 and kind == "all_gather"
+                                       and elements > 1 else base(kind, elements))
+    trace_v2.classify = plugin_classify
 
     document = trace_doc.document
 
