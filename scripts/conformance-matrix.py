@@ -72,13 +72,34 @@ def _causes(reports):
     return _load(p)["causes"] if os.path.exists(p) else []
 
 
+def _status(upstream):
+    """A DeepSpeed cause's upstream state, from the words its table uses."""
+    u = upstream.lower()
+    if "(new" in u or "not filed" in u or "no upstream thread" in u:
+        return "new"
+    if "fixed in" in u:
+        return "fixed upstream"
+    return "known"
+
+
 def defects_of(rows, meta, reports):
-    out = []
+    out, seen = [], {}
     for c in _causes(reports):
-        out.append({"implementation": "deepspeed", "versions": [c["version"]], "title": c["cause"].split(":")[0],
-                    "detail": c["cause"], "invariants": c["invariants"], "scenarios": c["scenario"],
-                    "report": "deepspeed-verdicts.md", "upstream": c.get("report", ""), "status": "reported",
-                    "repro": ""})
+        if c["cause"].startswith(("not a Muon verdict", "this trace conforms")):   # a partner's attribution, no defect
+            continue
+        key = (c["cause"], c.get("report", ""))
+        if key in seen:   # one cause listed per version: one defect, its versions
+            if c["version"] not in seen[key]["versions"]:
+                seen[key]["versions"].append(c["version"])
+            continue
+        first = re.split(r"(?<=[a-z0-9)])[:;(]\s", c["cause"], maxsplit=1)[0]
+        first = first if len(first) >= 16 else c["cause"]
+        d = {"implementation": "deepspeed", "versions": [c["version"]], "title": first[:120],
+             "detail": c["cause"], "invariants": c["invariants"], "scenarios": c["scenario"],
+             "report": "deepspeed-verdicts.md", "upstream": c.get("report", ""), "status": _status(c.get("report", "")),
+             "repro": ""}
+        seen[key] = d
+        out.append(d)
     for (impl, version), m in sorted(meta.items()):
         for d in m.get("defects", []):
             out.append({"implementation": impl, "versions": [version], **d})

@@ -37,6 +37,7 @@ def main(argv=None):
     ap.add_argument("out")
     ap.add_argument("--verify", action="append", default=[])
     ap.add_argument("--sweep", action="append", default=[])
+    ap.add_argument("--label", default="", help="appended to the version (e.g. \"+ fixes\" for a run with registry fixes)")
     a = ap.parse_args(argv)
     plugin, facts = plugin_facts(a.name)
     rows, declines = [], collections.Counter()
@@ -44,9 +45,8 @@ def main(argv=None):
         rep = json.load(open(path))
         folder = os.path.dirname(path)
         for sc in rep["scenarios"]:
-            src = sc.get("source") or ""
-            dp = json.load(open(os.path.join(ROOT, src)))["engine"].get("dp", 1) if src and os.path.exists(os.path.join(ROOT, src)) else 1
-            trace = os.path.join(folder, f"{sc['scenario']}.trace.json")
+            name = sc["scenario"].split(" [")[0]
+            trace = os.path.join(folder, f"{name}.trace.json")
             t = json.load(open(trace)) if os.path.exists(trace) else {}
             impl = t.get("implementation", {})
             why = t.get("unsupported")
@@ -54,7 +54,8 @@ def main(argv=None):
                 m = re.match(r"knob (\S+): (.*)", why)
                 declines[(m.group(1) if m else None, (m.group(2) if m else why).split(";")[0][:160])] += 1
             details = impl.get("details", {}) if isinstance(impl, dict) else {}
-            rows.append({"scenario": sc["scenario"], "dp": int(dp), "device": "cpu",
+            dp = details.get("world_size") or t.get("scenario", {}).get("engine", {}).get("dp", 1)
+            rows.append({"scenario": name, "dp": int(dp), "device": "cpu",
                          "config": (details.get("plugin") or {}).get("config"), "fixes": (details.get("plugin") or {}).get("fixes", []),
                          "executed": sc.get("executed"), "error": (sc.get("error") or {}).get("message"),
                          "invariants": {v["id"]: {k: v.get(k) for k in ("status", "metric", "threshold", "message", "sensitivity")}
@@ -64,14 +65,16 @@ def main(argv=None):
     for path in a.sweep:
         s = json.load(open(path))
         sweeps.append(s["summary"])
-        for d in s.get("declines", []):
-            declines[(d["knob"], d["reason"])] += d["count"]
+        for c in s["cases"]:
+            if c["status"] == "DECLINED":
+                m = re.match(r"knob (\S+): (.*)", c["why"])
+                declines[(m.group(1) if m else None, (m.group(2) if m else c["why"]).split(";")[0][:160])] += 1
     up = os.path.join(ROOT, "reports", f"{a.name}-upstream", "defects.json")
     defects = json.load(open(up))["defects"] if os.path.exists(up) else []
     doc = {"schema": "muoncheck-impl-verdicts/1", "implementation": plugin.name, "title": plugin.title,
-           "version": plugin.version(), "plugin": facts, "rows": rows, "sweeps": sweeps,
+           "version": plugin.version() + (f" {a.label}" if a.label else ""), "plugin": facts, "rows": rows, "sweeps": sweeps,
            "declines": [{"knob": k, "reason": r, "count": n} for (k, r), n in sorted(declines.items(), key=lambda x: -x[1])],
-           "defects": defects, "upstream": f"{a.name}-upstream/" if defects else None}
+           "defects": [] if a.label else defects, "upstream": f"{a.name}-upstream/" if defects else None}
     os.makedirs(os.path.dirname(os.path.abspath(a.out)), exist_ok=True)
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
