@@ -25,6 +25,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 
+def _free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def base_scenario(rng, name, dp):
     shapes = [(rng.choice([4, 8, 12, 16, 33, 63]), rng.choice([3, 8, 16, 24, 64])) for _ in range(rng.randint(2, 4))]
     params = [{"name": f"layers.{i}.weight", "shape": list(s)} for i, s in enumerate(shapes)]
@@ -76,11 +83,12 @@ def main(argv=None):
             json.dump(config, open(path.replace(".json", ".config.json"), "w"))
             files.append((path, config))
         launch = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(a.dp),
-                  "--master-port", str(29900 + (b0 // a.batch) % 90)] if a.dp > 1 else [sys.executable]
+                  "--master-port", str(_free_port())] if a.dp > 1 else [sys.executable]
         cmd = launch + ["-m", "adapters.impls.run", "--impl", a.name, "--out", os.path.join(a.out, "traces"),
                         *[p for p, _ in files]]
+        env = dict(os.environ, MUONCHECK_PORT=str(_free_port()))   # dp 1 runs without torchrun: its own port
         try:   # the drawn knobs travel beside each scenario (CASE.config.json)
-            subprocess.run(cmd, cwd=ROOT, stdout=open(os.path.join(a.out, "run.log"), "a"), stderr=subprocess.STDOUT,
+            subprocess.run(cmd, cwd=ROOT, env=env, stdout=open(os.path.join(a.out, "run.log"), "a"), stderr=subprocess.STDOUT,
                            timeout=600)
         except subprocess.TimeoutExpired:
             pass
