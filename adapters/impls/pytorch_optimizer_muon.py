@@ -4,7 +4,6 @@ from importlib.metadata import version
 from ..plugin import Decline, Knob, OptimizerPlugin
 from .configs import matching
 from .groups import merged, of_kind
-
 COEFFS, STEPS = ["original", "quintic", "polar_express", "polar_express_safer"], [5, 3, 7]
 F = {k: {v: {"optimizer." + k: v} for v in vs} for k, vs in
      (("nesterov", [True, False]), ("momentum", [0.95, 0.9, 0.5]), ("weight_decay", [0.0, 0.01, 0.1]))}
@@ -20,6 +19,7 @@ class Plugin(OptimizerPlugin):
                                                           True: {"optimizer.scale_rule": "moonlight"}}),
              Knob("weight_decouple", [True, False]), Knob("foreach", [None, False])]
     ns_functions = [("pytorch_optimizer.optimizer.muon.base", f) for f in ("zero_power_via_newton_schulz_5", "zero_power_via_gram_newton_schulz")]
+    ns_attribution = "shape"   # its foreach path stacks same-shape matrices; its NS caller's `p` is a stale loop variable
 
     def version(self):
         return version("pytorch_optimizer")

@@ -76,6 +76,23 @@ def _not_expressed(plugin, s):
     return None
 
 
+def _record_by_shape(self, G, out):
+    """NS calls attributed by matrix shape, for an optimizer whose NS caller holds a stale loop variable
+    `p` and that stacks same-shape matrices into one batched call (pytorch-optimizer's foreach path):
+    each matrix of a batch is one call of the parameter of that shape (transposed or not); a shape
+    several parameters share is attributed in order when the batch holds them all, else unattributed."""
+    self.dtypes.add(str(out.dtype).replace("torch.", ""))
+    rows, cols = int(G.shape[-2]), int(G.shape[-1])
+    batch = int(G.shape[0]) if G.ndim == 3 else 1
+    candidates = self.shapes.get((rows, cols), []) or self.shapes.get((cols, rows), [])
+    if len(candidates) == batch or (batch == 1 and len(candidates) == 1):
+        for index in candidates:
+            self.calls[index] = self.calls.get(index, 0) + 1
+            self.heads[index] = 0
+    else:
+        self.unattributed += batch
+
+
 def install(plugin, extra_config, fix_ids):
     """Points the torch adapter's loop at `plugin`. Returns the fixes' reverts."""
     def check_runnable(s, world):
@@ -111,6 +128,8 @@ def install(plugin, extra_config, fix_ids):
         if not self._installed:
             raise RuntimeError(f"plugin {plugin.name}: the NS counter wraps nothing")
     ns_counter.NsCounter.install = counter_install
+    if getattr(plugin, "ns_attribution", "caller") == "shape":
+        ns_counter.NsCounter._record = _record_by_shape
 
     read = run.read_state
 
