@@ -19,8 +19,8 @@ import os
 import re
 import sys
 
-STATUSES = ["FAIL", "ERROR", "PASS", "INCONCLUSIVE", "SKIPPED", "UNSUPPORTED"]
-EXECUTED = ("PASS", "FAIL")
+STATUSES = ["FAIL", "ERROR", "NOTE", "PASS", "INCONCLUSIVE", "SKIPPED", "UNSUPPORTED"]
+EXECUTED = ("PASS", "FAIL", "NOTE")   # NOTE: a FAIL kept apart as replicated work (the verdict tables)
 SCHEMA = "muoncheck-conformance-matrix/1"
 
 
@@ -185,7 +185,7 @@ def page(m):
     css = ("body{font:14px system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0 20px}"
            "td,th{border:1px solid #ccc;padding:4px 6px;vertical-align:top}th{background:#f4f4f4}"
            ".FAIL,.ERROR{background:#f8d0d0}.PASS{background:#d6f0d6}.SKIPPED,.UNSUPPORTED,.NONE{background:#eee;color:#777}"
-           ".INCONCLUSIVE{background:#fff2c4}.big{font-size:20px;font-weight:600}small{color:#555}code{font-size:12px}")
+           ".INCONCLUSIVE,.NOTE{background:#fff2c4}.big{font-size:20px;font-weight:600}small{color:#555}code{font-size:12px}")
     out = [f"<!doctype html><html><head><meta charset='utf-8'><title>Muon conformance matrix</title><style>{css}</style></head><body>",
            "<h1>Muon conformance matrix</h1>",
            f"<p class='big'>{s['implementations']} implementations, {s['columns']} versions: {s['failing_columns']} with a failing "

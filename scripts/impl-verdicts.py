@@ -12,6 +12,7 @@ traces' `unsupported` lines (`knob K: reason`) and the sweeps' records.
 import argparse
 import collections
 import glob
+import importlib.util
 import json
 import os
 import re
@@ -19,6 +20,20 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+_spec = importlib.util.spec_from_file_location("deepspeed_verdicts", os.path.join(ROOT, "scripts", "deepspeed-verdicts.py"))
+ds = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(ds)
+
+
+def replicated_note(inv_id, inv, trace):
+    """The one FAIL kept apart as a NOTE (as scripts/torch-verdicts.py does): ns-once-per-matrix-per-step
+    where every matrix had exactly one NS call on each rank — a replicated optimizer's repeated work."""
+    if inv["status"] != "FAIL" or inv_id != "ns-once-per-matrix-per-step" or not trace:
+        return None
+    wasted = ds.wasted_ns(trace)
+    if wasted is None or wasted[0]["skipped"] or not wasted[0]["replicated"]:
+        return None
+    return f"one NS call per matrix on each rank (replicated): {wasted[0]['replicated']} of {wasted[1]} NS calls are repeated work"
 
 
 def plugin_facts(name):
@@ -29,6 +44,14 @@ def plugin_facts(name):
     reg = module.replace(".py", "_fixes.py")
     return p, {"module": os.path.relpath(module, ROOT), "lines": lines,
                **({"registry": os.path.relpath(reg, ROOT)} if os.path.exists(reg) else {})}
+
+
+def _entry(v, trace):
+    e = {k: v.get(k) for k in ("status", "metric", "threshold", "message", "sensitivity")}
+    note = replicated_note(v["id"], v, trace)
+    if note:
+        e.update(status="NOTE", verify_status="FAIL", note=note)
+    return e
 
 
 def main(argv=None):
@@ -58,8 +81,7 @@ def main(argv=None):
             rows.append({"scenario": name, "dp": int(dp), "device": "cpu",
                          "config": (details.get("plugin") or {}).get("config"), "fixes": (details.get("plugin") or {}).get("fixes", []),
                          "executed": sc.get("executed"), "error": (sc.get("error") or {}).get("message"),
-                         "invariants": {v["id"]: {k: v.get(k) for k in ("status", "metric", "threshold", "message", "sensitivity")}
-                                        for v in sc.get("invariants", [])},
+                         "invariants": {v["id"]: _entry(v, t) for v in sc.get("invariants", [])},
                          "repro": sc.get("repro") or []})
     sweeps = []
     for path in a.sweep:

@@ -43,7 +43,7 @@ class Plugin(OptimizerPlugin):
         key = next(k for k in st if "momentum" in k or k.startswith("exp_avg"))
         m = st[key].float()
         if key.startswith("exp_avg"):
-            m = m * (1 - opt.param_groups[0]["betas"][0] ** int(opt.param_groups[0]["step"]))
+            m = m * (1 - opt.param_groups[0]["betas"][0] ** int(st["step"]))
         return {"momentum": m}
 
     def optimizer(self, muon_groups, adam_groups, s):
