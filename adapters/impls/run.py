@@ -93,6 +93,13 @@ def _record_by_shape(self, G, out):
         self.unattributed += batch
 
 
+class _Stateless:
+    """An optimizer's param groups without its state (what weights_digest hashes)."""
+
+    def __init__(self, opt):
+        self.param_groups, self.state = opt.param_groups, {}
+
+
 def install(plugin, extra_config, fix_ids):
     """Points the torch adapter's loop at `plugin`. Returns the fixes' reverts."""
     def check_runnable(s, world):
@@ -146,6 +153,14 @@ def install(plugin, extra_config, fix_ids):
             return mine
         return [{k: v for r in reversed(every) for k, v in r[i].items()} | e for i, e in enumerate(mine)]
     run.read_state = read_state
+
+    def weights_digest(par, opts):
+        """ranks-agree's digest: the weights and rates every rank holds. Optimizer state is left out: a
+        plain optimizer that splits work over ranks (muon-optimizer's Muon, DistributedMuon) keeps a
+        parameter's momentum on the rank that stepped it only; the trace reads it there."""
+        return replicated(par, [_Stateless(o) for o in opts])
+    replicated = trace_v2.replicated_digest
+    trace_v2.replicated_digest = weights_digest
 
     classify = trace_v2.classify
 
