@@ -22,7 +22,7 @@ class Plugin(OptimizerPlugin):
              Knob("scale_mode", ["spectral", "shape_scaling", "unit_rms_norm"]), Knob("extra_scale_factor", [1.0, 0.2]),
              Knob("fp32_matmul_prec", ["medium", "highest"], fields={"medium": {"optimizer.ns_dtype": "bf16"},
                                                                    "highest": {"optimizer.ns_dtype": "fp32"}})]
-    ns_functions = [("emerging_optimizers.orthogonalized_optimizers.muon_utils", "newton_schulz")]
+    ns_functions, ns_norm = [("emerging_optimizers.orthogonalized_optimizers.muon_utils", "newton_schulz")], "clamp"   # max(‖U‖, eps)
 
     def version(self):
         return version("emerging-optimizers")

@@ -21,6 +21,7 @@ class Plugin(OptimizerPlugin):
              Knob("semantics", ["heavyball"], fields={"heavyball": FIXED}, doc="what every configuration does"),
              Knob("multi_tensor", [True, False]), Knob("caution", [False, True])]
     ns_functions = [("heavyball.utils", "zeropower_via_newtonschulz5")]
+    ns_norm = "clamp"   # its NS divides by max(‖U‖, 1e-7)
 
     def from_scenario(self, scenario_json):
         return matching(self, scenario_json)

@@ -19,7 +19,7 @@ class Plugin(OptimizerPlugin):
                                                           True: {"optimizer.scale_rule": "moonlight"}}),
              Knob("weight_decouple", [True, False]), Knob("foreach", [None, False])]
     ns_functions = [("pytorch_optimizer.optimizer.muon.base", f) for f in ("zero_power_via_newton_schulz_5", "zero_power_via_gram_newton_schulz")]
-    ns_attribution = "shape"   # its foreach path stacks same-shape matrices; its NS caller's `p` is a stale loop variable
+    ns_attribution, ns_norm = "shape", "clamp"   # foreach stacks same-shape matrices, its NS caller's `p` is stale; max(‖U‖, 1e-7)
 
     def version(self):
         return version("pytorch_optimizer")

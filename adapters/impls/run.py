@@ -103,6 +103,7 @@ class _Stateless:
 def install(plugin, extra_config, fix_ids):
     """Points the torch adapter's loop at `plugin`. Returns the fixes' reverts."""
     def check_runnable(s, world):
+        current["s"] = s
         why = _engine_declines(s, world)
         if why:
             raise semantics.Unsupported(why)
@@ -116,13 +117,29 @@ def install(plugin, extra_config, fix_ids):
         return "ddp" if s.stage == 0 else "fsdp2"
     semantics.check_runnable = check_runnable
 
-    class NoNormCheck:   # torch.optim.Muon's clamp-vs-add check; each plugin's NS says its own (docs/implementations.md)
+    current = {}
+
+    class NormCheck:
+        """The scenario's NS divides by ‖U‖ + 1e-7; a plugin whose NS divides by max(‖U‖, 1e-7)
+        (`ns_norm = "clamp"`) is checked on every call, as the torch adapter checks torch's: both
+        divisors from the call's own input, rounded to the scenario's ns_dtype; where they differ
+        (an fp32 NS of a matrix whose norm is below about 1.7) the run is declined after the fact."""
+
         def __init__(self):
             self.calls, self.differing = 0, []
 
-        def __call__(self, *args, **kwargs):
-            pass
-    semantics.NormCheck = NoNormCheck
+        def __call__(self, G, out, *args, **kwargs):
+            if getattr(plugin, "ns_norm", "add") != "clamp":
+                return
+            dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(current["s"].ns_dtype, torch.float32)
+            with torch.no_grad():
+                n = (G.full_tensor() if hasattr(G, "full_tensor") else G).detach().float().norm()
+                clamped, added = n.clamp(min=1e-7).to(dtype), (n + 1e-7).to(dtype)
+            self.calls += 1
+            if not torch.equal(clamped, added):
+                self.differing.append(f"NS input norm {float(n):.3e} ({current['s'].ns_dtype}): max(n, 1e-7) and n + 1e-7 "
+                                      f"differ in {current['s'].ns_dtype}")
+    semantics.NormCheck = NormCheck
 
     wrap = ns_counter.NsCounter.install
 
