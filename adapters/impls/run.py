@@ -183,10 +183,16 @@ def install(plugin, extra_config, fix_ids):
 
     def plugin_classify(counter, where):
         """An all-gather an optimizer issues in its step, outside NS, exchanges Muon results (fp32 by the
-        semantics: muon-optimizer's and DistributedMuon's gathers of stepped params), not a gradient."""
+        semantics: muon-optimizer's and DistributedMuon's gathers of stepped params), not a gradient; a
+        one-element reduction inside NS is a scalar (fp32 by the semantics), not the NS iterate."""
         base = classify(counter, where)
-        return lambda kind, elements: ("muon_exchange" if where() == "step" and counter.inside == 0 and kind == "all_gather"
-                                       and elements > 1 else base(kind, elements))
+        def purpose(kind, elements):
+            if where() == "step" and counter.inside == 0 and kind == "all_gather" and elements > 1:
+                return "muon_exchange"
+            if where() == "step" and counter.inside > 0 and elements <= 1:
+                return "scalar"   # a norm reduced inside NS (emerging-optimizers normalizes in fp32 first): a scalar
+            return base(kind, elements)
+        return purpose
     trace_v2.classify = plugin_classify
 
     document = trace_doc.document
