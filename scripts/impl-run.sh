@@ -24,13 +24,13 @@ printf 'Metadata-Version: 2.1\nName: muoncheck-checkout-plugins\nVersion: 0\n' >
 export PYTHONPATH="$work/ep:$PWD${PYTHONPATH:+:$PYTHONPATH}"
 scenarios=${SCENARIOS:-$(ls scenarios/torch/*.json scenarios/impls/*.json)}
 dp_of='import json,sys; print(json.load(open(sys.argv[1]))["engine"].get("dp", 1))'
-port=29700 rc=0 used=()
+rc=0 used=()
 start=$(date +%s)
 for dp in ${DP:-1 2 4}; do   # one launch per dp: every scenario of that dp in turn (a hang ends the launch: TIMEOUT s)
   group=()
   for f in $scenarios; do [ "$(python3 -c "$dp_of" "$f")" = "$dp" ] && group+=("$f"); done
   [ ${#group[@]} -gt 0 ] || continue
-  port=$((port + 1))
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')   # runs side by side
   timeout "${TIMEOUT:-1800}" python3 -m torch.distributed.run --nproc-per-node "$dp" --master-port "$port" -m adapters.impls.run \
     --impl "$name" --out "$work" ${REPEAT:+--repeat} --config "${CONFIG:-{\}}" --fixes "${FIXES:-}" "${group[@]}" >> "$work/run.log" 2>&1 || rc=1
   used+=("${group[@]}")

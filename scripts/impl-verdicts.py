@@ -63,7 +63,7 @@ def main(argv=None):
     ap.add_argument("--label", default="", help="appended to the version (e.g. \"+ fixes\" for a run with registry fixes)")
     a = ap.parse_args(argv)
     plugin, facts = plugin_facts(a.name)
-    rows, declines = [], collections.Counter()
+    rows, declines = {}, collections.Counter()   # a later --verify report's row replaces an earlier one (a rerun)
     for path in a.verify:
         rep = json.load(open(path))
         folder = os.path.dirname(path)
@@ -73,16 +73,18 @@ def main(argv=None):
             t = json.load(open(trace)) if os.path.exists(trace) else {}
             impl = t.get("implementation", {})
             why = t.get("unsupported")
-            if why:
-                m = re.match(r"knob (\S+): (.*)", why)
-                declines[(m.group(1) if m else None, (m.group(2) if m else why).split(";")[0][:160])] += 1
             details = impl.get("details", {}) if isinstance(impl, dict) else {}
             dp = details.get("world_size") or t.get("scenario", {}).get("engine", {}).get("dp", 1)
-            rows.append({"scenario": name, "dp": int(dp), "device": "cpu",
+            rows[name] = ({"scenario": name, "dp": int(dp), "device": "cpu",
                          "config": (details.get("plugin") or {}).get("config"), "fixes": (details.get("plugin") or {}).get("fixes", []),
                          "executed": sc.get("executed"), "error": (sc.get("error") or {}).get("message"),
                          "invariants": {v["id"]: _entry(v, t) for v in sc.get("invariants", [])},
-                         "repro": sc.get("repro") or []})
+                         "repro": sc.get("repro") or []}, why)
+    for _, why in rows.values():
+        if why:
+            m = re.match(r"knob (\S+): (.*)", why)
+            declines[(m.group(1) if m else None, (m.group(2) if m else why).split(";")[0][:160])] += 1
+    rows = [row for row, _ in rows.values()]
     sweeps = []
     for path in a.sweep:
         s = json.load(open(path))
