@@ -76,6 +76,9 @@ def _not_expressed(plugin, s):
     return None
 
 
+_MUON = set()   # the scenario's Muon parameters (indices): an embedding of the same shape is no candidate
+
+
 def _record_by_shape(self, G, out):
     """NS calls attributed by matrix shape, for an optimizer whose NS caller holds a stale loop variable
     `p` and that stacks same-shape matrices into one batched call (pytorch-optimizer's foreach path):
@@ -84,7 +87,7 @@ def _record_by_shape(self, G, out):
     self.dtypes.add(str(out.dtype).replace("torch.", ""))
     rows, cols = int(G.shape[-2]), int(G.shape[-1])
     batch = int(G.shape[0]) if G.ndim == 3 else 1
-    candidates = self.shapes.get((rows, cols), []) or self.shapes.get((cols, rows), [])
+    candidates = [i for i in self.shapes.get((rows, cols), []) or self.shapes.get((cols, rows), []) if i in _MUON]
     if len(candidates) == batch or (batch == 1 and len(candidates) == 1):
         for index in candidates:
             self.calls[index] = self.calls.get(index, 0) + 1
@@ -104,6 +107,8 @@ def install(plugin, extra_config, fix_ids):
     """Points the torch adapter's loop at `plugin`. Returns the fixes' reverts."""
     def check_runnable(s, world):
         current["s"] = s
+        _MUON.clear()
+        _MUON.update(i for i, p in enumerate(s.params) if p.use_muon)
         why = _engine_declines(s, world)
         if why:
             raise semantics.Unsupported(why)
