@@ -61,7 +61,8 @@ struct NsCoefficients {
   double a = 3.4445, b = -4.7750, c = 2.0315;
   bool operator==(const NsCoefficients& o) const { return a == o.a && b == o.b && c == o.c; }
 };
-enum class ScaleRule { deepspeed, moonlight, spectral };
+// max_dim: √max(r, c), emerging-optimizers' (and Megatron-core's) default "spectral" mode: moonlight without its 0.2.
+enum class ScaleRule { deepspeed, moonlight, spectral, max_dim };
 enum class ClipMode { raw_grad, update };
 enum class ScalerType { none, static_scale, dynamic };
 enum class OverflowValue { inf, nan };

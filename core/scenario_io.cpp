@@ -206,8 +206,11 @@ void read_optimizer(JsonObjectReader& r, OptimizerConfig& o) {
   o.ns_steps = static_cast<int>(r.integer("ns_steps", o.ns_steps, 1, 32));
   read_ns_coefficients(r, o, r.has("ns_steps"));
   o.ns_dtype = read_dtype(r, "ns_dtype", o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16);
-  const auto rule = r.one_of("scale_rule", "deepspeed", {"deepspeed", "moonlight", "spectral"});
-  o.scale_rule = rule == "deepspeed" ? ScaleRule::deepspeed : rule == "moonlight" ? ScaleRule::moonlight : ScaleRule::spectral;
+  const auto rule = r.one_of("scale_rule", "deepspeed", {"deepspeed", "moonlight", "spectral", "max_dim"});
+  o.scale_rule = rule == "deepspeed"   ? ScaleRule::deepspeed
+                 : rule == "moonlight" ? ScaleRule::moonlight
+                 : rule == "spectral"  ? ScaleRule::spectral
+                                       : ScaleRule::max_dim;
   o.weight_decay = r.number("weight_decay", o.weight_decay, 0.0, 1e3);
   o.per_head = r.boolean("per_head", o.per_head);
   r.object("lr_schedule", [&](JsonObjectReader& l) { o.lr_schedule = read_lr_schedule(l); });
@@ -334,7 +337,13 @@ Scenario parse_scenario_text(std::string_view text, const std::string& source, c
 std::string to_string(MomentumForm v) { return v == MomentumForm::ema ? "ema" : "sum"; }
 std::string to_string(NsMethod v) { return v == NsMethod::gram ? "gram" : "standard"; }
 std::string to_string(ScaleRule v) {
-  return v == ScaleRule::deepspeed ? "deepspeed" : v == ScaleRule::moonlight ? "moonlight" : "spectral";
+  switch (v) {
+    case ScaleRule::deepspeed: return "deepspeed";
+    case ScaleRule::moonlight: return "moonlight";
+    case ScaleRule::spectral: return "spectral";
+    case ScaleRule::max_dim: return "max_dim";
+  }
+  return "deepspeed";
 }
 std::string to_string(ClipMode v) { return v == ClipMode::raw_grad ? "raw_grad" : "update"; }
 std::string to_string(ScalerType v) {

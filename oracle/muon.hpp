@@ -10,13 +10,14 @@
 
 namespace muoncheck::oracle {
 
-// deepspeed √max(1, r/c); moonlight 0.2·√max(r, c); spectral √(r/c).
+// deepspeed √max(1, r/c); moonlight 0.2·√max(r, c); spectral √(r/c); max_dim √max(r, c).
 template <class T>
 T muon_scale(ScaleRule rule, int64_t r, int64_t c) {
   switch (rule) {
     case ScaleRule::deepspeed: return real_sqrt(std::max(T(1), T(r) / T(c)));
     case ScaleRule::moonlight: return T(0.2) * real_sqrt(T(std::max(r, c)));
     case ScaleRule::spectral: return real_sqrt(T(r) / T(c));
+    case ScaleRule::max_dim: return real_sqrt(T(std::max(r, c)));
   }
   return T(1);
 }

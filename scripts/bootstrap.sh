@@ -6,10 +6,10 @@
 set -euo pipefail
 
 python_packages() {
-  python3 -c "import torch, pytest, numpy, coverage" 2>/dev/null && { echo "bootstrap: torch, pytest, numpy, coverage present"; return; }
-  echo "bootstrap: pip install torch pytest numpy coverage"
-  python3 -m pip install -q torch pytest numpy coverage 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages torch pytest numpy coverage   # Debian's python (PEP 668)
+  python3 -c "import torch, pytest, numpy, coverage, jsonschema" 2>/dev/null && { echo "bootstrap: torch, pytest, numpy, coverage, jsonschema present"; return; }
+  echo "bootstrap: pip install torch pytest numpy coverage jsonschema"   # jsonschema: tests/reports (the matrix's schema)
+  python3 -m pip install -q torch pytest numpy coverage jsonschema 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages torch pytest numpy coverage jsonschema   # Debian's python (PEP 668)
 }
 
 packages=(

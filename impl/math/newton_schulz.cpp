@@ -99,6 +99,7 @@ double scale_factor(ScaleRule rule, int64_t rows, int64_t cols) {
     case ScaleRule::deepspeed: return std::sqrt(std::max(1.0, r / c));
     case ScaleRule::moonlight: return 0.2 * std::sqrt(std::max(r, c));
     case ScaleRule::spectral: return std::sqrt(r / c);
+    case ScaleRule::max_dim: return std::sqrt(std::max(r, c));
   }
   return 1.0;
 }

@@ -130,7 +130,7 @@ TEST(ScenarioLoader, ZeroInitOnlyAtStage3) {
 TEST(ScenarioLoader, EnumValuesAreListed) {
   auto j = minimal();
   j["optimizer"] = {{"scale_rule", "muon"}};
-  EXPECT_THAT(error_of(j), AllOf(HasSubstr("/optimizer/scale_rule"), HasSubstr("deepspeed|moonlight|spectral")));
+  EXPECT_THAT(error_of(j), AllOf(HasSubstr("/optimizer/scale_rule"), HasSubstr("deepspeed|moonlight|spectral|max_dim")));
 }
 
 TEST(ScenarioLoader, MissingModelAndName) {

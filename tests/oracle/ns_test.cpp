@@ -202,6 +202,8 @@ TEST(OracleNs, scaleRules) {
   EXPECT_DOUBLE_EQ(muon_scale<double>(ScaleRule::deepspeed, 64, 176), 1.0);
   EXPECT_DOUBLE_EQ(muon_scale<double>(ScaleRule::moonlight, 64, 176), 0.2 * std::sqrt(176.0));
   EXPECT_DOUBLE_EQ(muon_scale<double>(ScaleRule::spectral, 64, 176), std::sqrt(64.0 / 176.0));
+  EXPECT_DOUBLE_EQ(muon_scale<double>(ScaleRule::max_dim, 64, 176), std::sqrt(176.0));
+  EXPECT_DOUBLE_EQ(muon_scale<double>(ScaleRule::max_dim, 176, 64), std::sqrt(176.0));
 }
 
 TEST(OracleNs, productsDoNotDependOnTheThreadCount) {

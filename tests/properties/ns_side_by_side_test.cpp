@@ -18,6 +18,7 @@
 #include "impl/math/newton_schulz.hpp"
 #include "oracle/arith.hpp"
 #include "oracle/control_ensemble.hpp"
+#include "oracle/muon.hpp"
 #include "oracle/newton_schulz.hpp"
 #include "oracle/real.hpp"
 
@@ -145,6 +146,16 @@ INSTANTIATE_TEST_SUITE_P(Shapes, NsSideBySide,
                                            Case{32, 96, NsMethod::gram, DType::fp32, "polar_express"},
                                            Case{96, 32, NsMethod::standard, DType::bf16, "polar_express_5"},
                                            Case{48, 80, NsMethod::gram, DType::fp16, "quintic"}));
+
+// Every scale rule means one number on both sides (the oracle's and our engine's), and the
+// rules are told apart: max_dim (emerging-optimizers' default) is moonlight without the 0.2.
+TEST(NsSideBySide, scaleRulesAgreeBetweenOracleAndEngine) {
+  for (const ScaleRule rule : {ScaleRule::deepspeed, ScaleRule::moonlight, ScaleRule::spectral, ScaleRule::max_dim})
+    for (const auto& [r, c] : {std::pair<int64_t, int64_t>{64, 176}, {176, 64}, {63, 3}, {8, 8}})
+      EXPECT_DOUBLE_EQ(impl::scale_factor(rule, r, c), oracle::muon_scale<double>(rule, r, c)) << int(rule) << " " << r << "x" << c;
+  EXPECT_DOUBLE_EQ(impl::scale_factor(ScaleRule::max_dim, 63, 3), 5 * impl::scale_factor(ScaleRule::moonlight, 63, 3));
+  EXPECT_NE(impl::scale_factor(ScaleRule::max_dim, 63, 3), impl::scale_factor(ScaleRule::spectral, 63, 3));
+}
 
 }  // namespace
 }  // namespace muoncheck

@@ -1,0 +1,81 @@
+"""scripts/conformance-matrix.py: the matrix regenerated from the committed reports validates against
+reports/conformance-matrix.schema.json, and matches the committed reports/conformance-matrix.json;
+the schema rejects a malformed matrix; a failing verdict sorts its column and its defect first and
+its cell carries the repro line and the band."""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import importlib.util  # noqa: E402
+
+spec = importlib.util.spec_from_file_location("matrix", os.path.join(ROOT, "scripts", "conformance-matrix.py"))
+matrix = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(matrix)
+schema = json.load(open(os.path.join(ROOT, "reports", "conformance-matrix.schema.json")))
+
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+m = matrix.matrix(os.path.join(ROOT, "reports"))
+jsonschema.validate(m, schema)
+check(True, "the matrix of the committed reports validates")
+committed = json.load(open(os.path.join(ROOT, "reports", "conformance-matrix.json")))
+check(committed == json.loads(json.dumps(m)), "reports/conformance-matrix.json is what the script writes (regenerate it)")
+check(m["summary"]["implementations"] >= 6, f"six implementations or more: {m['summary']['implementations']}")
+
+bad = copy.deepcopy(m)
+bad["columns"][0]["cells"][m["invariants"][0]]["status"] = "MAYBE"
+try:
+    jsonschema.validate(bad, schema)
+    check(False, "a cell with an unknown status is rejected")
+except jsonschema.ValidationError:
+    check(True, "a cell with an unknown status is rejected")
+bad = copy.deepcopy(m)
+del bad["summary"]["executed_share"]
+try:
+    jsonschema.validate(bad, schema)
+    check(False, "a summary without its executed share is rejected")
+except jsonschema.ValidationError:
+    check(True, "a summary without its executed share is rejected")
+
+# A planted failure: one implementation, two versions, the newer failing one invariant.
+with tempfile.TemporaryDirectory() as d:
+    os.makedirs(os.path.join(d, "impl-verdicts"))
+    row = lambda status, band: {"scenario": "s1", "dp": 2, "device": "cpu", "repro": [f"muoncheck verify s1.json --trace t --invariant trajectory-conforms"],
+                                "invariants": {"trajectory-conforms": {"status": status, "metric": 3.0 if status == "FAIL" else 0.2,
+                                                                       "threshold": 1.0, "message": "worst at step 1",
+                                                                       "sensitivity": {"band_over_update": band, "where": "w"}},
+                                               "ranks-agree": {"status": "PASS", "metric": 0, "threshold": 0, "message": ""}}}
+    for version, status in (("1.0", "PASS"), ("2.0", "FAIL")):
+        doc = {"schema": "muoncheck-impl-verdicts/1", "implementation": "planted", "title": "Planted Muon", "version": version,
+               "plugin": {"module": "x.py", "lines": 10}, "rows": [row(status, 0.4)], "sweeps": [],
+               "declines": [{"knob": "k", "reason": "r", "count": 3}],
+               "defects": ([{"title": "planted defect", "invariants": ["trajectory-conforms"], "report": "impl-verdicts/x.md",
+                             "repro": "x_repro.py", "upstream": "drafted", "status": "new"}] if status == "FAIL" else [])}
+        json.dump(doc, open(os.path.join(d, "impl-verdicts", f"planted-{version}.json"), "w"))
+    pm = matrix.matrix(d)
+    jsonschema.validate(pm, schema)
+    check([c["version"] for c in pm["columns"]] == ["2.0", "1.0"], "the failing version's column comes first")
+    cell = pm["columns"][0]["cells"]["trajectory-conforms"]
+    check(cell["status"] == "FAIL" and "--invariant trajectory-conforms" in cell["worst"]["repro"], "the failing cell carries its repro line")
+    check(cell["band_over_update_max"] == 0.4, "the cell shows the band over one update")
+    check(pm["summary"]["new_defects"] == 1 and pm["summary"]["declines"] == 6, "defects and declines are counted")
+    page = matrix.page(pm)
+    check(page.index("planted defect") < page.index("Invariants ×"), "the defects come before the grid")
+    check("x_repro.py" in page and "band 0.40" in page, "the page links the repro script and shows the band")
+
+print(f"{len(failures)} failed" if failures else "all checks passed")
+sys.exit(1 if failures else 0)
