@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "harness/install/data_root.hpp"
 #include "harness/judge/coverage.hpp"
 #include "oracle/control_ensemble.hpp"
 
@@ -19,6 +20,10 @@ std::string number(double x) {
   std::snprintf(buf, sizeof buf, "%g", x);
   return buf;
 }
+
+// The default of a folder of muoncheck's own data: resolved in the data folder (harness/install/
+// data_root.hpp), never in the current folder; --help shows it as "<data>/NAME".
+const std::string kDataPrefix = "<data>/";
 
 // An entry's option name: its key up to the "/" of a variant.
 std::string name_of(const std::string& key) { return key.substr(0, key.find('/')); }
@@ -69,8 +74,8 @@ std::vector<OptionEntry> build_table() {
             "in [0, 1]", number(kDefaultMinExecuted)),
       // Folders.
       value("scenarios", "folder that bare scenario names are looked up in (and, where no scenario is named, "
-                         "every scenario is taken from)", "scenarios"),
-      value("golden", "golden folder", "golden"),
+                         "every scenario is taken from)", kDataPrefix + "scenarios"),
+      value("golden", "golden folder", kDataPrefix + "golden"),
       // What a command writes.
       value("report", "write the JSON report to FILE"),
       value("report/check", "write the JSON report to FILE", "reports/latest.json"),
@@ -96,12 +101,15 @@ std::vector<OptionEntry> build_table() {
       value("budget/sweep", "start no new case after SECONDS; 0: no limit", "0"),
       value("budget/nightly", "SECONDS for the whole job; the sweep gets what is left, at least 60",
             "3600"),
+      value("shard", "I/N: judge only the cases whose number is I modulo N (1 <= I <= N): a disjoint part of the "
+                     "seeded sweep; `muoncheck merge` joins the N records (docs/sweeps.md)", "1/1"),
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
       value("cases-dir", "folder for minimal scenarios", "reports/cases"),
       // repro.
       value("for", "the implementation the script is for: deepspeed | torch", "deepspeed"),
       value("out/repro", "folder the script and the report skeleton go to", "reports/cases"),
-      value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
+      value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)",
+            kDataPrefix + "adapters/common"),
       // Another implementation under test (sweep, nightly).
       value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION | torch | "
                     "torch=VERSION (a resident worker, adapters/deepspeed or adapters/torch; --backend picks its "
@@ -109,6 +117,8 @@ std::vector<OptionEntry> build_table() {
       value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
                          "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (torch: $MUONCHECK_TORCH_SITES/"
                          "torch-VERSION, else the environment's; a bare name: the environment's)"),
+      flag("installed", "with --impl: judge the implementation installed in this Python environment (no site folder; "
+                        "with =VERSION, the installed version must be it)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
                               "implementation included)", "240"),
@@ -183,6 +193,8 @@ std::vector<cli::OptionSpec> options(const std::vector<std::string>& keys) {
 
 std::string option_text(const cli::Args& args, std::string_view key) {
   const auto& e = option_entry(key);
+  if (const auto& d = e.spec.default_text; !args.value(e.spec.name) && d.starts_with(kDataPrefix))
+    return data_path(d.substr(kDataPrefix.size()));
   return args.value_or(e.spec.name, e.spec.default_text);
 }
 
@@ -256,6 +268,16 @@ double min_executed_from(const cli::Args& args) {
   double m = 0;
   if (!parse_double(text, m) || !(m >= 0.0 && m <= 1.0)) expected("min-executed", "a fraction in [0, 1]", text);
   return m;
+}
+
+std::pair<int, int> shard_from(const cli::Args& args) {
+  const auto text = option_text(args, "shard");
+  const auto slash = text.find('/');
+  int index = 0, count = 0;
+  if (slash == std::string::npos || !parse_integer(text.substr(0, slash), index) ||
+      !parse_integer(text.substr(slash + 1), count) || count < 1 || count > 4096 || index < 1 || index > count)
+    expected("shard", "I/N with 1 <= I <= N <= 4096", text);
+  return {index - 1, count};
 }
 
 int workers_from(const cli::Args& args) { return static_cast<int>(integer_in(args, "workers", 1, 16)); }

@@ -32,8 +32,12 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   w.implementation = torch ? "torch" : "deepspeed";
   w.version = torch ? external::torch_version_from_impl(impl) : external::deepspeed_version_from_impl(impl);
   w.dp = std::max(1, dp_from(args));
-  w.site = args.value("impl-site") ? *args.value("impl-site")
-                                   : torch ? external::default_torch_site(w.version) : external::default_deepspeed_site(w.version);
+  if (args.flag("installed") && args.value("impl-site"))
+    throw Error(ErrorKind::Usage, "--installed judges the environment's own " + w.implementation + "; --impl-site names another");
+  w.site = args.flag("installed")      ? std::string()   // the environment's own package, as the job installed it
+           : args.value("impl-site") ? *args.value("impl-site")
+           : torch                   ? external::default_torch_site(w.version)
+                                     : external::default_deepspeed_site(w.version);
   w.device = backend_from(args) == impl::ComputeBackend::cuda ? "cuda" : "cpu";
   w.case_timeout = std::chrono::milliseconds(static_cast<long long>(1000 * seconds_from(args, "case-timeout-s")));
   if (w.case_timeout.count() <= 0) throw Error(ErrorKind::Usage, "--case-timeout-s must be positive");

@@ -14,7 +14,8 @@ std::string deepspeed_version_from_impl(const std::string& impl);
 // variable is set, else /tmp/muoncheck-site-ds-VERSION (where scripts/deepspeed-site.sh installs it).
 std::string default_deepspeed_site(const std::string& version);
 
-// The command line of a DeepSpeed worker of `o`; `adapter_dir` holds resident_worker.py.
-WorkerCommand deepspeed_worker_command(const ResidentWorkerOptions& o, const std::string& adapter_dir = "adapters/deepspeed");
+// The command line of a DeepSpeed worker of `o`; `adapter_dir` holds resident_worker.py ("": the
+// data folder's adapters/deepspeed).
+WorkerCommand deepspeed_worker_command(const ResidentWorkerOptions& o, const std::string& adapter_dir = "");
 
 }  // namespace muoncheck::external
