@@ -33,7 +33,7 @@ Outcome run(const cli::Args& args) {
     std::printf("report: %s\n", json->c_str());
   }
   write_report_views(record, views);
-  return m.result.failure || !sweep_coverage_problems(m.options, m.result).empty() ? Outcome::conformance_failure
+  return m.result.failure || !sweep_executed_problems(m.options, m.result).empty() ? Outcome::conformance_failure
                                                                                    : Outcome::success;
 }
 
@@ -45,7 +45,7 @@ Command merge_command() {
            "every I of 1..N once) into the record of the whole sweep: the cases in case order, up to the first\n"
            "confirmed failure, as one machine would have judged them (docs/sweeps.md: Slurm arrays, CI matrices).\n"
            "Exit 1 when the merged sweep found a counterexample or its executed counts are not OK.",
-           options({"json/file", "junit", "summary-md"})},
+           options({"json", "junit", "summary-md"})},
           run};
 }
 

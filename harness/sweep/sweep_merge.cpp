@@ -39,13 +39,13 @@ SweepCaseRecord case_from(const std::string& file, const json& c) {
   r.inconclusive = value<bool>(file, c, "inconclusive");
   const json& spread = field(file, c, "spread");
   r.spread = spread.is_null() ? INFINITY : value<double>(file, c, "spread");
-  r.coverage.executed = value<int>(file, c, "executed");
-  r.coverage.verdicts = value<int>(file, c, "verdicts");
-  r.coverage.skipped = value<int>(file, c, "skipped");
-  r.coverage.unsupported = value<int>(file, c, "unsupported_verdicts");
-  r.coverage.inconclusive = value<int>(file, c, "inconclusive_verdicts");
+  r.counts.executed = value<int>(file, c, "executed");
+  r.counts.verdicts = value<int>(file, c, "verdicts");
+  r.counts.skipped = value<int>(file, c, "skipped");
+  r.counts.unsupported = value<int>(file, c, "unsupported_verdicts");
+  r.counts.inconclusive = value<int>(file, c, "inconclusive_verdicts");
   for (const auto& i : field(file, c, "idle"))
-    r.coverage.idle.push_back({value<std::string>(file, i, "scenario"), value<std::string>(file, i, "why"),
+    r.counts.idle.push_back({value<std::string>(file, i, "scenario"), value<std::string>(file, i, "why"),
                                value<std::string>(file, i, "repro")});
   if (const json& u = field(file, c, "unconfirmed"); !u.is_null())
     r.unconfirmed = UnconfirmedCase{r.number, value<std::vector<std::string>>(file, u, "invariants"),

@@ -46,12 +46,12 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
                  u.index, joined(u.invariants, ", ").c_str(), u.message.c_str());
   // Last, so it cannot be missed: how much was judged, and why that is not OK.
   auto print_counts = [&] {
-    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.coverage).c_str());
-    for (const auto& p : sweep_coverage_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
+    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.counts).c_str());
+    for (const auto& p : sweep_executed_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
   };
   if (!r.failure) {
     if (o.faults.empty())
-      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_coverage_problems(o, r).empty() ? "PASS: " : "");
+      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_executed_problems(o, r).empty() ? "PASS: " : "");
     else std::fprintf(out, "NOT FOUND: fault %s survived %d cases\n", joined(o.faults, " ").c_str(), r.cases_run);
     print_counts();
     return;
@@ -69,13 +69,13 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
 nlohmann::json case_record_json(const SweepCaseRecord& c) {
   using nlohmann::json;
   json idle = json::array();
-  for (const auto& i : c.coverage.idle) idle.push_back({{"scenario", i.scenario}, {"why", i.why}, {"repro", i.repro}});
+  for (const auto& i : c.counts.idle) idle.push_back({{"scenario", i.scenario}, {"why", i.why}, {"repro", i.repro}});
   json unconfirmed = nullptr;
   if (c.unconfirmed) unconfirmed = {{"invariants", c.unconfirmed->invariants}, {"message", c.unconfirmed->message}};
   return {{"case", c.number}, {"unsupported", c.unsupported}, {"inconclusive", c.inconclusive},
           {"spread", std::isfinite(c.spread) ? json(c.spread) : json(nullptr)},   // null: infinite (a NaN verdict)
-          {"executed", c.coverage.executed}, {"verdicts", c.coverage.verdicts}, {"skipped", c.coverage.skipped},
-          {"unsupported_verdicts", c.coverage.unsupported}, {"inconclusive_verdicts", c.coverage.inconclusive},
+          {"executed", c.counts.executed}, {"verdicts", c.counts.verdicts}, {"skipped", c.counts.skipped},
+          {"unsupported_verdicts", c.counts.unsupported}, {"inconclusive_verdicts", c.counts.inconclusive},
           {"idle", idle}, {"unconfirmed", unconfirmed}, {"failed", c.failed}};
 }
 
@@ -94,9 +94,9 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
                                     {"narrowest_inconclusive_case", r.spread.narrowest_inconclusive_case},
                                     {"undetermined_at", kUndeterminedAt}}},
             {"oracle_precision", "double, failures confirmed in float128"},
-            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
-            {"executed_share", r.coverage.share()}, {"min_executed", o.min_executed},
-            {"coverage_problems", sweep_coverage_problems(o, r)}};
+            {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},
+            {"executed_share", r.counts.share()}, {"min_executed", o.min_executed},
+            {"executed_problems", sweep_executed_problems(o, r)}};
   j["shard"] = {{"index", o.shard + 1}, {"count", o.shards}};
   j["backend"] = impl::compute_backend_name(o.backend);
   j["comm"] = impl::comm_backend_name(o.comm);

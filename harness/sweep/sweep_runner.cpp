@@ -143,12 +143,12 @@ void SweepResult::add(const SweepCaseRecord& c) {
   unsupported += c.unsupported;
   inconclusive += c.inconclusive;
   spread.add(c.number, c.spread, c.inconclusive);
-  coverage.executed += c.coverage.executed;
-  coverage.verdicts += c.coverage.verdicts;
-  coverage.skipped += c.coverage.skipped;
-  coverage.unsupported += c.coverage.unsupported;
-  coverage.inconclusive += c.coverage.inconclusive;
-  coverage.idle.insert(coverage.idle.end(), c.coverage.idle.begin(), c.coverage.idle.end());
+  counts.executed += c.counts.executed;
+  counts.verdicts += c.counts.verdicts;
+  counts.skipped += c.counts.skipped;
+  counts.unsupported += c.counts.unsupported;
+  counts.inconclusive += c.counts.inconclusive;
+  counts.idle.insert(counts.idle.end(), c.counts.idle.begin(), c.counts.idle.end());
   if (c.unconfirmed) unconfirmed.push_back(*c.unconfirmed);
   cases.push_back(c);
 }
@@ -182,7 +182,7 @@ SweepResult run_sweep(const SweepOptions& o) {
     const Judgement quick = judge(s, o, oracle::Precision::float64, {});
     SweepCaseRecord record;
     record.number = i + 1;
-    record.coverage.add(quick.result, sweep_repro_line(o, i));
+    record.counts.add(quick.result, sweep_repro_line(o, i));
     record.unsupported = quick.unsupported;
     record.inconclusive = quick.inconclusive;
     record.spread = quick.spread;
@@ -207,8 +207,8 @@ SweepResult run_sweep(const SweepOptions& o) {
 
 int shard_size(const SweepOptions& o) { return (o.cases - o.shard + o.shards - 1) / o.shards; }
 
-std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r) {
-  return coverage_problems(r.coverage, o.min_executed, sweep_repro_line(o, r.cases.empty() ? 0 : r.cases.back().number - 1));
+std::vector<std::string> sweep_executed_problems(const SweepOptions& o, const SweepResult& r) {
+  return executed_problems(r.counts, o.min_executed, sweep_repro_line(o, r.cases.empty() ? 0 : r.cases.back().number - 1));
 }
 
 }  // namespace muoncheck

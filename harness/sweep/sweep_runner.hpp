@@ -1,7 +1,7 @@
 // The property sweep behind `muoncheck sweep`: draws scenarios from the general
 // generator (same seed → same cases), judges each with the double-precision oracle,
 // confirms a failure in float128, shrinks it to a minimal scenario, saves it under
-// reports/cases/ and states the one command line that reproduces it.
+// out/cases/ and states the one command line that reproduces it.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -12,22 +12,23 @@
 #include <vector>
 
 #include "core/scenario.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "properties/generators/focus.hpp"
+#include "harness/sweep/sweep_defaults.hpp"
 #include "properties/generators/scenario_gen.hpp"
 
 namespace muoncheck {
 
 struct SweepOptions {
-  int cases = 100;
-  uint64_t seed = 1;
+  int cases = kDefaultSweepCases;
+  uint64_t seed = kDefaultSweepSeed;
   double budget_seconds = 0;              // 0: no limit; else no new case starts after it
   std::vector<std::string> faults;        // switched on in the implementation
   generators::Focus focus;                // narrows the general generator (default: none)
-  std::string cases_dir = "reports/cases";
+  std::string cases_dir = kDefaultCasesDir;
   int max_shrink_judgements = 400;        // each judges only the confirmed invariants
-  double max_shrink_seconds = 240;
+  double max_shrink_seconds = kDefaultShrinkSeconds;
   std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
   impl::CommBackend comm = impl::CommBackend::gloo;
@@ -75,7 +76,7 @@ struct SweepCaseRecord {
   int number = 0;                         // 1-based, in the whole sweep
   bool unsupported = false, inconclusive = false;
   double spread = 0.0;                    // its worst control-ensemble spread (SpreadTally)
-  Coverage coverage;                      // its first judgement's counts alone
+  ExecutedCounts counts;                  // its first judgement's counts alone
   std::optional<UnconfirmedCase> unconfirmed;
   bool failed = false;                    // confirmed in float128: the sweep stops here
 };
@@ -89,7 +90,7 @@ struct SweepResult {
   bool budget_exhausted = false;
   std::vector<UnconfirmedCase> unconfirmed;
   std::optional<SweepCounterexample> failure;
-  Coverage coverage;                      // over each case's first judgement (double oracle, every invariant)
+  ExecutedCounts counts;                      // over each case's first judgement (double oracle, every invariant)
   std::vector<SweepCaseRecord> cases;     // in case order
   // Adds one case to every count above and to `cases`.
   void add(const SweepCaseRecord& c);
@@ -109,6 +110,6 @@ SweepResult run_sweep(const SweepOptions& o);
 // Why the sweep's executed counts make it not OK (a case that judged nothing, a share below
 // o.min_executed); empty when they do not. The repro of the share is the sweep of the same
 // seed and cases.
-std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r);
+std::vector<std::string> sweep_executed_problems(const SweepOptions& o, const SweepResult& r);
 
 }  // namespace muoncheck

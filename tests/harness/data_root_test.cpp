@@ -44,7 +44,7 @@ TEST(DataRoot, CheckFromAnotherFolderUsesTheCheckoutOfTheBinary) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("golden:stage0-basic"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("golden update"), std::string::npos) << r.output;
-  EXPECT_TRUE(fs::exists(dir / "reports" / "latest.json")) << "the report goes where it was asked: the current folder";
+  EXPECT_TRUE(fs::exists(dir / "out" / "latest.json")) << "the report goes where it was asked: the current folder";
   const auto v = run_from(dir, "", "--version");
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_NE(v.output.find("muoncheck " MUONCHECK_VERSION), std::string::npos) << v.output;
