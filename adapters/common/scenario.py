@@ -5,7 +5,8 @@ the tagging of docs/semantics.md §3 live: `muoncheck resolve SCENARIO` prints t
 filled in), the expanded parameter list with each parameter's matrix view and tag, and the
 scenario hash. `load(path)` accepts such a resolved file, or a scenario file, which it resolves by
 running the muoncheck binary (`$MUONCHECK`, else build/harness/muoncheck or
-build-cuda/bundle/bin/muoncheck beside this checkout, else `muoncheck` on PATH). Nothing here
+build-cuda/bundle/bin/muoncheck beside this checkout, else the installed wheel's, else `muoncheck`
+on PATH). Nothing here
 re-implements a default: a field this reader needs that the resolved file lacks is a KeyError.
 """
 import json
@@ -115,8 +116,16 @@ def lr_factor(schedule, t):
     return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
 
 
+def _installed_binary():
+    try:
+        import muoncheck
+    except ImportError:
+        return ""
+    return muoncheck.binary()
+
+
 def muoncheck_binary():
-    for path in [os.environ.get("MUONCHECK", "")] + [os.path.join(_ROOT, c) for c in _CANDIDATES]:
+    for path in [os.environ.get("MUONCHECK", "")] + [os.path.join(_ROOT, c) for c in _CANDIDATES] + [_installed_binary()]:
         if path and os.access(path, os.X_OK):
             return path
     found = shutil.which("muoncheck")

@@ -17,17 +17,34 @@ ADJUST_LR_FN = {"deepspeed": "original", "moonlight": "match_rms_adamw", "spectr
 NORM_EPS = 1e-7   # torch's EPS; the scenario's NS divides by ‖U‖ + 1e-7 (semantics.py checks the difference)
 
 
+def muon_kwargs(s):
+    """The scenario as torch.optim.Muon's keyword arguments: `torch.optim.Muon(groups, **muon_kwargs(s))`."""
+    return dict(lr=s.lr, weight_decay=s.weight_decay, momentum=s.momentum, nesterov=s.nesterov,
+                ns_coefficients=tuple(s.ns_coefficients), eps=NORM_EPS, ns_steps=s.ns_steps,
+                adjust_lr_fn=ADJUST_LR_FN[s.scale_rule])
+
+
+def adamw_kwargs(s):
+    """The scenario as torch.optim.AdamW's keyword arguments (the params Muon does not take)."""
+    return dict(lr=s.adam["lr"], betas=tuple(s.adam["betas"]), eps=s.adam["eps"], weight_decay=s.weight_decay)
+
+
+# What each optimizer class's settings must be, by class name (conformance.py compares the
+# optimizers a factory built with these before judging).
+EXPECTED_KWARGS = {"Muon": muon_kwargs, "AdamW": adamw_kwargs}
+
+
 def torch_muon(muon_groups, adam_groups, s, nesterov=None, momentum=None):
     out = []
     if muon_groups:
-        out.append(torch.optim.Muon(muon_groups, lr=s.lr, weight_decay=s.weight_decay,
-                                    momentum=s.momentum if momentum is None else momentum,
-                                    nesterov=s.nesterov if nesterov is None else nesterov,
-                                    ns_coefficients=tuple(s.ns_coefficients), eps=NORM_EPS, ns_steps=s.ns_steps,
-                                    adjust_lr_fn=ADJUST_LR_FN[s.scale_rule]))
+        kw = muon_kwargs(s)
+        if nesterov is not None:
+            kw["nesterov"] = nesterov
+        if momentum is not None:
+            kw["momentum"] = momentum
+        out.append(torch.optim.Muon(muon_groups, **kw))
     if adam_groups:
-        out.append(torch.optim.AdamW(adam_groups, lr=s.adam["lr"], betas=tuple(s.adam["betas"]), eps=s.adam["eps"],
-                                     weight_decay=s.weight_decay))
+        out.append(torch.optim.AdamW(adam_groups, **adamw_kwargs(s)))
     return out
 
 

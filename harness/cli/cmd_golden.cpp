@@ -24,6 +24,7 @@ Outcome run(const cli::Args& args) {
   pos.erase(pos.begin());
   const auto dir = option_text(args, "golden");
   const auto scenarios = select_scenarios(pos, option_text(args, "scenarios"), true);
+  if (!update) require_golden_folder(dir);
   if (update)
     for (const auto& s : scenarios) check_writable(golden::golden_path(dir, s));   // before any oracle runs
   bool all_ok = true;
@@ -41,7 +42,7 @@ Outcome run(const cli::Args& args) {
     all_ok = all_ok && c.ok;
     std::printf("%-24s %s  worst relative difference %.2e (tolerance %.0e)%s%s\n", s.name.c_str(), c.ok ? "PASS" : "FAIL",
                 c.worst_relative, golden::kRelativeTolerance, c.ok ? "" : "\n    ", c.message.c_str());
-    if (!c.ok) std::printf("    %s\n", golden::regenerate_hint(s).c_str());
+    if (!c.ok) std::printf("    %s\n", golden_failure_hint(c, s, dir).c_str());
   }
   return all_ok ? Outcome::success : Outcome::conformance_failure;
 }

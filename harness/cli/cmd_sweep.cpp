@@ -3,6 +3,7 @@
 // whether it reveals a bug or, with --fault, proves the sweep catches that fault, and
 // when the executed counts fail the --min-executed gate (executed_counts.hpp).
 #include <cstdio>
+#include <tuple>
 
 #include "core/error.hpp"
 #include "harness/sweep/sweep_report.hpp"
@@ -23,8 +24,11 @@ namespace {
 Outcome run(const cli::Args& args) {
   if (!args.positionals().empty())
     throw Error(ErrorKind::Usage, "sweep takes no positional arguments, got \"" + args.positionals().front() + "\"");
+  if (args.value("impl") && args.value("shard"))
+    throw Error(ErrorKind::Usage, "--shard splits our own sweep; with --impl, split by --seed per machine");
   if (args.value("impl")) return run_impl_sweep_command(args, positive_int_from(args, "cases"), seconds_from(args, "budget/sweep"));
   reject_workers_without_impl(args);
+  if (args.flag("installed")) throw Error(ErrorKind::Usage, "--installed needs --impl: it picks where that implementation comes from");
   SweepOptions o;
   o.cases = positive_int_from(args, "cases");
   o.seed = seed_from(args);
@@ -38,6 +42,7 @@ Outcome run(const cli::Args& args) {
   o.backend = backend_from(args);
   o.comm = comm_from(args);
   o.min_executed = min_executed_from(args);
+  std::tie(o.shard, o.shards) = shard_from(args);
   o.progress = [](int done, int total, double s, int f, int u) { print_sweep_progress(stderr, done, total, s, f, u); };
 
   if (const auto json = args.value("json")) check_writable(*json);   // before the sweep, not after
@@ -56,8 +61,8 @@ Outcome run(const cli::Args& args) {
 
 Command sweep_command() {
   return {{"sweep",
-           "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--json FILE]\n"
-           "muoncheck sweep --impl NAME[=VERSION] [--dp N] [--backend cuda] [--workers N] [--fix ID]... [--cases N] [--json FILE]",
+           "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--shard I/N] [--json FILE]\n"
+           "muoncheck sweep --impl NAME[=VERSION] [--installed] [--dp N] [--backend cuda] [--workers N] [--fix ID]... [--cases N] [--json FILE]",
            "Generates scenarios (RapidCheck; same seed, same cases) and judges each against every\n"
            "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
            "minimal scenario saved under out/cases/, and printed with the line that reproduces it.\n"
@@ -72,10 +77,12 @@ Command sweep_command() {
            "--workers N runs N such workers side by side, N cases at once (the implementation is nearly all the\n"
            "time): the same cases in the same order and the same record as one worker, judged in case order;\n"
            "a defect is shrunk once the cases in flight are done, one candidate at a time.\n"
+           "--shard I/N judges only cases I, I+N, I+2N, ... of the same seeded sequence (names and repro lines as\n"
+           "unsharded); `muoncheck merge` joins the N records into the record of the whole sweep.\n"
            "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            options({"cases", "seed", "budget/sweep", "fault", "focus", "json", "cases-dir", "timeout-ms",
-                    "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "impl", "impl-site",
+                    "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "shard", "impl", "impl-site", "installed",
                     "dp", "workers", "max-defects", "shrink-seconds", "case-timeout-s", "ranks", "store", "fix"})},
           run};
 }

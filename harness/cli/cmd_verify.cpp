@@ -89,7 +89,7 @@ Command verify_command() {
            "it, UNSUPPORTED with its reason), runs it and its re-splits, and each is judged as above.\n" +
                std::string(kSuiteExitHelp) + ".",
            options({"trace", "report", "invariant", "oracle-precision", "control-members", "scenarios",
-                    "min-executed", "junit", "summary-md", "impl", "impl-site", "fix", "dp", "backend", "case-timeout-s"})},
+                    "min-executed", "junit", "summary-md", "impl", "impl-site", "installed", "fix", "dp", "backend", "case-timeout-s"})},
           run};
 }
 

@@ -30,6 +30,7 @@ Command nightly_command();
 Command verify_command();
 Command noise_command();
 Command sweep_command();
+Command merge_command();
 Command diff_command();
 Command html_command();
 Command variants_command();

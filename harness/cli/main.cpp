@@ -10,6 +10,8 @@
 #include "core/error.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_table.hpp"
+#include "harness/install/data_root.hpp"
+#include "harness/report/build_info.hpp"
 #include "harness/judge/process_info.hpp"
 #include "harness/launch/local_ranks.hpp"
 #include "harness/launch/process_launch.hpp"
@@ -25,7 +27,22 @@ void print_usage(std::ostream& out) {
     name.resize(12, ' ');
     out << name << c.spec.synopsis << "\n";
   }
-  out << "\nexit codes: 0 success, 1 conformance failure, 2 bad input or usage, 3 infrastructure error\n";
+  out << "\nexit codes: 0 success, 1 conformance failure, 2 bad input or usage, 3 infrastructure error\n"
+      << "<data> in a default: the data folder (scenarios/, golden/, adapters/): $MUONCHECK_DATA, else the installed\n"
+      << "data beside this binary, else the checkout it was built in; never the current folder (muoncheck --version)\n";
+}
+
+// `muoncheck --version`: the release, the build and where the data folder was found.
+int print_version() {
+  const auto b = muoncheck::build_info();
+  std::cout << "muoncheck " << MUONCHECK_VERSION << " (commit " << b.git_commit.substr(0, 12) << (b.git_dirty ? "+dirty" : "")
+            << ", " << (b.cuda.empty() ? std::string("CPU build") : "CUDA " + b.cuda) << ")\n";
+  try {
+    std::cout << "data: " << muoncheck::data_root() << " (" << muoncheck::data_root_origin() << ")\n";
+  } catch (const muoncheck::Error& e) {
+    std::cout << "data: none found: " << e.what() << "\n";
+  }
+  return 0;
 }
 
 int exit_code(muoncheck::ErrorKind kind) {
@@ -83,6 +100,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string name = argv[1];
+  if (name == "--version" || name == "version") return print_version();
   for (const auto& c : commands()) {
     if (c.spec.name != name) continue;
     return exit_code_of([&] {

@@ -10,6 +10,7 @@
 #include "harness/external/implementation.hpp"
 #include "harness/judge/executed_counts.hpp"
 #include "harness/sweep/sweep_defaults.hpp"
+#include "harness/install/data_root.hpp"
 #include "oracle/control_ensemble.hpp"
 
 namespace muoncheck {
@@ -21,6 +22,10 @@ std::string number(double x) {
   std::snprintf(buf, sizeof buf, "%g", x);
   return buf;
 }
+
+// The default of a folder of muoncheck's own data: resolved in the data folder (harness/install/
+// data_root.hpp), never in the current folder; --help shows it as "<data>/NAME".
+const std::string kDataPrefix = "<data>/";
 
 // An entry's option name: its key up to the "/" of a variant.
 std::string name_of(const std::string& key) { return key.substr(0, key.find('/')); }
@@ -89,8 +94,8 @@ std::vector<OptionEntry> build_table() {
             "in [0, 1]", number(kDefaultMinExecuted)),
       // Folders.
       value("scenarios", "folder that bare scenario names are looked up in (and, where no scenario is named, "
-                         "every scenario is taken from)", "scenarios"),
-      value("golden", "golden folder", "golden"),
+                         "every scenario is taken from)", kDataPrefix + "scenarios"),
+      value("golden", "golden folder", kDataPrefix + "golden"),
       // What a command writes.
       value("report", "write the JSON report to FILE"),
       value("report/check", "write the JSON report to FILE", "out/latest.json"),
@@ -116,19 +121,24 @@ std::vector<OptionEntry> build_table() {
       value("budget/sweep", "start no new case after SECONDS; 0: no limit", "0"),
       value("budget/nightly", "SECONDS for the whole job; the sweep gets what is left, at least 60",
             "3600"),
+      value("shard", "I/N: judge only the cases whose number is I modulo N (1 <= I <= N): a disjoint part of the "
+                     "seeded sweep; `muoncheck merge` joins the N records (docs/sweeps.md)", "1/1"),
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
       value("cases-dir", "folder for minimal scenarios", kDefaultCasesDir),
       // repro.
       value("for", "the implementation the script is for: " + external::implementation_names() +
                    " (those with a repro template)", "deepspeed"),
       value("out-dir/repro", "folder the script and the report skeleton go to", kDefaultCasesDir),
-      value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
+      value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)",
+            kDataPrefix + "adapters/common"),
       // Another implementation under test (sweep, nightly).
       value("impl", "another implementation instead of ours, NAME or NAME=VERSION: " + impl_help() +
                     "; or any plugin of entry point group muoncheck.implementations (one generic resident worker, "
                     "python3 -m adapters.worker --impl NAME; --backend picks its device, --dp its ranks)"),
       value("impl-site", "PYTHONPATH folder holding that implementation; none given: " + site_help() +
                          " (a bare name: the environment's)"),
+      flag("installed", "with --impl: judge the implementation installed in this Python environment (no site folder; "
+                        "with =VERSION, the installed version must be it)"),
       repeated("fix", "with --impl: apply this fix of the plugin's known defects to every case (ids: its hello line)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", std::to_string(kDefaultMaxDefects)),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
@@ -204,6 +214,8 @@ std::vector<cli::OptionSpec> options(const std::vector<std::string>& keys) {
 
 std::string option_text(const cli::Args& args, std::string_view key) {
   const auto& e = option_entry(key);
+  if (const auto& d = e.spec.default_text; !args.value(e.spec.name) && d.starts_with(kDataPrefix))
+    return data_path(d.substr(kDataPrefix.size()));
   return args.value_or(e.spec.name, e.spec.default_text);
 }
 
@@ -277,6 +289,16 @@ double min_executed_from(const cli::Args& args) {
   double m = 0;
   if (!parse_double(text, m) || !(m >= 0.0 && m <= 1.0)) expected("min-executed", "a fraction in [0, 1]", text);
   return m;
+}
+
+std::pair<int, int> shard_from(const cli::Args& args) {
+  const auto text = option_text(args, "shard");
+  const auto slash = text.find('/');
+  int index = 0, count = 0;
+  if (slash == std::string::npos || !parse_integer(text.substr(0, slash), index) ||
+      !parse_integer(text.substr(slash + 1), count) || count < 1 || count > 4096 || index < 1 || index > count)
+    expected("shard", "I/N with 1 <= I <= N <= 4096", text);
+  return {index - 1, count};
 }
 
 int workers_from(const cli::Args& args) { return static_cast<int>(integer_in(args, "workers", 1, 16)); }

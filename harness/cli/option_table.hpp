@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "harness/cli/cli_args.hpp"
@@ -49,7 +50,8 @@ CheckMode mode_from(const cli::Args& args);                      // --mode traje
 int dp_from(const cli::Args& args);                              // --dp in [1, 64]; 0 when not given
 int control_members_from(const cli::Args& args, int min = 1);    // --control-members in [min, 64]
 double min_executed_from(const cli::Args& args);                 // --min-executed in [0, 1]
-int workers_from(const cli::Args& args);                          // --workers in [1, 16]
+int workers_from(const cli::Args& args);
+std::pair<int, int> shard_from(const cli::Args& args);              // --shard I/N: {I - 1, N}                          // --workers in [1, 16]
 int positive_int_from(const cli::Args& args, std::string_view key);   // --cases, --sweep-cases
 double seconds_from(const cli::Args& args, std::string_view key);     // --budget: seconds >= 0
 double number_from(const cli::Args& args, std::string_view key);      // --min-digits

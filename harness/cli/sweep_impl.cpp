@@ -53,7 +53,11 @@ external::ResidentWorkerOptions worker_options(const cli::Args& args, const exte
   w.implementation = impl.name;
   w.version = version;
   w.dp = std::max(1, dp_from(args));
-  w.site = args.value("impl-site") ? *args.value("impl-site") : external::default_site(impl, version);
+  if (args.flag("installed") && args.value("impl-site"))
+    throw Error(ErrorKind::Usage, "--installed judges the environment's own " + impl.name + "; --impl-site names another");
+  w.site = args.flag("installed")      ? std::string()   // the environment's own package, as the job installed it
+           : args.value("impl-site") ? *args.value("impl-site")
+                                     : external::default_site(impl, version);
   w.device = backend_from(args) == impl::ComputeBackend::cuda ? "cuda" : "cpu";
   w.case_timeout = std::chrono::milliseconds(static_cast<long long>(1000 * seconds_from(args, "case-timeout-s")));
   if (w.case_timeout.count() <= 0) throw Error(ErrorKind::Usage, "--case-timeout-s must be positive");

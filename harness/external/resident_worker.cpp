@@ -5,8 +5,14 @@
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
 #include "harness/external/resolved_scenario.hpp"
+#include "harness/install/data_root.hpp"
 
 namespace muoncheck::external {
+
+std::string worker_python() {
+  const char* p = std::getenv("MUONCHECK_PYTHON");
+  return p && *p ? p : "python3";
+}
 
 std::string worker_log_path(const ResidentWorkerOptions& o) {
   if (!o.log_path.empty()) return o.log_path;
@@ -15,7 +21,8 @@ std::string worker_log_path(const ResidentWorkerOptions& o) {
 }
 
 std::vector<std::pair<std::string, std::string>> worker_environment(const ResidentWorkerOptions& o) {
-  std::string path = o.site;
+  // The adapters package (`adapters.*`) is imported from the data folder, not the current one.
+  std::string path = o.site.empty() ? data_root() : o.site + ":" + data_root();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += (path.empty() ? "" : ":") + std::string(old);
   return {{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
           // dp 1 runs without torchrun: its rendezvous store binds a port the kernel picks at that

@@ -17,11 +17,16 @@
 
 namespace muoncheck::external {
 
+// The Python a worker runs under: $MUONCHECK_PYTHON (the installed `muoncheck` command sets it to
+// the interpreter it was installed for, so a worker sees that environment's packages wherever
+// PATH points), else python3.
+std::string worker_python();
+
 struct ResidentWorkerOptions {
   std::string implementation;         // "deepspeed", "torch": the --impl name, in messages and log names
   std::string version;                // "0.19.8", "2.11.0"; empty: the one the Python path finds
   int dp = 1;                         // processes (one per GPU); dp 1 runs without torchrun
-  std::string python = "python3";
+  std::string python = worker_python();
   std::string site;                   // PYTHONPATH holding that version (empty: the environment's)
   std::string device = "cuda";        // or "cpu" (gloo)
   std::string log_path;               // empty: /tmp/muoncheck-IMPL-VERSION-dpN.log (-wK.log: worker K)

@@ -8,6 +8,20 @@
 
 namespace muoncheck {
 
+void require_golden_folder(const std::string& golden_dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(golden_dir, ec))
+    throw Error(ErrorKind::BadInput, golden_dir + ": no such golden folder (--golden DIR; by default the data folder's "
+                                                  "golden/, see MUONCHECK_DATA)");
+}
+
+std::string golden_failure_hint(const golden::Comparison& c, const Scenario& s, const std::string& golden_dir) {
+  if (c.missing)
+    return "no digest for " + s.name + " in " + golden_dir + ": a new scenario gets one with: muoncheck golden update " +
+           s.source + "; a scenario of another data set needs its --golden DIR";
+  return golden::regenerate_hint(s);
+}
+
 golden::Comparison check_against_golden(const Scenario& s, const std::string& golden_dir,
                                         const Trajectory* float128_oracle) {
   const auto path = golden::golden_path(golden_dir, s);

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "properties/numeric_invariants.hpp"
+#include "properties/tensor_error.hpp"
 
 namespace muoncheck {
 
@@ -30,7 +31,10 @@ void fill_steps(ScenarioResult& r, const RunBundle& b) {
     if (t < b.oracle.steps.size()) s.exact_loss = b.oracle.steps[t].loss;
     s.bytes_by_kind = by_kind[static_cast<int>(t)];
     s.bytes_by_purpose = by_purpose[static_cast<int>(t)];
-    if (t < errors.size()) s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
+    if (t < errors.size()) {
+      s.error_vs_oracle = errors[t].impl, s.control_error = errors[t].control;
+      s.band = allowed_error(b.scenario.tolerance, errors[t].control);
+    }
     r.steps.push_back(s);
   }
   r.ranks = b.scenario.engine.dp;

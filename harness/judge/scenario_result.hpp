@@ -3,6 +3,7 @@
 // oracle beside the control's), and the repro line of every failure. The JSON
 // report and the console table are two views of these records.
 #pragma once
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -27,6 +28,7 @@ struct StepReport {
   std::map<std::string, long long> bytes_by_purpose;
   double error_vs_oracle = 0.0;                     // worst relative error of impl weights
   double control_error = 0.0;                       // the control's at the same place
+  double band = NAN;                                // the error allowed there: alpha · control + floor (tensor_error.hpp)
   double seconds = -1.0;                            // wall time of the step's training work (-1: unknown)
   double exact_loss = 0.0;                          // the exact trajectory's loss at the same step
 };

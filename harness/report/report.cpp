@@ -77,6 +77,7 @@ nlohmann::json scenario_json(const ScenarioResult& r) {
                      {"error_vs_oracle", number_or_null(s.error_vs_oracle)}, {"control_error", number_or_null(s.control_error)}});
     if (s.seconds >= 0) steps.back()["seconds"] = s.seconds;
     steps.back()["exact_loss"] = number_or_null(s.exact_loss);
+    steps.back()["band"] = number_or_null(s.band);
   }
   nlohmann::json out = {{"scenario", r.scenario}, {"source", r.source}, {"scenario_hash", r.scenario_hash}, {"faults", r.faults},
                         {"wall_seconds", r.wall_seconds}, {"executed", executed_count(r)}, {"verdicts", r.verdicts.size()},

@@ -15,6 +15,7 @@ SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOpti
   auto& golden = out.golden;
   JudgeOptions judge = opts.judge;   // one memo for the suite: scenarios share oracle and control results
   if (!judge.memo) judge.memo = std::make_shared<oracle::ResultMemo>();
+  if (opts.golden) require_golden_folder(opts.golden_dir);
   for (const auto& s : scenarios) {
     Trajectory exact;
     results.push_back(judge_scenario_or_error(s, judge, &exact));
@@ -22,7 +23,7 @@ SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOpti
       const bool reusable = opts.judge.precision == oracle::Precision::float128 && !exact.steps.empty();
       const auto c = check_against_golden(s, opts.golden_dir, reusable ? &exact : nullptr);
       golden.push_back({s.name, c.ok, c.worst_relative,
-                        c.ok ? "" : c.message + "; " + golden::regenerate_hint(s)});
+                        c.ok ? "" : c.message + "; " + golden_failure_hint(c, s, opts.golden_dir)});
       print_scenario_table(stdout, results.back());
       print_golden_line(stdout, golden.back());
     } else {

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/atomic_file.hpp"
+#include "impl/math/compute.hpp"
+#include "impl/run_impl.hpp"
 #include "properties/determinacy.hpp"
 
 namespace muoncheck {
@@ -64,6 +66,19 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
   print_counts();
 }
 
+nlohmann::json case_record_json(const SweepCaseRecord& c) {
+  using nlohmann::json;
+  json idle = json::array();
+  for (const auto& i : c.counts.idle) idle.push_back({{"scenario", i.scenario}, {"why", i.why}, {"repro", i.repro}});
+  json unconfirmed = nullptr;
+  if (c.unconfirmed) unconfirmed = {{"invariants", c.unconfirmed->invariants}, {"message", c.unconfirmed->message}};
+  return {{"case", c.number}, {"unsupported", c.unsupported}, {"inconclusive", c.inconclusive},
+          {"spread", std::isfinite(c.spread) ? json(c.spread) : json(nullptr)},   // null: infinite (a NaN verdict)
+          {"executed", c.counts.executed}, {"verdicts", c.counts.verdicts}, {"skipped", c.counts.skipped},
+          {"unsupported_verdicts", c.counts.unsupported}, {"inconclusive_verdicts", c.counts.inconclusive},
+          {"idle", idle}, {"unconfirmed", unconfirmed}, {"failed", c.failed}};
+}
+
 nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
   using nlohmann::json;
   json j = {{"command", "sweep"},           {"seed", o.seed},
@@ -82,6 +97,12 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
             {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},
             {"executed_share", r.counts.share()}, {"min_executed", o.min_executed},
             {"executed_problems", sweep_executed_problems(o, r)}};
+  j["shard"] = {{"index", o.shard + 1}, {"count", o.shards}};
+  j["backend"] = impl::compute_backend_name(o.backend);
+  j["comm"] = impl::comm_backend_name(o.comm);
+  json cases = json::array();
+  for (const auto& c : r.cases) cases.push_back(case_record_json(c));
+  j["cases"] = cases;
   json unconfirmed = json::array();
   for (const auto& u : r.unconfirmed)
     unconfirmed.push_back({{"case", u.index}, {"invariants", u.invariants}, {"message", u.message}});

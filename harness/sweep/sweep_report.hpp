@@ -17,7 +17,10 @@ nlohmann::json size_json(const generators::ScenarioSize& z);
 
 void print_sweep_progress(std::FILE* out, int done, int total, double seconds, int failures, int unconfirmed);
 void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResult& r);
+// The record: totals, the counterexample, and every case's own counts ("cases"), so the records of
+// a sweep's shards merge into the record of the whole (sweep_merge.hpp).
 nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r);
+nlohmann::json case_record_json(const SweepCaseRecord& c);
 void write_sweep_json(const std::string& path, const SweepOptions& o, const SweepResult& r);
 
 }  // namespace muoncheck

@@ -138,12 +138,33 @@ void SpreadTally::add(int case_number, double figure, bool inconclusive) {
   if (inconclusive && figure < narrowest_inconclusive) narrowest_inconclusive = figure, narrowest_inconclusive_case = case_number;
 }
 
+void SweepResult::add(const SweepCaseRecord& c) {
+  ++cases_run;
+  unsupported += c.unsupported;
+  inconclusive += c.inconclusive;
+  spread.add(c.number, c.spread, c.inconclusive);
+  counts.executed += c.counts.executed;
+  counts.verdicts += c.counts.verdicts;
+  counts.skipped += c.counts.skipped;
+  counts.unsupported += c.counts.unsupported;
+  counts.inconclusive += c.counts.inconclusive;
+  counts.idle.insert(counts.idle.end(), c.counts.idle.begin(), c.counts.idle.end());
+  if (c.unconfirmed) unconfirmed.push_back(*c.unconfirmed);
+  cases.push_back(c);
+}
+
 Scenario sweep_case(uint64_t seed, int index, const generators::Focus& focus, const std::string& name) {
   return named(case_shrinkable(seed, index, focus).value(), name);
 }
 
 SweepResult run_sweep(const SweepOptions& o) {
   if (o.cases < 1) throw Error(ErrorKind::Usage, "sweep: --cases must be at least 1");
+  if (o.shards < 1 || o.shard < 0 || o.shard >= o.shards)
+    throw Error(ErrorKind::Usage, "sweep: shard " + std::to_string(o.shard + 1) + "/" + std::to_string(o.shards) +
+                                      " is not one of 1/N .. N/N");
+  if (o.shards > o.cases)
+    throw Error(ErrorKind::Usage, "sweep: " + std::to_string(o.shards) + " shards of " + std::to_string(o.cases) +
+                                      " cases leave a shard without a case");
   const auto start = Clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
   SweepResult result;
@@ -153,34 +174,41 @@ SweepResult run_sweep(const SweepOptions& o) {
       result.budget_exhausted = true;
       break;
     }
-    const rc::Shrinkable<Scenario> shrinkable = generators::scenario(o.focus)(random.split(), kGenSize);
+    const rc::Random drawn = random.split();   // every case's draw, in or out of this shard
+    if (!in_shard(o, i)) continue;
+    const rc::Shrinkable<Scenario> shrinkable = generators::scenario(o.focus)(drawn, kGenSize);
     const Scenario s = named(shrinkable.value(), case_name(o, i));
     generators::check_round_trip(s);
     const Judgement quick = judge(s, o, oracle::Precision::float64, {});
-    ++result.cases_run;
-    result.counts.add(quick.result, sweep_repro_line(o, i));
-    if (quick.unsupported) ++result.unsupported;
-    if (quick.inconclusive) ++result.inconclusive;
-    result.spread.add(i + 1, quick.spread, quick.inconclusive);
+    SweepCaseRecord record;
+    record.number = i + 1;
+    record.counts.add(quick.result, sweep_repro_line(o, i));
+    record.unsupported = quick.unsupported;
+    record.inconclusive = quick.inconclusive;
+    record.spread = quick.spread;
     if (!quick.failed.empty()) {
       const std::set<std::string> suspects(quick.failed.begin(), quick.failed.end());
       const Judgement sure = judge(s, o, oracle::Precision::float128, suspects);
       if (sure.failed.empty()) {
-        result.unconfirmed.push_back({i + 1, quick.failed, quick.message});
+        record.unconfirmed = UnconfirmedCase{i + 1, quick.failed, quick.message};
       } else {
         result.failure = minimise(shrinkable, i, {sure.failed.begin(), sure.failed.end()}, o);
+        record.failed = true;
       }
     }
+    result.add(record);
     if (o.progress)
-      o.progress(result.cases_run, o.cases, elapsed(), result.failure ? 1 : 0, static_cast<int>(result.unconfirmed.size()));
+      o.progress(result.cases_run, shard_size(o), elapsed(), result.failure ? 1 : 0, static_cast<int>(result.unconfirmed.size()));
     if (result.failure) break;
   }
   result.seconds = elapsed();
   return result;
 }
 
+int shard_size(const SweepOptions& o) { return (o.cases - o.shard + o.shards - 1) / o.shards; }
+
 std::vector<std::string> sweep_executed_problems(const SweepOptions& o, const SweepResult& r) {
-  return executed_problems(r.counts, o.min_executed, sweep_repro_line(o, std::max(0, r.cases_run - 1)));
+  return executed_problems(r.counts, o.min_executed, sweep_repro_line(o, r.cases.empty() ? 0 : r.cases.back().number - 1));
 }
 
 }  // namespace muoncheck

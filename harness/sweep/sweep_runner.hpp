@@ -34,6 +34,9 @@ struct SweepOptions {
   impl::CommBackend comm = impl::CommBackend::gloo;
   int control_members = oracle::kDefaultControlMembers;   // the noise ensemble of every judgement
   double min_executed = kDefaultMinExecuted;   // --min-executed, over every case's first judgement
+  // --shard I/N (shard = I - 1): this run judges only the cases whose 0-based index is I - 1 modulo
+  // N, drawn from the same seeded sequence, so N shards are disjoint and together are the sweep.
+  int shard = 0, shards = 1;
   // Called after every case: (cases done, cases asked, seconds, confirmed failures, unconfirmed).
   std::function<void(int, int, double, int, int)> progress;
 };
@@ -67,6 +70,17 @@ struct SpreadTally {
   void add(int case_number, double figure, bool inconclusive);
 };
 
+// What one case contributed to the sweep's record, kept per case so that the records of shards
+// merge into the record of the whole sweep (sweep_merge.hpp) by adding them in case order.
+struct SweepCaseRecord {
+  int number = 0;                         // 1-based, in the whole sweep
+  bool unsupported = false, inconclusive = false;
+  double spread = 0.0;                    // its worst control-ensemble spread (SpreadTally)
+  ExecutedCounts counts;                  // its first judgement's counts alone
+  std::optional<UnconfirmedCase> unconfirmed;
+  bool failed = false;                    // confirmed in float128: the sweep stops here
+};
+
 struct SweepResult {
   int cases_run = 0;
   int unsupported = 0;                    // cases the implementation declined (UNSUPPORTED)
@@ -77,8 +91,16 @@ struct SweepResult {
   std::vector<UnconfirmedCase> unconfirmed;
   std::optional<SweepCounterexample> failure;
   ExecutedCounts counts;                      // over each case's first judgement (double oracle, every invariant)
+  std::vector<SweepCaseRecord> cases;     // in case order
+  // Adds one case to every count above and to `cases`.
+  void add(const SweepCaseRecord& c);
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
 };
+
+// How many of the o.cases cases are this shard's.
+int shard_size(const SweepOptions& o);
+// Whether the 0-based case `index` belongs to this run's shard.
+inline bool in_shard(const SweepOptions& o, int index) { return index % o.shards == o.shard; }
 
 // The i-th (0-based) scenario of a sweep with this seed and focus, named `name`.
 Scenario sweep_case(uint64_t seed, int index, const generators::Focus& focus, const std::string& name);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "harness/views/html_scenarios.hpp"
 #include "harness/views/junit.hpp"
 #include "harness/views/report_fields.hpp"
 
@@ -14,9 +15,6 @@ namespace {
 using views::number;
 using views::str;
 constexpr auto fmt = views::format;
-
-// A report writes a non-finite metric as null.
-std::string metric_text(double x) { return std::isfinite(x) ? fmt("%.3g", x) : "non-finite"; }
 
 constexpr double kW = 420, kH = 180, kLeft = 56, kRight = 12, kTop = 22, kBottom = 28;
 
@@ -54,6 +52,22 @@ std::string svg_plot(const std::string& title, const std::vector<PlotSeries>& se
   }
   out << "<text x=\"" << kLeft << "\" y=\"" << kH - 8 << "\" font-size=\"10\">step 0</text><text x=\"" << kW - kRight - 40
       << "\" y=\"" << kH - 8 << "\" font-size=\"10\">step " << (n ? n - 1 : 0) << "</text>";
+  for (const auto& s : series) {   // bands first, under every line
+    if (!s.area) continue;
+    std::string path;
+    size_t first = 0, last = 0;
+    for (size_t i = 0; i < s.y.size(); ++i) {
+      if (!usable(s.y[i])) continue;
+      if (path.empty()) first = i;
+      last = i;
+      path += std::string(path.empty() ? "M" : " L") + fmt("%.1f", px(i)) + "," + fmt("%.1f", py(s.y[i]));
+    }
+    if (path.empty()) continue;
+    const double floor_y = kTop + ph;
+    out << "<path d=\"" << path << " L" << fmt("%.1f", px(last)) << "," << fmt("%.1f", floor_y) << " L" << fmt("%.1f", px(first))
+        << "," << fmt("%.1f", floor_y) << " Z\" fill=\"" << s.color << "\" fill-opacity=\"0.15\" stroke=\"" << s.color
+        << "\" stroke-dasharray=\"4 3\" stroke-width=\"1\"/>";
+  }
   for (size_t k = 0; k < series.size(); ++k) {
     const auto& s = series[k];
     std::string path;
@@ -63,12 +77,13 @@ std::string svg_plot(const std::string& title, const std::vector<PlotSeries>& se
         pen_down = false;
         continue;
       }
+      if (s.area) continue;   // drawn above
       path += std::string(path.empty() ? "M" : pen_down ? " L" : " M") + fmt("%.1f", px(i)) + "," + fmt("%.1f", py(s.y[i]));
       pen_down = true;
       out << "<circle cx=\"" << fmt("%.1f", px(i)) << "\" cy=\"" << fmt("%.1f", py(s.y[i])) << "\" r=\"2\" fill=\"" << s.color << "\"/>";
     }
     if (!path.empty()) out << "<path d=\"" << path << "\" fill=\"none\" stroke=\"" << s.color << "\" stroke-width=\"1.5\"/>";
-    out << "<text x=\"" << kLeft + 8 + 150 * static_cast<double>(k) << "\" y=\"" << kTop + 12 << "\" font-size=\"11\" fill=\"" << s.color
+    out << "<text x=\"" << kLeft + 8 + 120 * static_cast<double>(k) << "\" y=\"" << kTop + 12 << "\" font-size=\"11\" fill=\"" << s.color
         << "\">" << xml_escape(s.label) << "</text>";
   }
   return out.str() + "</svg>";
@@ -80,7 +95,7 @@ std::string html_report(const nlohmann::json& report) {
   const bool ok = sum.value("ok", false) && (!report.contains("nightly") || report["nightly"].value("ok", false));
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>muoncheck " << xml_escape(str(meta, "command"))
-      << "</title><style>" << kStyle << "</style></head><body>\n";
+      << "</title><style>" << kStyle << kScenarioStyle << "</style></head><body>\n";
   out << "<h1>muoncheck " << xml_escape(str(meta, "command")) << "</h1>\n<p class=\"" << (ok ? "ok" : "bad") << "\">"
       << (ok ? "OK" : "FAILED") << " — " << sum.value("scenarios", 0) << " scenarios, " << sum.value("pass", 0) << " PASS, "
       << sum.value("fail", 0) << " FAIL, " << sum.value("inconclusive", 0) << " INCONCLUSIVE, " << sum.value("skipped", 0) << " SKIPPED, " << sum.value("unsupported", 0)
@@ -90,31 +105,7 @@ std::string html_report(const nlohmann::json& report) {
       << xml_escape(str(meta, "git_commit")) << "</code></td></tr><tr><th>time</th><td>" << xml_escape(str(meta, "time"))
       << "</td></tr><tr><th>host</th><td>" << xml_escape(str(meta, "host")) << "</td></tr></table>\n";
 
-  for (const auto& s : report.value("scenarios", nlohmann::json::array())) {
-    out << "<section><h2>" << xml_escape(str(s, "scenario")) << "</h2>\n<table><tr><th>invariant</th><th>status</th><th>metric / threshold</th><th>message</th></tr>\n";
-    for (const auto& v : s.value("invariants", nlohmann::json::array())) {
-      const std::string status = str(v, "status");
-      out << "<tr><td>" << xml_escape(str(v, "id")) << "</td><td class=\"" << xml_escape(status) << "\">" << xml_escape(status) << "</td><td>"
-          << metric_text(number(v, "metric")) << " / " << metric_text(number(v, "threshold")) << "</td><td>" << xml_escape(str(v, "message"))
-          << "</td></tr>\n";
-    }
-    out << "</table>\n";
-    for (const auto& note : s.value("notes", nlohmann::json::array()))
-      if (note.is_string()) out << "<p class=\"INCONCLUSIVE\">" << xml_escape(note.get<std::string>()) << "</p>\n";
-    std::vector<double> err, control, loss, exact_loss;
-    for (const auto& st : s.value("steps", nlohmann::json::array())) {
-      err.push_back(number(st, "error_vs_oracle"));
-      control.push_back(number(st, "control_error"));
-      loss.push_back(number(st, "loss"));
-      exact_loss.push_back(number(st, "exact_loss"));
-    }
-    if (!err.empty())
-      out << "<div class=\"plots\">"
-          << svg_plot("weight error vs exact, per step", {{"implementation", "#b00020", err}, {"control ensemble", "#1a5fb4", control}}, true)
-          << svg_plot("loss per step", {{"implementation", "#b00020", loss}, {"exact", "#1a5fb4", exact_loss}}, false) << "</div>\n";
-    for (const auto& r : s.value("repro", nlohmann::json::array())) out << "<p><code>" << xml_escape(r.get<std::string>()) << "</code></p>\n";
-    out << "</section>\n";
-  }
+  out << html_scenarios(report);
   if (const auto* mutants = views::mutants_of(report)) {
     const auto& m = *mutants;
     out << "<section><h2>Mutants: " << m.value("killed", 0) << " of " << m.value("total", 0) << " killed</h2><table><tr><th>fault</th><th>status</th><th>killed by</th></tr>\n";

@@ -90,6 +90,47 @@ TEST(Html, SelfContainedWithPlotsAndEscapedText) {
   EXPECT_NE(html.find("Mutants: 1 of 1 killed"), std::string::npos);
 }
 
+TEST(Html, IndexPutsFailuresFirstLinksEachFailToItsReproAndCollapsesPassing) {
+  auto passing = scenario("a-pass", json::array({verdict("trajectory-conforms", "PASS", 0.1, 1)}));
+  auto failing = scenario("b-fail", json::array({verdict("trajectory-conforms", "FAIL", 3, 1), verdict("tagging-matches", "PASS", 0, 0)}),
+                          json::array({"muoncheck run b-fail.json --invariant trajectory-conforms"}));
+  auto insensitive = scenario("c-insensitive", json::array({verdict("step-conforms", "PASS", 0.5, 1)}));
+  insensitive["sensitivity"] = {{"band_over_update", 0.42}, {"where", "step-conforms at step 1"}, {"insensitive", true}};
+  auto inconclusive = scenario("d-inconclusive", json::array({verdict("step-conforms", "INCONCLUSIVE", NAN, NAN)}));
+  inconclusive["notes"] = json::array({"NOTE: 1 verdict INCONCLUSIVE (step-conforms): spread 2 of an update"});
+  for (auto& st : failing["steps"]) st["band"] = 4 * st["control_error"].get<double>();
+  auto r = report(json::array({passing, failing, insensitive, inconclusive}));
+  r["golden"] = json::array({{{"scenario", "a-pass"}, {"status", "PASS"}, {"message", ""}}});
+  const std::string html = html_report(r);
+  const auto index = html.find("<table class=\"index\">"), index_end = html.find("</table>", index);
+  ASSERT_NE(index, std::string::npos) << html;
+  const auto row = [&](const std::string& name) { return html.find("href=\"#s-" + name + "\"", index); };
+  EXPECT_LT(row("b-fail"), row("c-insensitive")) << "failures first";
+  EXPECT_LT(row("c-insensitive"), row("a-pass")) << "INSENSITIVE and INCONCLUSIVE before passing";
+  EXPECT_LT(row("d-inconclusive"), row("a-pass"));
+  EXPECT_LT(row("a-pass"), index_end);
+  const auto fail_row = row("b-fail");
+  EXPECT_LT(html.find("<td>3 trajectory-conforms</td>", fail_row), html.find("</tr>", fail_row)) << "worst ratio, named";
+  EXPECT_NE(html.find("0.42 <span class=\"INSENSITIVE\">INSENSITIVE</span>", index), std::string::npos);
+  // The FAIL row links to the repro line, which carries that anchor.
+  EXPECT_NE(html.find("<a href=\"#repro-b-fail-trajectory-conforms\""), std::string::npos) << html;
+  EXPECT_NE(html.find("id=\"repro-b-fail-trajectory-conforms\"><code>muoncheck run b-fail.json --invariant trajectory-conforms"),
+            std::string::npos) << html;
+  // Failing open, passing collapsed; every section after the index, failing first.
+  EXPECT_NE(html.find("<section id=\"s-b-fail\">"), std::string::npos);
+  EXPECT_NE(html.find("<details id=\"s-a-pass\">"), std::string::npos);
+  EXPECT_NE(html.find("<details id=\"s-c-insensitive\">"), std::string::npos) << "passing, with a warning: collapsed too";
+  EXPECT_LT(html.find("id=\"s-b-fail\""), html.find("id=\"s-a-pass\""));
+  // The console's notes.
+  EXPECT_NE(html.find("Insensitive scenarios (1: a bug that changes an update by less than the band can pass)"), std::string::npos);
+  EXPECT_NE(html.find("Inconclusive scenarios (1: neither OK nor FAIL"), std::string::npos);
+  EXPECT_NE(html.find("NOTE: 1 verdict INCONCLUSIVE (step-conforms)"), std::string::npos);
+  // The band is drawn (a filled area) where the report gives one, and only there.
+  const auto failing_section = html.find("<section id=\"s-b-fail\">");
+  EXPECT_NE(html.find("fill-opacity=\"0.15\"", failing_section), std::string::npos) << "the band on the error plot";
+  EXPECT_EQ(html.find("fill-opacity=\"0.15\""), html.find("fill-opacity=\"0.15\"", failing_section)) << "no band where none was given";
+}
+
 TEST(SvgPlot, LogAxisLeavesGapsForNonPositiveValues) {
   const std::string svg = svg_plot("t", {{"s", "#000", {1e-3, 0.0, 1e-1}}}, true);
   EXPECT_EQ(std::count(svg.begin(), svg.end(), 'M'), 2) << svg;   // two pieces: the zero is a gap
