@@ -110,6 +110,9 @@ std::vector<OptionEntry> build_table() {
                          "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (torch: $MUONCHECK_TORCH_SITES/"
                          "torch-VERSION, else the environment's; a bare name: the environment's)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
+      value("known-defects", "with --impl: a known-defect registry (docs/known-defects.md; the plugin's own is "
+                             "adapters/NAME/known_defects.json): a failure its fixes explain does not fail the run; a "
+                             "new failure, an entry that no longer reproduces or a fix that no longer applies does"),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
                               "implementation included)", "240"),
       value("workers", "with --impl: resident workers run side by side, N in [1, 16], each taking the next case "

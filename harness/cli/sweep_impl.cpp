@@ -1,6 +1,7 @@
 #include "harness/cli/sweep_impl.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   w.device = backend_from(args) == impl::ComputeBackend::cuda ? "cuda" : "cpu";
   w.case_timeout = std::chrono::milliseconds(static_cast<long long>(1000 * seconds_from(args, "case-timeout-s")));
   if (w.case_timeout.count() <= 0) throw Error(ErrorKind::Usage, "--case-timeout-s must be positive");
+  if (const auto file = args.value("known-defects")) w.known_defects = std::filesystem::absolute(*file).string();
   // N independent workers, each its own process and log; the sweep hands each the next case.
   const int n = workers_from(args);
   std::vector<std::unique_ptr<external::ResidentWorker>> workers;
@@ -46,7 +48,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
     wk.worker = n > 1 ? k : 0;
     workers.push_back(std::make_unique<external::ResidentWorker>(
         wk, torch ? external::torch_worker_command(wk) : external::deepspeed_worker_command(wk)));
-    runners.push_back([&worker = *workers.back()](const Scenario& s) { return worker.run(s); });
+    runners.push_back([&worker = *workers.back()](const Scenario& s, const FixSet& fixes) { return worker.run(s, fixes); });
   }
 
   ImplSweepOptions o;
@@ -60,6 +62,17 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   o.control_members = control_members_from(args);
   o.min_executed = min_executed_from(args);
   o.progress = [](int done, int total, double s, int f, int d) { print_sweep_progress(stderr, done, total, s, f, d); };
+  // Attribution uses the registry given, else the plugin's own next to it (adapters/NAME/).
+  if (const auto file = args.value("known-defects")) {
+    o.registry = load_known_defects(*file);
+    o.known_defects_given = true;
+  } else if (const std::string own = "adapters/" + w.implementation + "/known_defects.json"; std::filesystem::exists(own)) {
+    o.registry = load_known_defects(own);
+  }
+  if (!o.registry.defects.empty() && o.registry.implementation != w.implementation)
+    throw Error(ErrorKind::Usage, "--known-defects " + o.registry.path + ": a registry for \"" + o.registry.implementation +
+                                      "\", not for --impl " + w.implementation);
+  o.version = w.version;
   if (const auto json = args.value("json")) check_writable(*json);
   const auto views = view_paths_from(args);
   generators::Focus focus;
@@ -80,7 +93,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
     std::printf("report: %s\n", json->c_str());
   }
   write_report_views(record, views);
-  return !r.failures.empty() || !coverage_problems(r.coverage, o.min_executed, this_command_line()).empty()
+  return r.failed() || !coverage_problems(r.coverage, o.min_executed, this_command_line()).empty()
              ? Outcome::conformance_failure
              : Outcome::success;
 }

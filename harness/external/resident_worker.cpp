@@ -23,12 +23,15 @@ std::string worker_log_path(const ResidentWorkerOptions& o) {
 std::vector<std::pair<std::string, std::string>> worker_environment(const ResidentWorkerOptions& o) {
   std::string path = o.site;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += (path.empty() ? "" : ":") + std::string(old);
-  return {{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
+  std::vector<std::pair<std::string, std::string>> env{{"MUONCHECK_KNOWN_DEFECTS", o.known_defects}};
+  const std::vector<std::pair<std::string, std::string>> rest{{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
           // dp 1 runs without torchrun: its rendezvous store binds a port the kernel picks at that
           // bind (0), so workers started side by side cannot pick the same one (dp > 1: torchrun
           // --standalone does the same and hands its ranks the port)
           {"MASTER_PORT", "0"},
           {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
+  env.insert(env.end(), rest.begin(), rest.end());
+  return env;
 }
 
 std::vector<std::string> worker_argv(const ResidentWorkerOptions& o, const std::vector<std::string>& program) {
@@ -66,8 +69,9 @@ static bool same_version(const std::string& running, const std::string& asked) {
   return running == asked || running.rfind(asked + "+", 0) == 0;
 }
 
-Trace ResidentWorker::run(const Scenario& s) {
-  const nlohmann::json request = {{"scenario", resolved_scenario_json(s)}, {"extra_config", nullptr}};
+Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fixes) {
+  nlohmann::json request = {{"scenario", resolved_scenario_json(s)}, {"extra_config", nullptr}};
+  if (!fixes.empty()) request["fixes"] = fixes;   // known-defect fixes the worker applies for this case only
   // A worker that cannot start is this machine's problem (missing package, no GPU), not a
   // verdict about a case: Error{Infrastructure} ends the sweep.
   process_.ensure_started();

@@ -22,6 +22,8 @@ struct ResidentWorkerOptions {
   std::string site;                   // PYTHONPATH holding that version (empty: the environment's)
   std::string device = "cuda";        // or "cpu" (gloo)
   std::string log_path;               // empty: /tmp/muoncheck-IMPL-VERSION-dpN.log (-wK.log: worker K)
+  std::string known_defects;          // the registry whose fixes a request may name (absolute path;
+                                      // the worker reads it from $MUONCHECK_KNOWN_DEFECTS); "": the plugin's own
   int worker = 0;                     // K in 1..N when N workers run side by side (`--workers N`,
                                       // N > 1): its own log; 0: the only one
   std::chrono::milliseconds start_timeout{std::chrono::minutes(10)};   // the first start may JIT-build ops
@@ -48,7 +50,7 @@ class ResidentWorker {
 
   // The trace of one scenario. Never throws for the implementation's faults: a crash, hang or
   // garbled answer is a trace whose `error` says so (and names the worker's log).
-  Trace run(const Scenario& s);
+  Trace run(const Scenario& s, const std::vector<std::string>& fixes = {});
 
   const ResidentWorkerOptions& options() const { return o_; }
   std::string implementation() const;   // "deepspeed 0.19.8" once started

@@ -14,6 +14,7 @@
 #include "core/scenario.hpp"
 #include "harness/judge/coverage.hpp"
 #include "harness/judge/judge_scenario.hpp"
+#include "harness/sweep/attribution.hpp"
 #include "properties/generators/focus.hpp"
 #include "properties/generators/scenario_gen.hpp"
 
@@ -47,6 +48,7 @@ struct SweepCounterexample {
   std::string path;                       // the saved minimal scenario
   std::string repro;                      // `muoncheck run PATH --invariant ID --fault ID...`
   std::string regenerate;                 // `muoncheck sweep --seed S --cases N ...`: the case again, from its seed
+  Attribution attribution;                // with a known-defect registry (own_attribution.hpp)
 };
 
 struct UnconfirmedCase {
@@ -76,7 +78,11 @@ struct SweepResult {
   std::vector<UnconfirmedCase> unconfirmed;
   std::optional<SweepCounterexample> failure;
   Coverage coverage;                      // over each case's first judgement (double oracle, every invariant)
+  std::string known_defects;              // the registry given with --known-defects ("" for none)
+  std::vector<std::string> known_defect_problems;   // entries that no longer reproduce or whose fix fails
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
+  // A counterexample not explained by a known defect, or a known-defect problem (coverage apart).
+  bool failed() const { return (failure && !failure->attribution.known) || !known_defect_problems.empty(); }
 };
 
 // The i-th (0-based) scenario of a sweep with this seed and focus, named `name`.

@@ -23,11 +23,23 @@
 namespace muoncheck {
 namespace {
 
-CaseRunner our_engine(std::vector<std::string> faults) {
-  return [faults](const Scenario& s) {
+// Our engine as the implementation under test, with `faults` planted; a fix of the registry
+// (kind "fault") switches its fault off for that run, any other fix does not apply.
+CaseRunner our_engine(std::vector<std::string> faults, KnownDefects registry = {}) {
+  return [faults, registry](const Scenario& s, const FixSet& fixes) {
     impl::ImplOptions o;
     o.faults = faults;
-    return trace_from_observation(s, observation_of(impl::run_impl(s, o)), faults, 0);
+    for (const auto& id : fixes) {
+      const KnownDefect* d = registry.find(id);
+      if (!d || d->fix.kind != "fault") {
+        Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
+        t.steps.clear();
+        t.error = std::string(kFixDoesNotApply) + "known defect " + id + ": not a fix this engine can apply";
+        return t;
+      }
+      o.faults.erase(std::remove(o.faults.begin(), o.faults.end(), d->fix.target), o.faults.end());
+    }
+    return trace_from_observation(s, observation_of(impl::run_impl(s, o)), o.faults, 0);
   };
 }
 
@@ -79,7 +91,7 @@ TEST(ImplSweep, theCorrectEnginePassesTheSameCases) {
 }
 
 TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
-  const CaseRunner raising = [](const Scenario& s) {
+  const CaseRunner raising = [](const Scenario& s, const FixSet&) {
     Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
     if (s.engine.gas > 2) {
       t.unsupported = "engine.gas " + std::to_string(s.engine.gas) + ": not here";
@@ -110,7 +122,7 @@ TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
 // its minimal case (stage and dtype included) is attributed to it; any other is unattributed and
 // saved with a repro line whose case file exists.
 TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
-  const CaseRunner raising = [](const Scenario& s) {
+  const CaseRunner raising = [](const Scenario& s, const FixSet&) {
     Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
     if (s.engine.stage == 2) t.error = "RuntimeError: size of tensor a (" + std::to_string(s.steps) + ") must match b";
     else if (s.engine.stage == 3) t.error = "ValueError: another defect";
@@ -148,10 +160,10 @@ TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
 struct Concurrency {
   std::atomic<int> now{0}, most{0};
   CaseRunner wrap(CaseRunner run) {
-    return [this, run](const Scenario& s) {
+    return [this, run](const Scenario& s, const FixSet& fixes) {
       const int n = ++now;
       for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {}
-      Trace t = run(s);
+      Trace t = run(s, fixes);
       --now;
       return t;
     };
@@ -170,14 +182,14 @@ nlohmann::json record_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
 // defect to shrink) that also declines gas > 2 (so there are declines). Shrinking is bounded by
 // judgements only, so both shrink the same path.
 TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
-  const CaseRunner faulty = [engine = our_engine({"clip-muon-update"})](const Scenario& s) {
+  const CaseRunner faulty = [engine = our_engine({"clip-muon-update"})](const Scenario& s, const FixSet&) {
     if (s.engine.gas > 2) {
-      Trace t = engine(s);
+      Trace t = engine(s, {});
       t.unsupported = "engine.gas " + std::to_string(s.engine.gas) + ": not here";
       t.steps.clear();
       return t;
     }
-    return engine(s);
+    return engine(s, {});
   };
   const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   ImplSweepOptions o = options("impl-sweep-workers", 8);
