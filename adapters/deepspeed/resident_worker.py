@@ -15,20 +15,26 @@ import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run_deepspeed as rd  # noqa: E402  (sets the environment DeepSpeed reads at import)
-from adapters.common import ranks, resident  # noqa: E402  (run_deepspeed put the checkout on sys.path)
+from adapters.common import fixes, ranks, resident  # noqa: E402  (run_deepspeed put the checkout on sys.path)
 from adapters.common import scenario as muoncheck_scenario  # noqa: E402
 import torch  # noqa: E402
 
 
+REGISTRY = fixes.registry_for("deepspeed")
+
+
 def run_request(request, deepspeed):
-    """The trace of one request (rank 0; None elsewhere). Never raises for a scenario's fault."""
+    """The trace of one request (rank 0; None elsewhere). Never raises for a scenario's fault. The
+    request's known-defect fixes are applied around the case (a fix that does not apply is the
+    case's error, FixDoesNotApply: ..., adapters/common/fixes.py)."""
     s = muoncheck_scenario.Scenario(request["scenario"], "<resident request>")
     start = time.time()
     extra = request.get("extra_config")
     try:
         if s.param_dtype == "fp16" and not _accelerator_has_fp16():
             raise rd.Unsupported(f"param_dtype fp16: DeepSpeed's {rd.DEVICE} accelerator has no fp16")
-        body = rd.run_scenario(s, deepspeed, extra)
+        with fixes.applied(REGISTRY, request.get("fixes")):
+            body = rd.run_scenario(s, deepspeed, extra)
         trace = rd.trace_for(s, deepspeed, body=body) if body else None
     except rd.Unsupported as e:
         trace = rd.trace_for(s, deepspeed, unsupported=str(e))
@@ -64,7 +70,7 @@ def main(argv=None):
         torch.cuda.set_device(ranks.local_rank())
     deepspeed.init_distributed(dist_backend="nccl" if rd.DEVICE == "cuda" else "gloo")
     hello = {"implementation": "deepspeed", "version": deepspeed.__version__, "world_size": ranks.world_size(),
-             "torch": torch.__version__, "device": rd.DEVICE}
+             "torch": torch.__version__, "device": rd.DEVICE, "fixes": sorted(REGISTRY["defects"])}
     return resident.serve(args.socket, hello, lambda request: run_request(request, deepspeed))
 
 

@@ -20,16 +20,29 @@ if __package__ in (None, ""):   # run as a file: import the package from the che
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 
-from ..common import ranks, resident  # noqa: E402
+from ..common import fixes, ranks, resident  # noqa: E402
 from ..common import scenario as scenario_file  # noqa: E402
 from . import optimizers, run  # noqa: E402
 
 DEFAULT_FACTORY = "adapters.torch.optimizers:torch_muon"
 
 
-def answer(request, factory, factory_name):
+def _cannot_apply(problem):
+    def factory(*_):
+        raise problem
+    return factory
+
+
+def answer(request, factory_name, registry):
+    """One case, with the request's known-defect fixes applied around it (adapters/common/fixes.py).
+    The factory is looked up after the fixes, so a fix may replace it; a fix that does not apply is
+    the case's error (FixDoesNotApply: ...), raised where the adapter reports errors."""
     s = scenario_file.Scenario(request["scenario"], "<resident request>")
-    trace, _, _ = run.trace_of(s, factory, factory_name)
+    try:
+        with fixes.applied(registry, request.get("fixes")):
+            trace, _, _ = run.trace_of(s, optimizers.load_factory(factory_name), factory_name)
+    except fixes.FixDoesNotApply as problem:
+        trace, _, _ = run.trace_of(s, _cannot_apply(problem), factory_name)
     if trace is not None:
         trace["implementation"]["details"]["adapter"] = "adapters/torch/resident_worker.py"
     return trace
@@ -40,12 +53,14 @@ def main(argv=None):
     ap.add_argument("--socket", required=True, help="Unix socket the harness listens on")
     args = ap.parse_args(argv)
     factory_name = os.environ.get("MUONCHECK_TORCH_FACTORY") or DEFAULT_FACTORY
-    factory = optimizers.load_factory(factory_name)
+    optimizers.load_factory(factory_name)   # a bad factory fails here, before the hello
+    registry = fixes.registry_for("torch")
     run.init_process_group()
     try:
         hello = {"implementation": "torch", "name": "torch.optim.Muon", "version": torch.__version__,
-                 "world_size": ranks.world_size(), "device": run.DEVICE, "optimizer_factory": factory_name}
-        return resident.serve(args.socket, hello, lambda request: answer(request, factory, factory_name))
+                 "world_size": ranks.world_size(), "device": run.DEVICE, "optimizer_factory": factory_name,
+                 "fixes": sorted(registry["defects"])}
+        return resident.serve(args.socket, hello, lambda request: answer(request, factory_name, registry))
     finally:
         dist.destroy_process_group()
 
