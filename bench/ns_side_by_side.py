@@ -18,12 +18,12 @@ disagreement is printed and recorded); the dense GEMM rate cuBLAS reaches at 409
 dtype, timed by bench_ns_cuda beside our NS and the same way (`gemm_square_*/4096`); and the
 share of that rate our time reaches. The rate depends on how long the card has been busy: an H100
 at its 700 W limit holds about 1450–1600 MHz, against 1980 MHz for the first tens of
-milliseconds after idle (reports/h100-2026-12-06c/), so a rate and a time are compared only when
+milliseconds after idle, so a rate and a time are compared only when
 they were timed the same way: sustained (calls back to back, as our table times the NS) and
 cold (after idle, the median of the calls in the first 30 ms), both from the bench. The roofline
 target asks both.
 torch.matmul's rate here (the higher of the median of single calls and the same GEMM back to
-back for --chain-ms, after idle: "torch burst", the figure the reports before 2026-12-06c used)
+back for --chain-ms, after idle: "torch burst", a burst at the top clock)
 is kept beside them for comparison. Per-head
 rows add the memory-traffic floor (`traffic_passes`): the bytes our launches must move between
 memory and the chip (X-sized and m×m-sized passes, each read or write once) and the floor of a
@@ -72,8 +72,8 @@ its two protocols, so that every ratio pairs figures timed the same way:
     against our sustained time (the bench's headline);
   - cold: after --cold-idle-s idle seconds, one call, then the median of the calls in the first
     --cold-window-ms; against our cold time, for the shapes the bench times cold.
-  - burst, kept beside them: --warmup calls, then the median of --iters. The reports before
-    2026-12-06g compared this with our sustained time, though it is not timed the way ours is.
+  - burst, kept beside them: --warmup calls, then the median of --iters. It is not timed the
+    way ours is, so no ratio pairs it with our sustained time as a like-for-like figure.
 
 Run on the GPU machine (scripts/gpu-run.sh ns does all of it):
   python3 bench/ns_side_by_side.py --bench-json bench-ns.json \
@@ -324,8 +324,8 @@ PEER_PROTOCOLS = ("sustained", "cold", "burst")
 
 def peer_times(clock, call, args, cold):
     """{protocol: ms} of one peer call: sustained and cold as bench_ns_cuda times ours (cold only
-    where ours was timed cold: NaN otherwise), and the burst of --warmup/--iters calls the reports
-    before 2026-12-06g compared with, kept beside them."""
+    where ours was timed cold: NaN otherwise), and the burst of --warmup/--iters calls, kept beside
+    them."""
     return {"sustained": clock.sustained_ms(call, args.sustained_warm_s, args.sustained_s),
             "cold": clock.cold_ms(call, args.cold_idle_s, args.cold_window_ms) if cold else float("nan"),
             "burst": clock.median_ms(call, args.warmup, args.iters)}
@@ -468,7 +468,7 @@ PER_HEAD_SHAPE = shape_name(64, 128, 4096)
 
 
 def target_misses(rows, targets, have_ds):
-    """Per target (issue 29's), each way the rows miss it, one line apiece: a shape whose figure
+    """Per target, each way the rows miss it, one line apiece: a shape whose figure
     falls short, or a shape or column the target needs that this run did not measure. A target
     with no line is met."""
     nan = float("nan")
@@ -511,7 +511,7 @@ def markdown(rows, meta, targets, misses):
              f"({rates_text(meta['gemm_tflops_back_to_back'])} TFLOP/s) after idle: \"torch burst\". "
              f"Copy bandwidth {meta['copy_gbps']:.0f} GB/s.", "",
              "Times and ratios: sustained / cold, each peer timed as bench_ns_cuda times ours (cold only where ours "
-             "was); best DS / ours in the burst of the reports before 2026-12-06g (first calls, against our "
+             "was); best DS / ours in the burst (first calls, against our "
              "sustained time) in brackets.", "",
              "| shape | method | ours | DS eager | DS compiled | torch eager | torch compiled | best DS / ours | "
              "best torch / ours | DS flops / ours (per flop) | TFLOP (symmetric) | ours TFLOP/s | "
@@ -549,8 +549,8 @@ def roofline(flop, ours_ms, ours_cold_ms, rates, dtype_name):
     """Our rate against the dense GEMM rate, each pair timed the same way: `roofline_pct` our
     sustained time against the bench's sustained GEMM, `roofline_pct_cold` our cold time against
     its cold GEMM (both bench_ns_cuda's `Protocol`); `roofline_pct_torch` our sustained time against
-    torch.matmul's rate here (2.5 ms chains after idle: the figure of the reports before
-    2026-12-06c, kept for comparison, not a like-for-like pair)."""
+    torch.matmul's rate here (2.5 ms chains after idle, a burst at the top clock, kept for
+    comparison, not a like-for-like pair)."""
     def pct(ms, rate):
         return 100 * flop / (ms * 1e-3) / 1e12 / rate
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The throughput numbers of issue 16, measured (reported, never asserted):
+# Sweep and check throughput, measured (reported, never asserted):
 #   bench/sweep_and_check.sh [MUONCHECK] [CASES] [SEED] [REPEATS]
 # runs `muoncheck sweep --cases CASES --seed SEED` and `muoncheck check` REPEATS times each
 # (defaults: build/harness/muoncheck, 200, 1, 2) and prints, per run, the wall time, the

@@ -1,7 +1,7 @@
 // The limits every input file is read under, in one place: the bounded JSON reader
 // (bounded_json.hpp) enforces the document limits, the scenario and trace loaders the
 // resource limits, before anything of that size is allocated. The JSON Schemas
-// (scenarios/schema/scenario.schema.json, reports/trace.schema.json) state the same
+// (scenarios/schema/scenario.schema.json, schemas/trace.schema.json) state the same
 // numbers; tests/core/schema_parity_test.cpp fails when the two drift apart.
 #pragma once
 #include <cstddef>

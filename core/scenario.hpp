@@ -49,7 +49,7 @@ struct EngineConfig {
 enum class MomentumForm { ema, sum };
 enum class NsMethod { standard, gram };
 
-// One Newton–Schulz iteration's polynomial: X ← aX + b(XXᵀ)X + c(XXᵀ)²X (SPEC §4).
+// One Newton–Schulz iteration's polynomial: X ← aX + b(XXᵀ)X + c(XXᵀ)²X (docs/semantics.md §7).
 // The default is the quintic of Keller Jordan's Muon, which DeepSpeed and torch.optim.Muon use.
 struct NsCoefficients {
   double a = 3.4445, b = -4.7750, c = 2.0315;
@@ -154,6 +154,13 @@ struct Scenario {
   std::vector<OverflowInjection> overflow;
   Tolerance tolerance;
   std::optional<CheckpointConfig> checkpoint;
+  // An implementation's configuration this case runs it with (`sweep --impl`, `verify --impl`):
+  // its knob values as a JSON object's text, "" for none. No semantics: the oracle never reads
+  // it; it is part of the case (written, hashed) so a saved case reruns with it.
+  std::string impl_config;
+  // Why a generated case cannot run as drawn (its mapping was declined or failed: "declined: ..."
+  // or "error: ..."); "" when it can. Never written: a saved case maps again.
+  std::string impl_problem;
 };
 
 // The matrix view of a layer shape: (shape[0], prod(rest)); rank 1 is (1, n).

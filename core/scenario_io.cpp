@@ -314,6 +314,10 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& source, cons
     s.tolerance.why = t.string("why", "");
   });
   if (r.has("checkpoint")) r.object("checkpoint", [&](JsonObjectReader& c) { read_checkpoint(c, s); });
+  if (const auto* config = r.raw("implementation_config")) {
+    if (!config->is_object()) r.fail("implementation_config", "an object of knob values", describe_json(*config));
+    s.impl_config = config->dump();
+  }
   r.finish();
   return s;
 }
@@ -433,6 +437,7 @@ nlohmann::json scenario_to_json(const Scenario& s) {
     if (s.checkpoint->resume.stage) resume["stage"] = *s.checkpoint->resume.stage;
     if (!resume.empty()) j["checkpoint"]["resume"] = resume;
   }
+  if (!s.impl_config.empty()) j["implementation_config"] = nlohmann::json::parse(s.impl_config);
   return j;
 }
 

@@ -43,7 +43,7 @@ RankObservation observation_from_json(const nlohmann::json& j, const std::string
     for (const auto& c : j.at("collectives")) {
       CollectiveRecord r;
       r.rank = c.at(0).get<int>();
-      r.kind = enum_from<CollectiveKind>(c.at(1), static_cast<int>(CollectiveKind::all_gather_v), source, "collectives.kind");
+      r.kind = enum_from<CollectiveKind>(c.at(1), static_cast<int>(CollectiveKind::scatter), source, "collectives.kind");
       r.dtype = enum_from<DType>(c.at(2), static_cast<int>(DType::fp16), source, "collectives.dtype");
       r.elements = c.at(3).get<int64_t>();
       r.bytes = c.at(4).get<int64_t>();

@@ -30,8 +30,8 @@ std::string comm_backend_name(CommBackend c);
 bool parse_comm_backend(const std::string& s, CommBackend& out);
 
 struct ImplOptions {
-  std::vector<std::string> faults;                 // fault ids of SPEC §7; empty: the correct engine
-  std::chrono::milliseconds timeout{30000};       // per collective (and rendezvous)
+  std::vector<std::string> faults;                 // fault ids of the fault catalogue; empty: the correct engine
+  std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;   // per collective (and rendezvous)
   ComputeBackend backend = ComputeBackend::cpu;    // where NS and the optimizer kernels run
   CommBackend comm = CommBackend::gloo;            // nccl: one GPU per rank, needs dp GPUs
   NsKernel ns_kernel = NsKernel::by_shape;         // a cuda backend's NS path (compute.hpp)

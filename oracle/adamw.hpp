@@ -1,4 +1,4 @@
-// AdamW for the non-Muon params (SPEC §4.7), with bias correction by the number
+// AdamW for the non-Muon params (docs/semantics.md §4.7), with bias correction by the number
 // of good steps t (this step included) and decoupled weight decay. Moments and
 // the weight pass through ar.fp32() after each update (identity in the oracle).
 #pragma once

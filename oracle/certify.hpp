@@ -1,4 +1,4 @@
-// Certified digits of the oracle's trajectory (SPEC §6): the agreement between a
+// Certified digits of the oracle's trajectory (docs/invariants.md): the agreement between a
 // float128 run and a cpp_bin_float_50 run of the same scenario, step by step.
 // digits = −log10(max over params of ‖X₁₂₈ − X₅₀‖_F / max(‖X₅₀‖_F, tiny)), capped at
 // kMaxDigits (identical tensors, e.g. all-zero momentum, certify the cap).

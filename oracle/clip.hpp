@@ -1,4 +1,4 @@
-// Gradient clipping (SPEC §4.5). Both modes share one rule: with N the 2-norm of
+// Gradient clipping (docs/semantics.md §4.5). Both modes share one rule: with N the 2-norm of
 // the clipped quantities, if N > max_norm they are multiplied by
 // max_norm / (N + 1e-6). The modes differ only in what N covers (see step engine).
 #pragma once

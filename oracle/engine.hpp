@@ -1,4 +1,4 @@
-// The step engine: SPEC §4 for a whole model, generic over the arithmetic policy
+// The step engine: docs/semantics.md §4 for a whole model, generic over the arithmetic policy
 // (ExactArith<Real> for the oracle, ControlArith for the control). It owns the
 // training state in its own number type, so a float128 run never passes through
 // double between steps. Invariant: a skipped step changes no state and runs no NS.

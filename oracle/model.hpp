@@ -1,4 +1,4 @@
-// The model of SPEC §2: each param is an independent linear layer with its own
+// The model of docs/semantics.md §2: each param is an independent linear layer with its own
 // generated inputs and targets. Matrix W (m×n): loss 1/(2m)‖Wx − y‖², gradient
 // (1/m)(Wx − y)xᵀ; vector w (n): loss 1/(2n)‖w⊙x − y‖², gradient (1/n)(w⊙x − y)⊙x.
 // Rank-3/4 params use the (shape[0], prod(rest)) view; a vector is a 1×n Mat.

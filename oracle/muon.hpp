@@ -1,4 +1,4 @@
-// Muon for one param (SPEC §4.6): momentum (ema or sum, Nesterov or not), the
+// Muon for one param (docs/semantics.md §4.6): momentum (ema or sum, Nesterov or not), the
 // orthogonalized update O = NS(U)·scale (per head: NS per row block of m/H rows,
 // scale(m/H, n)), and the decoupled-decay weight update. Momentum and weights pass
 // through ar.fp32() after each update (identity in the oracle).
@@ -25,7 +25,7 @@ T muon_scale(ScaleRule rule, int64_t r, int64_t c) {
 //   ema: M ← βM + (1−β)G; U = (1−β)G + βM (Nesterov) or M.
 //   sum: M ← βM + G;      U = G + βM (Nesterov) or M.
 // `gathered`: G and the advanced M reach the NS rank through a step-time gather in
-// comm_dtype (SPEC §5, stage ≥ 1), so U is formed from their comm_dtype values; the
+// comm_dtype (docs/semantics.md §8, stage ≥ 1), so U is formed from their comm_dtype values; the
 // stored M stays fp32. At stage 0 both are local.
 template <class Ar, class T = typename Ar::T>
 Mat<T> advance_momentum(const Ar& ar, Mat<T>& M, const Mat<T>& G, const OptimizerConfig& o, bool gathered = false) {

@@ -1,4 +1,4 @@
-// Newton–Schulz orthogonalization (SPEC §4): the standard quintic loop and
+// Newton–Schulz orthogonalization (docs/semantics.md §7): the standard quintic loop and
 // DeepSpeed's Gram variant, which agree in exact arithmetic and differ in
 // rounding. Generic over the arithmetic policy: every elementwise result passes
 // through ar.ns() and every product through ar.mm/mm_sym/xxt (identity for the oracle).

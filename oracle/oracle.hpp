@@ -1,4 +1,4 @@
-// The oracle's public face: the exact Muon trajectory of a scenario (SPEC §2–4),
+// The oracle's public face: the exact Muon trajectory of a scenario (docs/semantics.md §1–7),
 // computed in a chosen precision, and the control (the same semantics with the
 // scenario's dtypes emulated). Results are plain core::Trajectory data. The
 // oracle depends on core/ and Boost only; it never includes impl/.

@@ -1,4 +1,4 @@
-// The loss scaler of SPEC §4.3 as a pure function of (config, state, overflow).
+// The loss scaler of docs/semantics.md §4.3 as a pure function of (config, state, overflow).
 // Scales are powers of two, so double holds them exactly in every precision.
 // none/static never change; dynamic halves after `hysteresis` overflows and
 // doubles after `scale_window` consecutive good steps.

@@ -1,4 +1,4 @@
-// Tagging (SPEC §3): which params Muon updates and how many heads each splits
+// Tagging (docs/semantics.md §3): which params Muon updates and how many heads each splits
 // into. Decided on the layer shape from the scenario, never on a local tensor, so
 // the answer is the same with and without zero.Init placeholders.
 #pragma once

@@ -41,7 +41,14 @@ Verdict ns_once_per_matrix_per_step(const RunBundle& b) {
 Verdict ns_once_per_matrix_per_step(const Trajectory& oracle, const Trajectory& impl) {
   const auto& tags = oracle.tags;
   double off = 0;
-  std::string first;
+  std::optional<WorstCase> first;   // the first miscount
+  auto count = [](size_t t, std::string param, double have, double want, std::string note) {
+    WorstCase w;
+    w.measure = WorstCase::Measure::count;
+    w.step = static_cast<int>(t), w.param = std::move(param), w.tensor = "NS calls";
+    w.error = have, w.band = want, w.note = std::move(note);
+    return w;
+  };
   for (size_t t = 0; t < oracle.steps.size(); ++t) {
     const bool skipped = oracle.steps[t].skipped;
     std::map<int, int> calls;
@@ -52,24 +59,25 @@ Verdict ns_once_per_matrix_per_step(const Trajectory& oracle, const Trajectory& 
     for (const auto& [param, n] : calls)
       if (param < 0 || param >= static_cast<int>(tags.size())) {
         off += n;
-        if (first.empty()) first = "step " + std::to_string(t) + ": " + std::to_string(n) + " NS calls tied to no param";
+        if (!first) first = count(t, "", n, 0, "tied to no param");
       }
     for (size_t p = 0; p < tags.size(); ++p) {
       const int want = (tags[p].use_muon && !skipped) ? 1 : 0;
       const int have = calls.count(static_cast<int>(p)) ? calls[static_cast<int>(p)] : 0;
       if (have != want) {
         off += std::abs(have - want);
-        if (first.empty())
-          first = "step " + std::to_string(t) + " " + tags[p].name + ": " + std::to_string(have) + " NS calls, expected " +
-                  std::to_string(want) + (skipped ? " (skipped step)" : "");
+        if (!first) first = count(t, tags[p].name, have, want, skipped ? "skipped step" : "");
       }
     }
   }
   int total = 0;
   for (const auto& st : impl.steps) total += static_cast<int>(st.ns_calls.size());
-  return Verdict::judge("ns-once-per-matrix-per-step", off, 0,
-                        off == 0 ? std::to_string(total) + " NS calls over " + std::to_string(oracle.steps.size()) + " steps, one per Muon matrix per good step"
-                                 : first + "; " + std::to_string(total) + " NS calls in all");
+  if (!first)
+    return Verdict::judge("ns-once-per-matrix-per-step", off, 0,
+                          std::to_string(total) + " NS calls over " + std::to_string(oracle.steps.size()) +
+                              " steps, one per Muon matrix per good step");
+  return Verdict::located("ns-once-per-matrix-per-step", off, 0, *first, "",
+                          "; " + std::to_string(total) + " NS calls in all");
 }
 
 Verdict tagging_matches(const RunBundle& b) {

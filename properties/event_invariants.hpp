@@ -13,7 +13,7 @@ Verdict ns_once_per_matrix_per_step(const RunBundle& b);
 // Tags as decided on every rank, and as applied: each NS call's head count.
 Verdict tagging_matches(const RunBundle& b);
 Verdict overflow_skip_clean(const RunBundle& b);
-// The dtype each training collective must travel in (SPEC §4–5): gradient reductions and Muon
+// The dtype each training collective must travel in (docs/semantics.md §4, §8): gradient reductions and Muon
 // gathers in comm_dtype, parameter gathers and the weight re-sync in param_dtype, NS results and
 // scalars in fp32; nullopt for collectives that only serve the checks (state export).
 std::optional<DType> required_wire_dtype(const Scenario& s, impl::Purpose purpose);

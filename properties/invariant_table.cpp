@@ -1,6 +1,7 @@
 #include "properties/invariant_table.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "properties/checkpoint_invariant.hpp"
 #include "properties/event_invariants.hpp"
@@ -20,7 +21,27 @@ std::string split_label(const Scenario& s) {
          std::to_string(e.allgather_bucket_size);
 }
 
-Verdict missing_variant(const std::string& id, const Judging& j, const std::string& why) {
+// What differs between a scenario and its variant of kind k, in short ("stage 0 vs stage 2").
+std::string what_differs(VariantKind k, const Scenario& a, const Scenario& b) {
+  auto pair = [](const std::string& name, int x, int y) {
+    return name + " " + std::to_string(x) + " vs " + name + " " + std::to_string(y);
+  };
+  switch (k) {
+    case VariantKind::gas: return pair("gas", a.engine.gas, b.engine.gas);
+    case VariantKind::dp: return pair("dp", a.engine.dp, b.engine.dp);
+    case VariantKind::stage: return pair("stage", a.engine.stage, b.engine.stage);
+    default: return "buckets " + std::to_string(a.engine.reduce_bucket_size) + "/" + std::to_string(a.engine.allgather_bucket_size) +
+                    " vs " + std::to_string(b.engine.reduce_bucket_size) + "/" + std::to_string(b.engine.allgather_bucket_size);
+  }
+}
+
+// A relation whose partner run crashed: failed, with the crash as its ERROR message.
+Verdict crashed_partner(const std::string& id, const std::string& why) {
+  return Verdict::judge(id, INFINITY, 0.0, "ERROR: the relation cannot hold: " + why);
+}
+
+Verdict missing_variant(const std::string& id, const Judging& j, const std::string& why, bool crashed = false) {
+  if (crashed) return crashed_partner(id, why);
   return j.variants.when_missing() == Status::unsupported ? Verdict::unsupported(id, why) : Verdict::skip(id, why);
 }
 
@@ -30,18 +51,20 @@ Verdict relational(const std::string& id, VariantKind k, const Judging& j) {
   const auto vs = variant_scenarios(b.scenario, k);
   if (vs.scenarios.empty()) return Verdict::skip(id, vs.why_none);
   std::optional<Verdict> worst;
-  std::string missing;
+  std::string missing, crashed;
   for (const auto& v : vs.scenarios) {
     std::string why;
     const auto other = j.variants.run(v, k, true, why);
     if (!other) {
-      missing += (missing.empty() ? "" : "; ") + why;
+      (j.variants.crashed(v, k) ? crashed : missing) += ((j.variants.crashed(v, k) ? crashed : missing).empty() ? "" : "; ") + why;
       continue;
     }
     auto verdict = compare_runs(id, b.scenario, b.oracle, {split_label(b.scenario), &b.impl.trajectory, &b.controls},
                                 {split_label(v), &other->observed->trajectory, other->controls});
+    if (verdict.worst) verdict.worst->kind = what_differs(k, b.scenario, v);
     if (!worst || !(verdict.metric <= worst->metric)) worst = std::move(verdict);
   }
+  if (!crashed.empty()) return crashed_partner(id, crashed);
   if (!worst) return missing_variant(id, j, missing);
   if (!missing.empty()) worst->message += " (not compared: " + missing + ")";
   return *worst;
@@ -52,7 +75,7 @@ Verdict gathers_row(const Judging& j) {
   if (vs.scenarios.empty()) return gathers_once_per_step(j.base, nullptr);
   std::string why;
   const auto other = j.variants.run(vs.scenarios.front(), VariantKind::gas1, false, why);
-  if (!other) return missing_variant("gathers-once-per-step", j, why);
+  if (!other) return missing_variant("gathers-once-per-step", j, why, j.variants.crashed(vs.scenarios.front(), VariantKind::gas1));
   return gathers_once_per_step(j.base, other->observed);
 }
 
@@ -70,7 +93,7 @@ Verdict scaler_row(const Judging& j) {
 Verdict deterministic_row(const Judging& j) {
   std::string why;
   const auto again = j.variants.run(j.base.scenario, VariantKind::repeat, false, why);
-  if (!again) return missing_variant("deterministic", j, why);
+  if (!again) return missing_variant("deterministic", j, why, j.variants.crashed(j.base.scenario, VariantKind::repeat));
   return deterministic(j.base, *again->observed);
 }
 
@@ -79,7 +102,8 @@ Verdict checkpoint_row(const Judging& j) {
   if (vs.scenarios.empty()) return Verdict::skip("checkpoint-resume-exact", vs.why_none);
   std::string why;
   const auto other = j.variants.run(vs.scenarios.front(), VariantKind::uninterrupted, true, why);
-  if (!other) return missing_variant("checkpoint-resume-exact", j, why);
+  if (!other)
+    return missing_variant("checkpoint-resume-exact", j, why, j.variants.crashed(vs.scenarios.front(), VariantKind::uninterrupted));
   return checkpoint_resume_exact(j.base, *other->observed, *other->controls);
 }
 

@@ -53,6 +53,12 @@ class VariantRuns {
   // A missing variant's verdict: SKIPPED where our engine cannot run it, UNSUPPORTED where an
   // implementation did not trace it (it has not shown the relation).
   virtual Status when_missing() const = 0;
+  // Whether variant `v` of kind `k` ran and crashed (an implementation error): a relation with a
+  // crashed partner is an ERROR, never a PASS of the partners that did run.
+  virtual bool crashed(const Scenario& v, VariantKind k) const {
+    (void)v, (void)k;
+    return false;
+  }
 };
 
 // What a row judges: the scenario's own run (bundle) and its variants.

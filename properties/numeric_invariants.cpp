@@ -27,12 +27,14 @@ namespace {
 Verdict band_verdict(const Scenario& s, const char* id, const BandCheck& worst, const std::string& located) {
   const std::string by_kind = per_kind_summary(worst);
   // Every tensor undetermined (or the determined ones exact): there is no worst place to name.
-  const bool nothing_located = worst.where.empty() && worst.undetermined.tensors > 0;
-  Verdict v = Verdict::judge(
-      id, worst.worst_ratio, 1.0,
-      nothing_located ? "no determined tensor differs from the exact one"
-                      : located + fmt(": error %.3g vs control ensemble %.3g", worst.worst_impl_error, worst.worst_control_error) +
-                            (by_kind.empty() ? "" : "; worst of the band per tensor: " + by_kind));
+  const bool nothing_located = worst.where().empty() && worst.undetermined.tensors > 0;
+  WorstCase w;
+  w.step = worst.step, w.param = worst.param, w.tensor = worst.tensor;
+  w.error = worst.worst_impl_error, w.band = worst.worst_control_error;
+  Verdict v = nothing_located
+                  ? Verdict::judge(id, worst.worst_ratio, 1.0, "no determined tensor differs from the exact one")
+                  : Verdict::located(id, worst.worst_ratio, 1.0, w, located,
+                                     by_kind.empty() ? "" : "; worst of the band per tensor: " + by_kind);
   v.sensitivity = worst.sensitivity;
   v.sensitivity_where = worst.sensitivity_where;
   return settle(v, worst.undetermined, s);
@@ -48,9 +50,9 @@ Verdict trajectory_conforms(const Scenario& s, const Trajectory& impl, const Tra
     // Free-running: every step after an undetermined one starts from an undetermined state.
     const bool downstream = worst.undetermined.tensors > 0;
     worst.merge(check_band(s, {&impl.steps[t].params, &oracle.steps[t].params, before, member_params(controls, t), downstream}),
-                "step " + std::to_string(t) + " ");
+                static_cast<int>(t));
   }
-  return band_verdict(s, "trajectory-conforms", worst, "worst at " + worst.where);
+  return band_verdict(s, "trajectory-conforms", worst, "worst at ");
 }
 
 StepsFromState steps_from_impl_state(const RunBundle& b, int t) {
@@ -88,13 +90,12 @@ Verdict step_conforms(const RunBundle& b) {
     if (sides.downstream_of_undetermined)
       c.undetermined.reason = std::string(skipped ? "skipped" : "taken") + " as " + std::to_string(same_decision) +
                               " of " + std::to_string(count) + " valid orders (control members) decide from the implementation's state, the exact step does not";
-    else if (exact->skipped != skipped) c.worst_ratio = INFINITY, c.where = "skip decision differs (no valid order makes it)";
-    worst.merge(c, "step " + std::to_string(t) + " ");
+    else if (exact->skipped != skipped) c.worst_ratio = INFINITY, c.tensor = "skip decision differs (no valid order makes it)";
+    worst.merge(c, t);
     if (c.worst_ratio > 1.0) { first_out = t; break; }   // the first step where it diverges is the finding
   }
   return band_verdict(s, "step-conforms", worst,
-                      first_out < 0 ? "every step within the band; worst at " + worst.where
-                                    : "first divergence at " + worst.where);
+                      first_out < 0 ? "every step within the band; worst at " : "first divergence at ");
 }
 
 Verdict grad_plumbing_exact(const RunBundle& b) {

@@ -28,7 +28,9 @@ double relative_gap(const std::vector<double>& a, const std::vector<double>& b, 
 Verdict compare_runs(const std::string& invariant, const Scenario& s, const Trajectory& oracle,
                      const RelationalSide& a, const RelationalSide& b) {
   double worst = 0, worst_gap = 0, worst_band = 0, sensitivity = 0;
-  std::string where, sensitivity_where;
+  std::string sensitivity_where;
+  int worst_step = -1;
+  std::string worst_param;
   const size_t steps = oracle.steps.size();
   if (a.impl->steps.size() != steps || b.impl->steps.size() != steps)
     return Verdict::judge(invariant, INFINITY, 1.0, "the runs have different step counts");
@@ -56,20 +58,21 @@ Verdict compare_runs(const std::string& invariant, const Scenario& s, const Traj
       if (!(ratio <= worst)) {
         worst = std::isnan(ratio) ? INFINITY : ratio;
         worst_gap = gap, worst_band = band;
-        where = here;
+        worst_step = static_cast<int>(t), worst_param = s.model.params[p].name;
       }
     }
   }
-  char buf[200];
   Verdict v;
-  if (where.empty()) {
-    std::snprintf(buf, sizeof buf, "%s vs %s: weights bit-identical at every %sstep", a.label.c_str(), b.label.c_str(),
-                  undetermined.tensors > 0 ? "determined " : "");
-    v = Verdict::judge(invariant, 0.0, 1.0, buf);
+  if (worst_step < 0) {
+    v = Verdict::judge(invariant, 0.0, 1.0,
+                       a.label + " vs " + b.label + ": weights bit-identical at every " +
+                           (undetermined.tensors > 0 ? "determined " : "") + "step");
   } else {
-    std::snprintf(buf, sizeof buf, "%s vs %s: worst relative weight difference %.3g (band %.3g) at ", a.label.c_str(),
-                  b.label.c_str(), worst_gap, worst_band);
-    v = Verdict::judge(invariant, worst, 1.0, buf + where);
+    WorstCase w;
+    w.measure = WorstCase::Measure::difference;
+    w.step = worst_step, w.param = worst_param, w.error = worst_gap, w.band = worst_band;
+    w.compared = a.label + " vs " + b.label;
+    v = Verdict::located(invariant, worst, 1.0, w);
   }
   v.sensitivity = sensitivity;
   v.sensitivity_where = sensitivity_where;

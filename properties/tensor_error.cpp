@@ -57,12 +57,22 @@ const std::vector<double>* find_tensor(const ParamState& p, const std::string& k
   return nullptr;
 }
 
-void BandCheck::merge(const BandCheck& o, const std::string& prefix) {
+std::string BandCheck::where() const {
+  WorstCase w;
+  w.step = step, w.param = param, w.tensor = tensor;
+  return where_text(w);
+}
+
+void BandCheck::merge(const BandCheck& o, int at_step, const std::string& of_param) {
+  const std::string prefix = (at_step >= 0 ? "step " + std::to_string(at_step) + " " : "") +
+                             (of_param.empty() ? "" : "param " + of_param + " ");
   if (!(o.worst_ratio <= worst_ratio)) {   // NaN-safe: a NaN ratio becomes the worst
     worst_ratio = std::isnan(o.worst_ratio) ? kInf : o.worst_ratio;
     worst_impl_error = o.worst_impl_error;
     worst_control_error = o.worst_control_error;
-    where = prefix + o.where;
+    step = at_step >= 0 ? at_step : o.step;
+    param = of_param.empty() ? o.param : of_param;
+    tensor = o.tensor;
   }
   if (o.sensitivity > sensitivity) sensitivity = o.sensitivity, sensitivity_where = prefix + o.sensitivity_where;
   undetermined.merge(o.undetermined, prefix);
@@ -101,7 +111,7 @@ BandCheck check_band(const Scenario& s, const StepSides& sides) {
   BandCheck b;
   const auto& exact = *sides.exact;
   for (size_t p = 0; p < exact.size(); ++p) {
-    const std::string name = "param " + s.model.params[p].name + " ";
+    const std::string& name = s.model.params[p].name;
     const ParamState none;
     const ParamState& have = p < sides.impl->size() ? (*sides.impl)[p] : none;
     for (const auto& want : state_tensors(exact[p])) {
@@ -112,7 +122,7 @@ BandCheck check_band(const Scenario& s, const StepSides& sides) {
       c.worst_control_error = ensemble_error(members, *want.values);
       const double allowed = allowed_error(s.tolerance, c.worst_control_error);
       c.worst_ratio = c.worst_impl_error / allowed;
-      c.where = want.kind + (got ? "" : " (not exported by the implementation)");
+      c.tensor = want.kind + (got ? "" : " (not exported by the implementation)");
       bool undetermined = sides.downstream_of_undetermined;
       if (want.kind == "weight" && sides.exact_before && p < sides.exact_before->size()) {
         const auto& before = (*sides.exact_before)[p].weight;
@@ -122,20 +132,20 @@ BandCheck check_band(const Scenario& s, const StepSides& sides) {
         undetermined = undetermined || is_undetermined(spread);
       }
       if (undetermined) {   // judged apart: the band says nothing here
-        c.undetermined.note_tensor(c.worst_ratio, c.where);
-        c.worst_ratio = 0.0, c.where.clear();
+        c.undetermined.note_tensor(c.worst_ratio, c.where());
+        c.worst_ratio = 0.0, c.tensor.clear();
       } else {
         c.by_kind[want.kind] = {c.worst_ratio, ""};
       }
-      b.merge(c, name);
+      b.merge(c, -1, name);
     }
     // A tensor the exact state does not have (momentum of an AdamW param) is a tagging error.
     for (const auto& extra : state_tensors(have))
       if (find_tensor(exact[p], extra.kind) == nullptr) {
         BandCheck c;
         c.worst_ratio = kInf;
-        c.where = extra.kind + " (exported by the implementation, absent from the exact state)";
-        b.merge(c, name);
+        c.tensor = extra.kind + " (exported by the implementation, absent from the exact state)";
+        b.merge(c, -1, name);
       }
   }
   return b;

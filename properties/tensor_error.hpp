@@ -45,7 +45,12 @@ struct BandCheck {
   double worst_ratio = 0.0;
   double worst_impl_error = 0.0;
   double worst_control_error = 0.0;
-  std::string where;   // "param <name> <tensor>"
+  // Where the worst ratio is: its step (-1: none), param ("" none) and tensor ("momentum",
+  // "weight (not exported by the implementation)", "skip decision differs ..."); where() renders them.
+  int step = -1;
+  std::string param;
+  std::string tensor;
+  std::string where() const;   // "step 3 param NAME momentum"; "" where nothing is located
   double sensitivity = 0.0;
   std::string sensitivity_where;
   // The worst ratio per kind of tensor (weight, momentum, adam_m, adam_v) and where, so a
@@ -54,7 +59,8 @@ struct BandCheck {
   // Tensors the precision does not determine (determinacy.hpp), judged apart: not in
   // worst_ratio or by_kind; with the worst spread over update of every weight.
   Undetermined undetermined;
-  void merge(const BandCheck& o, const std::string& prefix);   // keeps the worst of each
+  // Keeps the worst of each; o's worst lies at `at_step` (-1: o's own) of `of_param` ("": o's own).
+  void merge(const BandCheck& o, int at_step, const std::string& of_param = "");
 };
 
 // "weight 0.26 (step 4 param a), momentum 256 (step 1 param b)" — empty with fewer than two kinds.

@@ -1,4 +1,4 @@
-// Variants of a scenario that must follow the same exact trajectory (SPEC §1):
+// Variants of a scenario that must follow the same exact trajectory (docs/semantics.md §2):
 // the same global batch re-split (gas, dp), the other ZeRO stages, and smaller
 // buckets. Each returns nothing (with the reason) when no such variant exists.
 #pragma once

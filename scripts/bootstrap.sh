@@ -21,7 +21,7 @@ packages=(
   libgloo-dev               # CPU collectives (ranks as threads over loopback TCP)
   libbenchmark-dev          # micro-benchmarks
   python3-numpy python3-pip # tests/trace: the adapters' data generator vs ours; pip for tests/torch
-  python3-coverage          # tests/trace: scripts/deepspeed-coverage.py (coverage.py) and its line rule
+  python3-coverage          # tests/trace: scripts/deepspeed-reach.py (coverage.py) and its line rule
   libxml2-utils             # tests/views: xmllint validates --junit output against junit.xsd
   chromium                  # tests/views: muoncheck html rendered in a headless browser
   clang libclang-rt-dev     # scripts/fuzz.sh: libFuzzer targets of the loaders

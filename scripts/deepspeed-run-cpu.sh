@@ -9,7 +9,7 @@
 #
 # Per version (read from its dist-info): OUT_DIR/ds-X.Y.Z/*.trace.json,
 # OUT_DIR/ds-X.Y.Z.log, the line coverage of DeepSpeed's Muon files over the run in
-# OUT_DIR/coverage-X.Y.Z/ (scripts/deepspeed-coverage.py reports it), and with
+# OUT_DIR/coverage-X.Y.Z/ (scripts/deepspeed-reach.py reports it), and with
 # MUONCHECK=path/to/muoncheck the verdicts OUT_DIR/deepspeed-X.Y.Z.verify.json. DeepSpeed JIT-builds
 # its shared-memory op into OUT_DIR/torch-extensions (TORCH_EXTENSIONS_DIR), not the user-wide
 # cache, so a build another user holds the lock of cannot stall the run; the nvme-offload scenarios

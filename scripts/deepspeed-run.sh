@@ -25,8 +25,8 @@
 # does that; here it is declined.
 # With COVERAGE=1 the adapter records the line coverage of DeepSpeed's Muon files into
 # OUT_DIR/coverage-X.Y.Z/ (coverage.py from .whl/coverage/, a cp312 wheel: pip download coverage
-# --only-binary=:all: --python-version 3.12 --no-deps); scripts/deepspeed-coverage.py adds it to
-# the CPU lines (reports/deepspeed-coverage-lines-*.json), e.g. for the fp16 paths the CPU lacks.
+# --only-binary=:all: --python-version 3.12 --no-deps); scripts/deepspeed-reach.py adds it to
+# the CPU lines (reports/deepspeed/reach-lines-*.json), e.g. for the fp16 paths the CPU lacks.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: scripts/deepspeed-run.sh OUT_DIR [VERSION...]}
@@ -40,7 +40,7 @@ scenarios=${SCENARIOS:-$(ls scenarios/deepspeed/*.json)}
 variants=""
 if [ -n "${MUONCHECK:-}" ]; then
   rm -rf "$out/variants"
-  "$MUONCHECK" variants $scenarios --out "$out/variants" > "$out/variants.log" || { echo "muoncheck variants failed"; exit 3; }
+  "$MUONCHECK" variants $scenarios --out-dir "$out/variants" > "$out/variants.log" || { echo "muoncheck variants failed"; exit 3; }
   variants=$(ls "$out"/variants/*.json 2>/dev/null | grep -v '/variants.json$' || true)
 fi
 gpus=$(python3 -c 'import torch; print(torch.cuda.device_count())')
@@ -84,7 +84,7 @@ run_version() {
     "$MUONCHECK" verify $scenarios "${traces[@]}" --report "$out/deepspeed-$v.verify.json" > "$out/ds-$v.verify.log" 2>&1
     echo "ds-$v: verify exit $? after $(( $(date +%s) - start )) s" | tee -a "$log"
   fi
-  local causes=reports/deepspeed-causes.json   # the analysed FAILs; none analysed yet: an empty list
+  local causes=reports/deepspeed/causes.json   # the analysed FAILs; none analysed yet: an empty list
   [ -f "$causes" ] || { causes=$out/no-causes.json; echo '{"causes": []}' > "$causes"; }
   [ -z "${MUONCHECK:-}" ] || python3 scripts/deepspeed-verdicts.py "$out/deepspeed-$v.verdicts.json" "$causes" \
     "$tmp/muoncheck-traces" "$out/deepspeed-$v.verify.json" > "$out/deepspeed-$v.verdicts.md" 2>> "$log" &&

@@ -35,7 +35,7 @@ sweep_version() {
   local case
   # each defect's minimal case (the unattributed failing cases saved beside them are not run here)
   for case in $(python3 -c 'import json, sys; print(" ".join(d["scenario_file"] for d in json.load(open(sys.argv[1]))["defects"]))' "$out/sweep-$v.json"); do
-    "$muoncheck" repro "$case" --for deepspeed --out "$cases_dir" > /dev/null || continue
+    "$muoncheck" repro "$case" --for deepspeed --out-dir "$cases_dir" > /dev/null || continue
     local name script
     name=$(basename "$case" .json)
     script=$cases_dir/${name}_repro.py

@@ -25,12 +25,12 @@ analysed since. A row whose device is unknown (`?`: an earlier rendering whose t
 on the GPU machine) gives way to a GPU row of the same version and scenario.
 
 With --sweep, the analysed counterexamples of `muoncheck sweep --impl deepspeed`
-(reports/deepspeed-sweep-defects.json: per defect its cause, upstream report and every sweep that
+(reports/deepspeed/sweep-defects.json: per defect its cause, upstream report and every sweep that
 found it, with the minimal case, repro script and that script's exit and figures per version) join
 the FAILs by defect and get a section of their own.
 
 Writes OUT.json (schema "muoncheck-deepspeed-verdicts/2") and prints the Markdown that
-reports/deepspeed-verdicts.md carries: the table (one column per invariant the reports hold, in
+reports/deepspeed/verdicts.md carries: the table (one column per invariant the reports hold, in
 their order, which is muoncheck's invariant table's, and the executed share per scenario: PASS,
 FAIL and NOTE verdicts out of all), then every FAIL and every NOTE in one line each.
 """
@@ -145,19 +145,19 @@ def executed(invariants):
 
 
 def linked(report):
-    return re.sub(r"([\w-]+\.md)", r"[\1](deepspeed-upstream/\1)", report) if report else "–"
+    return re.sub(r"([\w-]+\.md)", r"[\1](upstream/\1)", report) if report else "–"
 
 
 def sweep_cell(x):
     """One sweep counterexample: where it came from, how often its defect fired, its minimal case."""
     return (f"sweep {x['device']} #{x['defect']} ({x['occurrences']} of {x['failing_cases']} failing cases): "
-            f"[{os.path.basename(x['case'])}]({os.path.relpath(x['case'], 'reports')})")
+            f"[{os.path.basename(x['case'])}]({os.path.relpath(x['case'], 'reports/deepspeed')})")
 
 
 def print_by_defect(ordered, sweep=()):
     """The FAILs grouped by defect (their analysed cause): which versions and scenarios show it,
     through which invariants, and its upstream report; beside them the sweep counterexamples of the
-    same defect (`--sweep`, reports/deepspeed-sweep-defects.json), each with its minimal case."""
+    same defect (`--sweep`, reports/deepspeed/sweep-defects.json), each with its minimal case."""
     groups = {}
     for r in ordered:
         for inv_id, e in r["invariants"].items():

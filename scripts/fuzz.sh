@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fuzzes a loader with libFuzzer (clang; issue 13). Builds build-fuzz/ with
+# Fuzzes a loader with libFuzzer (clang). Builds build-fuzz/ with
 # -DMUONCHECK_FUZZ=ON (ASan + UBSan + coverage), then:
 #   scripts/fuzz.sh scenario|trace [SECONDS]   fuzz for SECONDS (default 60), starting from the
 #                                              committed corpus; new inputs go to build-fuzz/corpus-WHICH

@@ -14,7 +14,7 @@
 #       dp 2 and 4 (rank threads share the GPUs); logs and JSON reports land in OUTDIR.
 #
 #   on the GPU machine, with build-cuda/bundle and .whl/ds-0.19.8 carried:  scripts/gpu-run.sh ns [OUTDIR]
-#       the Newton–Schulz benchmark route (issues 16, 29): the NS gpu tests, bench_ns_cuda, then
+#       the Newton–Schulz benchmark route: the NS gpu tests, bench_ns_cuda, then
 #       bench/ns_side_by_side.py (DeepSpeed's and torch.optim.Muon's NS functions, eager and
 #       torch.compile'd, on the same shapes: the ratios, the roofline share and the per-head
 #       traffic floor per shape), then `muoncheck check --backend cuda`.
@@ -41,7 +41,7 @@
 #       compared (tests/processes/same_verdicts.py).
 #
 #   here, after build:  scripts/gpu-run.sh mutants-build
-#       builds cuda_symmetric_test once per patch in scripts/kernel-mutants/ (each breaks the
+#       builds cuda_symmetric_test once per patch in dev/cuda/mutants/ (each breaks the
 #       synchronization of a GPU kernel on purpose) into build-cuda/bundle/bin/mutant-NAME, and
 #       restores the sources and the test binary; a patch that no longer applies stops it, named.
 #   here, after build:  scripts/gpu-run.sh ablations-build DIR
@@ -112,8 +112,8 @@ patch_builds() {
   ls build-cuda/bundle/bin/"$prefix"-*
 }
 
-# One cuda_symmetric_test per kernel mutant (scripts/kernel-mutants/NAME.patch), as mutant-NAME.
-mutants_build() { patch_builds scripts/kernel-mutants cuda_symmetric_test tests/impl/cuda_symmetric_test mutant; }
+# One cuda_symmetric_test per kernel mutant (dev/cuda/mutants/NAME.patch), as mutant-NAME.
+mutants_build() { patch_builds dev/cuda/mutants cuda_symmetric_test tests/impl/cuda_symmetric_test mutant; }
 
 # One bench_ns_cuda per ablation patch in DIR (a kernel with a part left out, to time the rest;
 # its results are wrong by design), as ablation-NAME.
@@ -295,7 +295,7 @@ gpu_tests() {
 # Programs of the bundle (bench_ns_cuda and its ablation-NAME builds) timed in alternating
 # processes: ROUNDS rounds, each program once a round with the same arguments (killed after
 # ALTERNATE_TIMEOUT s, 100 by default), OUTDIR/PROGRAM-ROUND.json each; then every benchmark's
-# median per program (scripts/bench_medians.py). A fair comparison of builds on one card.
+# median per program (dev/cuda/bench_medians.py). A fair comparison of builds on one card.
 alternate() {
   local out=${1:?usage: scripts/gpu-run.sh alternate OUTDIR ROUNDS "PROGRAMS" [BENCH ARGS]} rounds=${2:?ROUNDS} programs=${3:?PROGRAMS}
   shift 3
@@ -309,7 +309,7 @@ alternate() {
     done
   done
   shopt -s nullglob
-  python3 scripts/bench_medians.py "$out"/*.json
+  python3 dev/cuda/bench_medians.py "$out"/*.json
 }
 
 # Newton–Schulz: the gpu tests that cover it, our benchmark, DeepSpeed's functions side by

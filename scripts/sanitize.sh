@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cpu tests under AddressSanitizer + UndefinedBehaviorSanitizer (issue 13): builds
+# The cpu tests under AddressSanitizer + UndefinedBehaviorSanitizer: builds
 # build-asan/ with -DMUONCHECK_SANITIZE=ON and runs `ctest -L cpu` there. Any sanitizer
 # report aborts its test, so a green run is a clean one. Extra arguments go to ctest
 # (e.g. -R FuzzCorpus). Takes a few times longer than the plain build's tests.

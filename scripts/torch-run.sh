@@ -38,7 +38,7 @@ scenarios=${SCENARIOS:-$(ls scenarios/torch/*.json)}
 variants=${VARIANTS:-}
 if [ -z "${VARIANTS+set}" ] && [ -x "$muoncheck" ]; then
   rm -rf "$work/variants"
-  "$muoncheck" variants $scenarios --out "$work/variants" > "$work/variants.log" || { echo "muoncheck variants failed"; exit 3; }
+  "$muoncheck" variants $scenarios --out-dir "$work/variants" > "$work/variants.log" || { echo "muoncheck variants failed"; exit 3; }
   variants=$(ls "$work"/variants/*.json | grep -v '/variants.json$')
 fi
 with_dp='import json,sys; docs = {f: json.load(open(f)) for f in sys.argv[2:]}

@@ -1,2 +1,2 @@
-"""What every adapter shares: the resolved scenario, the SPEC data generator, the process group,
+"""What every adapter shares: the resolved scenario, the data generator of docs/semantics.md §1, the process group,
 the NS-call counter and the trace writer."""

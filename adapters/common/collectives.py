@@ -4,10 +4,11 @@ muoncheck-trace/2 collective log (docs/trace-format.md, `ranks[].collectives`).
 It sees what torch's CommDebugMode sees — c10d ops (FSDP2's all-gathers and reduce-scatters, DDP's
 bucket all-reduce) and functional collectives (DTensor's redistributions, e.g. inside an optimizer
 step on sharded params) — without CommDebugMode's module tracker, which fails on torch 2.11 for a
-model whose forward calls grandchild modules directly (reports/torch-upstream/). Waits and
+model whose forward calls grandchild modules directly (reports/torch/upstream/). Waits and
 autograd wrappers are not collectives.
 
-Each record: the kind muoncheck names (`all_reduce`, `reduce_scatter`, `all_gather`), the dtype,
+Each record: the kind muoncheck names (`all_reduce`, `reduce_scatter`, `all_gather`, `gather`,
+`scatter`), the dtype,
 the logical size (nccl-tests' "size": a gather's output, a reduction's input), the purpose the
 caller's `classify(kind, elements)` gives, and the caller's `phase` and `step`. Collectives of
 integer, bool or fp64 tensors (DDP's bucket-index broadcasts) and ops muoncheck has no kind for
@@ -29,6 +30,7 @@ _KINDS = {"allreduce_": "all_reduce", "all_reduce": "all_reduce", "allreduce_coa
           "_reduce_scatter_base_": "reduce_scatter", "reduce_scatter_": "reduce_scatter",
           "reduce_scatter_tensor": "reduce_scatter", "reduce_scatter_tensor_coalesced_": "reduce_scatter",
           "reduce_scatter_tensor_coalesced": "reduce_scatter"}
+_KINDS.update({"gather_": "gather", "gather": "gather", "scatter_": "scatter", "scatter": "scatter"})
 _FUNCTIONAL_GATHERS = ("all_gather_into_tensor", "all_gather_into_tensor_coalesced")   # args: input, group_size
 
 
@@ -63,7 +65,10 @@ class CollectiveRecorder(TorchDispatchMode):
         if kind is None or not tensors or tensors[0].dtype not in _DTYPE:
             self.unrecorded[name] += 1
             return
-        elements = max(t.numel() for t in tensors) if kind != "all_reduce" else sum(t.numel() for t in tensors_in(args[0]))
+        # the logical size: a gather's output (the root's list), a scatter's input, a reduction's input
+        elements = max(t.numel() for t in tensors) if kind not in ("all_reduce", "gather", "scatter") else \
+            sum(t.numel() for t in tensors_in(args[0])) if kind == "all_reduce" else \
+            max(sum(t.numel() for t in tensors_in(a)) for a in args[:2])
         if name in _FUNCTIONAL_GATHERS:
             elements = sum(t.numel() for t in tensors_in(args[0])) * int(args[1])
         dtype = tensors[0].dtype

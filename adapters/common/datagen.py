@@ -1,4 +1,4 @@
-"""The SPEC data generator, vectorized in numpy, bit for bit the same as core/datagen.cpp.
+"""The data generator of docs/semantics.md §1, vectorized in numpy, bit for bit the same as core/datagen.cpp.
 
 mix / splitmix64 / h(w0..w5) on uint64 arrays (numpy wraps uint64 arithmetic mod 2^64),
 v = ((h >> 40) mod 33 − 16) / 16. Every value is a dyadic rational, exact in fp16, bf16

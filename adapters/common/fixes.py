@@ -8,9 +8,11 @@ and returns what replaces it). `expects`, when given, is a line of the original'
 was written against: if the installed code no longer has it, the fix no longer applies. Every
 replacement is reverted when the case ends, so the next case runs the implementation as shipped.
 
-A fix that cannot be applied raises FixDoesNotApply naming the entry; the adapters report it as
-the case's error "FixDoesNotApply: known defect ID: why", which the harness reads as a stale
-registry, never as a verdict about the implementation.
+A fix that cannot be applied raises FixDoesNotApply naming the entry; the worker reports it as
+the case's error "FixDoesNotApply: known defect ID: why" (adapters/case.py), which the harness
+reads as a stale registry, never as a verdict about the implementation. Plugin.fixes() returns
+the registry's fixes as adapters.plugin.Fix (plugin_fixes), so `"fixes": [ids]` in a request and
+`--fix ID` reach them.
 """
 import contextlib
 import importlib
@@ -60,10 +62,39 @@ def _raw(owner, attr):
     return owner.__dict__[attr] if isinstance(owner, type) and attr in owner.__dict__ else getattr(owner, attr)
 
 
+def apply_one(registry, fix_id):
+    """Applies one fix of `registry`; returns the callable that reverts it."""
+    undo = []
+    with _collect(registry, [fix_id], undo, keep=True):
+        pass
+    def revert():
+        for owner, attr, original in reversed(undo):
+            setattr(owner, attr, original)
+    return revert
+
+
+def plugin_fixes(implementation):
+    """{id: adapters.plugin.Fix} of the plugin's registry (registry_for): what Plugin.fixes() returns."""
+    from ..plugin import Fix
+    registry = registry_for(implementation)
+    return {fix_id: Fix(fix_id, entry.get("title", ""), lambda fix_id=fix_id: apply_one(registry, fix_id))
+            for fix_id, entry in registry["defects"].items()
+            if (entry.get("fix") or {}).get("kind") == "replacement"}
+
+
 @contextlib.contextmanager
 def applied(registry, ids):
     """Applies the fixes `ids` of `registry` for the duration of the block; reverts them after."""
     undo = []
+    with _collect(registry, ids, undo, keep=False):
+        yield
+
+
+@contextlib.contextmanager
+def _collect(registry, ids, undo, keep):
+    """Applies `ids` in order, recording (owner, attr, original) in `undo`; reverts them when the
+    block ends unless `keep` (then only when applying one of them failed)."""
+    done = False
     try:
         for fix_id in ids or []:
             entry = registry["defects"].get(fix_id)
@@ -90,9 +121,11 @@ def applied(registry, ids):
             setattr(owner, attr, replacement)
             undo.append((owner, attr, original))
         yield
+        done = True
     finally:
-        for owner, attr, original in reversed(undo):
-            setattr(owner, attr, original)
+        if not (keep and done):
+            for owner, attr, original in reversed(undo):
+                setattr(owner, attr, original)
 
 
 def registry_for(implementation):

@@ -1,10 +1,10 @@
 """The scenario's model as torch modules: a tree of nn.Modules whose parameters carry the scenario's
-names and layer shapes, each leaf computing the SPEC loss of its own parameters.
+names and layer shapes, each leaf computing the loss of docs/semantics.md §2 of its own parameters.
 
 `model.layers.0.self_attn.q_proj.weight` is the `weight` of module `model.layers.0.self_attn.q_proj`,
 so an implementation that tags by name reads real names, and a wrapper that works per module
-(deepspeed.zero.Init, FSDP2's fully_shard) sees real modules. Initial weights come from the SPEC
-generator with the scenario's seed; the loss of a matrix W (viewed as rows × cols) on a sample is
+(deepspeed.zero.Init, FSDP2's fully_shard) sees real modules. Initial weights come from the
+generator of docs/semantics.md §1 with the scenario's seed; the loss of a matrix W (viewed as rows × cols) on a sample is
 1/(2m)·‖W x − y‖², of a vector w 1/(2n)·‖w ⊙ x − y‖², each averaged over the micro-batch.
 """
 import numpy as np

@@ -10,9 +10,12 @@ hide the Python-level call (it also saves minutes of compilation per shape).
 
 Which parameter a call belongs to: the first caller frame (walking out from the NS function)
 holding a local `param`, `p` or `tensor` that is one of the model's parameters — the names
-DeepSpeed's ZeRO-1/2/3 loops and MuonWithAuxAdam use. Failing that, the one Muon-sized
-parameter with that matrix shape; failing that, the call is counted as unattributed (which
-`muoncheck verify` reports as a failure, never drops).
+DeepSpeed's ZeRO-1/2/3 loops and MuonWithAuxAdam use — when that parameter has the call's matrix
+shape (an optimizer that defers its NS calls past its parameter loop leaves a stale `p` there).
+Failing that, the one Muon-sized parameter with that matrix shape, or of several, the first not
+yet counted this step (optimizers walk their parameters in order); failing that, the call is
+counted as unattributed (which `muoncheck verify` reports as a failure, never drops).
+`install_functions` (a plugin's `ns_functions`) raises when it wraps nothing.
 """
 import sys
 
@@ -45,6 +48,27 @@ class NsCounter:
 
     def reset_step(self):
         self.calls, self.unattributed = {}, 0
+
+    def install_functions(self, functions, who="the implementation"):
+        """Wraps each (module name, attribute) of a plugin's `ns_functions` that exists; raises
+        PluginError when none does — a counter that wraps nothing would report every step's NS
+        calls as 0 (a false FAIL) instead of saying the plugin names the wrong function."""
+        import importlib
+        from ..plugin import PluginError
+        missing = []
+        for module_name, attr in functions:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError as e:
+                missing.append(f"{module_name} ({e})")
+                continue
+            if not callable(getattr(module, attr, None)):
+                missing.append(f"{module_name}.{attr}")
+                continue
+            self.install(module, (attr,))
+        if not self._installed:
+            raise PluginError(f"{who}: ns_functions: none of them exists ({', '.join(missing) or 'the list is empty'}); "
+                              "the NS counter would wrap nothing")
 
     def install(self, module=None, names=_NS_NAMES):
         if module is None:
@@ -102,10 +126,18 @@ class NsCounter:
         self._attribute(int(G.shape[-2]) * (heads or 1), int(G.shape[-1]), heads)
 
     def _attribute(self, rows, cols, heads):
+        candidates = self.shapes.get((rows, cols)) or self.shapes.get((cols, rows), [])
         index = self._caller_param()
-        if index is None:
-            candidates = self.shapes.get((rows, cols), [])
-            index = candidates[0] if len(candidates) == 1 else None
+        if index is not None and candidates and index not in candidates:
+            # A deferred call: the optimizer collected its updates and orthogonalizes them later,
+            # so the frame's `p` is whichever param its loop ended on, not this call's.
+            index = None
+        if index is None and len(candidates) == 1:
+            index = candidates[0]
+        elif index is None and candidates:
+            # several params of this shape and no frame naming one: the optimizer walks its params
+            # in order, so the call is the first param of this shape not yet counted this step
+            index = next((i for i in candidates if self.calls.get(i, 0) == 0), None)
         if index is None:
             self.unattributed += 1
             return

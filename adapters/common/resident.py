@@ -31,15 +31,16 @@ def broadcast_line(line):
     return box[0]
 
 
-def serve(socket_path, hello, answer):
+def serve(socket_path, hello, answer, protocol=PROTOCOL):
     """Runs the request loop: `hello` (a dict, sent by rank 0 with the protocol name), then for each
-    request `answer(request)` on every rank — the trace on rank 0, ignored elsewhere. Returns 0."""
+    request `answer(request)` on every rank — the answer (a trace, or a /2 map answer) on rank 0,
+    ignored elsewhere. Returns 0."""
     conn = reader = None
     if ranks.rank() == 0:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         conn.connect(socket_path)
         reader = conn.makefile("r", encoding="utf-8", newline="\n")
-        conn.sendall((json.dumps({"hello": PROTOCOL, **hello}) + "\n").encode())
+        conn.sendall((json.dumps({"hello": protocol, **hello}) + "\n").encode())
     while True:
         line = broadcast_line(reader.readline() if reader else None)
         if not line:

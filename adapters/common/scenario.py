@@ -1,7 +1,7 @@
 """A muoncheck scenario as muoncheck itself resolves it (`muoncheck resolve`), for the adapters.
 
 muoncheck's C++ loader is the one validator and the one place the defaults, the llama preset and
-the SPEC tagging live: `muoncheck resolve SCENARIO` prints the canonical scenario (every default
+the tagging of docs/semantics.md §3 live: `muoncheck resolve SCENARIO` prints the canonical scenario (every default
 filled in), the expanded parameter list with each parameter's matrix view and tag, and the
 scenario hash. `load(path)` accepts such a resolved file, or a scenario file, which it resolves by
 running the muoncheck binary (`$MUONCHECK`, else build/harness/muoncheck or
@@ -24,7 +24,7 @@ class Param:
         self.index, self.name, self.shape = int(entry["index"]), entry["name"], [int(x) for x in entry["shape"]]
         self.num_heads = int(entry["num_heads"]) or None      # explicit per-head count in the file
         self.rows, self.cols = int(entry["rows"]), int(entry["cols"])   # the matrix view (rank 1: 1 × n)
-        self.use_muon, self.tag_heads = bool(entry["use_muon"]), int(entry["tag_heads"])   # SPEC §3 tagging
+        self.use_muon, self.tag_heads = bool(entry["use_muon"]), int(entry["tag_heads"])   # docs/semantics.md §3
         self.lr_scale, self.weight_decay = float(entry["lr_scale"]), float(entry["weight_decay"])   # groups applied
         self.lr_schedule = dict(entry["lr_schedule"])   # its group's, else the optimizer's; every field
 
@@ -96,7 +96,7 @@ class Scenario:
         return self.dp * self.gas * self.micro_batch
 
     def global_sample(self, micro_step, rank, local):
-        # j = (k·dp + r)·micro_batch + i  (SPEC §2)
+        # j = (k·dp + r)·micro_batch + i  (docs/semantics.md §2)
         return (micro_step * self.dp + rank) * self.micro_batch + local
 
 

@@ -3,12 +3,12 @@
 With MUONCHECK_COVERAGE=DIR set, `start()` (called before `import deepspeed`) records the lines
 of the files listed in MUON_FILES that run in this process, and `stop()` writes them to
 DIR/.coverage.<host>.<pid>.<random> (one data file per rank; `coverage combine` merges them).
-scripts/deepspeed-coverage.py turns the combined data into reports/deepspeed-coverage.{json,md}.
+scripts/deepspeed-reach.py turns the combined data into reports/deepspeed/reach.{json,md}.
 """
 import os
 
 # Relative to the deepspeed package folder; the report narrows the last four to the functions
-# that mention Muon (scripts/deepspeed-coverage.py says how).
+# that mention Muon (scripts/deepspeed-reach.py says how).
 MUON_FILES = ("runtime/zero/muon/*.py", "runtime/zero/stage_1_and_2.py", "runtime/zero/stage3.py",
               "runtime/bf16_optimizer.py", "runtime/engine.py")
 

@@ -13,8 +13,7 @@ import torch
 from adapters.common import ranks
 
 
-class Unsupported(Exception):
-    """A valid scenario this adapter (or this DeepSpeed version) cannot run as written."""
+from adapters.plugin import Unsupported  # noqa: E402,F401  (a valid scenario DeepSpeed cannot run as written)
 
 
 def head_config(scenario):

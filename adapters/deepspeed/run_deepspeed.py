@@ -4,8 +4,8 @@
 
 The model is a tree of nn.Modules whose parameters carry the scenario's names and layer shapes
 (adapters/common/model.py), so DeepSpeed's tagging reads real names; under `engine.zero_init` it is
-built inside `deepspeed.zero.Init`. Each leaf computes the SPEC loss of its parameters with torch
-ops on the SPEC data, so DeepSpeed's backward makes the gradients. The engine is configured from
+built inside `deepspeed.zero.Init`. Each leaf computes the loss of docs/semantics.md §2 of its parameters with torch
+ops on the data of docs/semantics.md §1, so DeepSpeed's backward makes the gradients. The engine is configured from
 the scenario (engine_config.py) and run with its watchers (engine_run.py): NS calls counted by
 wrapping DeepSpeed's Newton–Schulz functions (adapters/common/ns_counter.py), the /2 collective
 log, digests and scaler counters (trace_v2.py). After every step the fp32 master weights (and the
@@ -13,7 +13,7 @@ Muon momentum and Adam moments where DeepSpeed exposes them) are read back (stat
 checkpoint scenario goes through DeepSpeed's save/load (checkpoint_cycle.py).
 
 One process per GPU: a scenario with `engine.dp` N runs under `torchrun --nproc-per-node N`
-(scripts/deepspeed-run.sh groups the scenarios by dp); rank r feeds the SPEC samples of rank r, and
+(scripts/deepspeed-run.sh groups the scenarios by dp); rank r feeds the samples (docs/semantics.md §2) of rank r, and
 rank 0 writes the one merged trace (NS calls summed over ranks, state read through DeepSpeed's
 collective full-tensor getters). Trace format: docs/trace-format.md (/2; --repeat writes a second
 run for the deterministic invariant).

@@ -108,7 +108,7 @@ Gpu& gpu() {
 
 // How a benchmark times its call. `sustained`: calls back to back for the benchmark's minimum
 // time, each timed; under that load an H100 reaches its 700 W limit and lowers its SM clock from
-// 1980 MHz to about 1450–1600 (reports/h100-2026-12-06c/). `cold`: after two idle seconds, one call
+// 1980 MHz to about 1450–1600. `cold`: after two idle seconds, one call
 // to raise the clocks, then calls timed until kColdWindowMs of them (at least 3), their median: the
 // first tens of milliseconds of load, which the card runs at its top clock, as
 // bench/ns_side_by_side.py times torch.matmul's GEMM rate. The window is the same for every call

@@ -23,7 +23,7 @@ Outcome run(const cli::Args& args) {
   const auto c = oracle::certify(s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const bool ok = c.min_digits >= required;
-  if (args.flag("json")) {
+  if (args.flag("print-json")) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& st : c.steps)
       steps.push_back({{"step", st.step}, {"skipped", st.skipped}, {"weights", st.weights}, {"momentum", st.momentum}, {"adam", st.adam}});
@@ -44,10 +44,10 @@ Outcome run(const cli::Args& args) {
 }  // namespace
 
 Command certify_command() {
-  return {{"certify", "muoncheck certify SCENARIO [--json] [--min-digits D]",
+  return {{"certify", "muoncheck certify SCENARIO [--print-json] [--min-digits D]",
            "Runs the oracle in float128 and in cpp_bin_float_50 and reports, per step, how many decimal\n"
            "digits of the weights, momentum and Adam moments the two agree on. Exit 1 below --min-digits (25).",
-           options({"json/print", "min-digits", "scenarios"})},
+           options({"print-json", "min-digits", "scenarios"})},
           run};
 }
 

@@ -1,5 +1,5 @@
 // `muoncheck check`: the default conformance suite — every scenario in scenarios/
-// on the CPU backend plus the golden comparison; writes reports/latest.json.
+// on the CPU backend plus the golden comparison; writes out/latest.json.
 #include <string>
 
 #include "harness/cli/commands.hpp"
@@ -27,7 +27,7 @@ Command check_command() {
   return {{"check", "muoncheck check [SCENARIO...] [--report FILE] [--fault ID]...",
            "The default conformance suite: every scenario in scenarios/ (or those given) through the\n"
            "implementation, the oracle and the control, every invariant, and the golden comparison.\n"
-           "Prints the table, writes reports/latest.json.\n" + std::string(kSuiteExitHelp) + ".",
+           "Prints the table, writes out/latest.json.\n" + std::string(kSuiteExitHelp) + ".",
            options(with_judge_options({"report/check", "scenarios", "min-executed", "junit", "summary-md", "golden"}))},
           run};
 }

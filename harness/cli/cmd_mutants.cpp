@@ -1,7 +1,7 @@
 // `muoncheck mutants`: the default suite clean, then once per fault; prints the
 // kill table, the mutation score and the executed counts. Exit 1 if a fault survives
 // (or is only killed incidentally), the clean control fails, or the counts fail the
-// --min-executed gate (coverage.hpp).
+// --min-executed gate (executed_counts.hpp).
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -10,7 +10,7 @@
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
 #include "harness/report/console_table.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/mutants/mutation_run.hpp"
 #include "impl/faults/fault_catalogue.hpp"
 #include "harness/report/report.hpp"
@@ -25,9 +25,8 @@ namespace {
 
 Outcome run(const cli::Args& args) {
   if (!args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck mutants takes no scenarios (see --fault)");
-  JudgeOptions o = judge_options_from(args);
+  JudgeOptions o = judge_options_from(args, "oracle-precision/mutants");   // double unless given
   if (!o.faults.empty()) o.faults.clear();   // --fault selects which mutants run, below
-  o.precision = precision_from(args, "oracle-precision/mutants");   // double unless given
   std::vector<std::string> faults = args.values("fault");
   if (faults.empty()) faults = impl::fault_ids();
   const auto dir = option_text(args, "scenarios");
@@ -40,12 +39,12 @@ Outcome run(const cli::Args& args) {
   // The gate covers every verdict judged here: the control's and the fault runs'.
   std::vector<ScenarioResult> all = result.control;
   for (const auto& r : fault_results(result)) all.push_back(r);
-  const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), repro_flags(o), min_executed};
+  const RunMetadata meta{"mutants", impl::backend_description(impl_options(o)), min_executed};
   const Summary sum = finish_run(meta, all, {},
-                                 {args.value("json").value_or(""), views, RunConsole::coverage_only,
+                                 {args.value("json").value_or(""), views, RunConsole::executed_counts_only,
                                   [&](nlohmann::json& report) { report["mutants"] = mutants_json(result); }});
   if (result.ok()) throw_if_only_errors(sum, all);   // exit 3 when only errors stood in the way
-  return result.ok() && sum.coverage_problems.empty() ? Outcome::success : Outcome::conformance_failure;
+  return result.ok() && sum.executed_problems.empty() ? Outcome::success : Outcome::conformance_failure;
 }
 
 }  // namespace
@@ -57,7 +56,7 @@ Command mutants_command() {
            "The oracle runs in double here (its error is far below any fp32 band); --oracle-precision overrides.\n"
            "Exit 1 when a fault survives or is only killed incidentally, the control fails, a scenario (control\n"
            "or fault run) executed no invariant, or fewer than --min-executed of all verdicts ran.",
-           options({"fault/mutants", "json/file", "oracle-precision/mutants", "mode", "timeout-ms", "backend", "comm",
+           options({"fault/mutants", "json", "oracle-precision/mutants", "mode", "timeout-ms", "backend", "comm",
                     "dp", "control-members", "scenarios", "min-executed", "junit", "summary-md", "ranks", "store"})},
           run};
 }

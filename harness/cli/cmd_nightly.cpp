@@ -13,8 +13,9 @@
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
 #include "harness/cli/sweep_impl.hpp"
+#include "harness/external/implementation.hpp"
 #include "harness/report/console_table.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/mutants/mutation_run.hpp"
 #include "harness/report/report.hpp"
 #include "harness/judge/scenario_selection.hpp"
@@ -79,29 +80,29 @@ Outcome run(const cli::Args& args) {
   print_sweep_summary(stdout, sw, sweep);
 
   // Each part passes its own --min-executed gate: the suite, the fault runs, the sweep's cases.
-  const RunMetadata meta{"nightly", impl::backend_description(impl_options(so.judge)), repro_flags(so.judge), min_executed};
+  const RunMetadata meta{"nightly", impl::backend_description(impl_options(so.judge)), min_executed};
   const Summary suite_sum = summarize(suite.results, suite.golden, meta);
   const Summary fault_sum = summarize(fault_results(mutants), {}, meta);
-  const auto sweep_problems = sweep_coverage_problems(sw, sweep);
+  const auto sweep_problems = sweep_executed_problems(sw, sweep);
   std::printf("\nmutants (fault runs): ");
-  print_coverage(stdout, fault_sum.coverage, fault_sum.coverage_problems);
-  const bool mutants_ok = mutants.ok() && fault_sum.coverage_problems.empty();
+  print_executed_counts(stdout, fault_sum.counts, fault_sum.executed_problems);
+  const bool mutants_ok = mutants.ok() && fault_sum.executed_problems.empty();
   const bool sweep_ok = !sweep.failure && sweep_problems.empty();
   const double seconds = seconds_since(start);
   const bool ok = suite_sum.ok() && mutants_ok && sweep_ok;
-  finish_run(meta, suite.results, suite.golden,
+  finish_run(meta, suite.results, suite.golden, suite_sum,
              {report_path, views, RunConsole::failures_and_summary, [&](nlohmann::json& report) {
                 report["mutants"] = mutants_json(mutants);
-                report["mutants"]["executed"] = fault_sum.coverage.executed;
-                report["mutants"]["verdicts"] = fault_sum.coverage.verdicts;
-                report["mutants"]["coverage_problems"] = fault_sum.coverage_problems;
+                report["mutants"]["executed"] = fault_sum.counts.executed;
+                report["mutants"]["verdicts"] = fault_sum.counts.verdicts;
+                report["mutants"]["executed_problems"] = fault_sum.executed_problems;
                 report["sweep"] = sweep_json(sw, sweep);
                 report["nightly"] = {{"seconds", seconds}, {"suite_seconds", suite_seconds}, {"budget_seconds", budget},
                                      {"seed", seed}, {"seed_from", seed_source}, {"ok", ok}};
               }});
   std::printf("nightly: %.0f s; suite %s (%s), mutants %d/%zu%s, sweep %d cases %s; report: %s\n", seconds,
-              suite_sum.ok() ? "OK" : "FAILED", executed_text(suite_sum.coverage).c_str(), mutants.killed(),
-              mutants.faults.size(), fault_sum.coverage_problems.empty() ? "" : " (NOT OK: executed counts)",
+              suite_sum.ok() ? "OK" : "FAILED", executed_text(suite_sum.counts).c_str(), mutants.killed(),
+              mutants.faults.size(), fault_sum.executed_problems.empty() ? "" : " (NOT OK: executed counts)",
               sweep.cases_run, sweep.failure ? "FOUND A COUNTEREXAMPLE" : sweep_problems.empty() ? "clean" : "NOT OK: executed counts",
               report_path.c_str());
   if (mutants_ok && sweep_ok) throw_if_only_errors(suite_sum, suite.results);   // exit 3, report written
@@ -115,17 +116,18 @@ Command nightly_command() {
            "The nightly job: every scenario with the golden comparison, the mutants (the " +
                std::to_string(impl::fault_catalogue().size()) + " faults of the catalogue, the suite\n"
            "as their clean control) and a property sweep that stops when the budget is spent; one JSON report\n"
-           "(default reports/nightly.json) recording the backend, the device and the sweep's seed (by default the\n"
+           "(default out/nightly.json) recording the backend, the device and the sweep's seed (by default the\n"
            "UTC date, YYYYMMDD: each night draws new cases). Exit 1 on any failure, and when\n"
            "the suite, the fault runs or the sweep has a scenario that executed no invariant or executed fewer\n"
            "than --min-executed of its verdicts.\n"
-           "With --impl deepspeed[=VERSION] or torch[=VERSION] the nightly job of that implementation: its budgeted sweep\n"
+           "With --impl NAME[=VERSION] (" + external::implementation_names() + ", or a plugin) the nightly job of that\n"
+           "implementation: its budgeted sweep\n"
            "(`muoncheck sweep --impl`, --sweep-cases cases at most, --workers N resident workers side by side,\n"
            "--json FILE for its record).",
            options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed/nightly",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
                     "junit", "summary-md", "impl", "impl-site", "workers", "max-defects", "known-defects", "shrink-seconds", "case-timeout-s", "cases-dir",
-                    "json/file"})},
+                    "json", "fix"})},
           run};
 }
 

@@ -52,7 +52,7 @@ Command noise_command() {
        "the old single-control weight band beside the ensemble band, the band as a fraction of a\n"
        "step's update, and leave-one-out ratios (a member's error over the largest of the others),\n"
        "the evidence behind the band's alpha. Runs no implementation; exit 0.",
-       options({"control-members", "oracle-precision", "json/file", "scenarios"})},
+       options({"control-members", "oracle-precision", "json", "scenarios"})},
       run);
 }
 

@@ -38,7 +38,7 @@ void run(const cli::Args& args) {
     write_file_atomically(*out, trajectory_to_json(t).dump() + "\n");
     std::fprintf(stderr, "wrote %s\n", out->c_str());
   }
-  if (args.flag("json")) std::cout << trajectory_to_json(t, false).dump(2) << "\n";
+  if (args.flag("print-json")) std::cout << trajectory_to_json(t, false).dump(2) << "\n";
   else print_summary(s, t);
 }
 
@@ -46,11 +46,11 @@ void run(const cli::Args& args) {
 
 Command oracle_command() {
   return informational_command(
-      {"oracle", "muoncheck oracle SCENARIO [--precision double|float128|bin50] [--control] [--out FILE] [--json]",
+      {"oracle", "muoncheck oracle SCENARIO [--precision double|float128|bin50] [--control] [--out FILE] [--print-json]",
        "Computes the exact Muon trajectory of SCENARIO (a .json path or a name in scenarios/):\n"
        "tags, and per step the loss, skip, loss scale, gradient norm, NS calls and every state tensor.\n"
-       "--json prints the trajectory without its tensors; --out FILE writes it whole.",
-       options({"precision", "control", "out/trajectory", "json/print", "scenarios"})},
+       "--print-json prints the trajectory without its tensors; --out FILE writes it whole.",
+       options({"precision", "control", "out/trajectory", "print-json", "scenarios"})},
       run);
 }
 

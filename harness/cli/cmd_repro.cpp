@@ -1,6 +1,6 @@
-// `muoncheck repro CASE --for deepspeed|torch`: a minimal case (the scenario `sweep --impl` saved
-// and the trace beside it, CASE.trace.json) as a standalone DeepSpeed or torch script and a report
-// skeleton (harness/repro/deepspeed_repro.hpp, torch_repro.hpp).
+// `muoncheck repro CASE --for NAME`: a minimal case (the scenario `sweep --impl` saved and the
+// trace beside it, CASE.trace.json) as a standalone script of that implementation and a report
+// skeleton, by the repro template its record names (harness/external/implementation.hpp).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,8 +11,7 @@
 #include "core/scenario_io.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/cli/option_table.hpp"
-#include "harness/repro/deepspeed_repro.hpp"
-#include "harness/repro/torch_repro.hpp"
+#include "harness/external/implementation.hpp"
 
 namespace muoncheck {
 
@@ -29,8 +28,10 @@ std::string read_text(const std::string& path) {
 void run(const cli::Args& args) {
   if (args.positionals().size() != 1) throw Error(ErrorKind::Usage, "muoncheck repro: give exactly one case (a scenario file)");
   const std::string impl = option_text(args, "for");
-  if (impl != "deepspeed" && impl != "torch")
-    throw Error(ErrorKind::Usage, "--for expects deepspeed or torch, got \"" + impl + "\"");
+  const external::Implementation record = external::implementation_named(impl);
+  if (!record.repro)
+    throw Error(ErrorKind::Usage, "--for " + impl + ": no repro template for this implementation (those with one: " +
+                                      external::implementation_names() + ")");
   const std::string path = args.positionals().front();
   const Scenario s = load_scenario(path);
   std::string trace_path = path;
@@ -39,30 +40,29 @@ void run(const cli::Args& args) {
   if (!std::filesystem::exists(trace_path))
     throw Error(ErrorKind::BadInput, path + ": no trace beside it (" + trace_path + "; `muoncheck sweep --impl " + impl + "` writes one)");
   const Trace t = load_trace(trace_path);
-  const std::string out = option_text(args, "out/repro");
+  const std::string out = option_text(args, "out-dir/repro");
   std::filesystem::create_directories(out);
   const std::string script_name = s.name + "_repro.py";
   const std::string datagen = read_text(option_text(args, "adapter-dir") + "/datagen.py");
-  const ReproFiles f = impl == "torch" ? torch_repro(s, t, datagen, script_name, control_members_from(args))
-                                       : deepspeed_repro(s, t, datagen, script_name, control_members_from(args));
+  const ReproFiles f = record.repro(s, t, datagen, script_name, control_members_from(args));
   const auto script = (std::filesystem::path(out) / script_name).string();
   const auto report = (std::filesystem::path(out) / (s.name + ".md")).string();
   write_file_atomically(script, f.script);
   write_file_atomically(report, f.report);
   std::printf("script: %s\nreport skeleton: %s\nrun: %storchrun --nproc-per-node %d %s\n", script.c_str(), report.c_str(),
-              impl == "torch" ? "" : "TORCH_COMPILE_DISABLE=1 ", s.engine.dp, script.c_str());
+              record.repro_run_prefix.c_str(), s.engine.dp, script.c_str());
 }
 
 }  // namespace
 
 Command repro_command() {
   return informational_command(
-      {"repro", "muoncheck repro CASE.json --for deepspeed|torch [--out DIR]",
-       "Writes a standalone script (torch + DeepSpeed, or torch alone) for a minimal case found by\n"
-       "`sweep --impl deepspeed` or `sweep --impl torch`\n"
+      {"repro", "muoncheck repro CASE.json --for " + external::implementation_names() + " [--out-dir DIR]",
+       "Writes a standalone script of the implementation (" + external::implementation_names() + ") for a\n"
+       "minimal case found by `sweep --impl NAME`\n"
        "(CASE.json and the CASE.trace.json beside it): it prints each step's error against the float128\n"
        "oracle next to the band and exits 1 while the defect shows; and a Markdown report skeleton.",
-       options({"for", "out/repro", "adapter-dir", "control-members"})},
+       options({"for", "out-dir/repro", "adapter-dir", "control-members"})},
       run);
 }
 

@@ -1,5 +1,5 @@
 // `muoncheck resolve SCENARIO`: the scenario as muoncheck understands it, every default filled
-// in, the llama preset expanded and each parameter tagged (SPEC §3), as JSON. Adapters read this
+// in, the llama preset expanded and each parameter tagged (docs/semantics.md §3), as JSON. Adapters read this
 // instead of re-implementing the defaults (adapters/common/scenario.py).
 #include <cstdio>
 #include <iostream>
@@ -36,7 +36,7 @@ Command resolve_command() {
       {"resolve", "muoncheck resolve SCENARIO [--out FILE]",
        "Prints SCENARIO (a .json path or a name in scenarios/) as muoncheck reads it: the canonical\n"
        "scenario with every default filled in (its hash is the scenario's), the parameter list with the\n"
-       "llama preset expanded, each parameter's matrix view, SPEC tagging (use_muon, tag_heads) and the\n"
+       "llama preset expanded, each parameter's matrix view, the tagging of docs/semantics.md §3 (use_muon, tag_heads) and the\n"
        "lr_scale / weight_decay / lr_schedule its group gives it, the global batch, and always (the\n"
        "canonical scenario omits them at their defaults) engine_path {offload_optimizer, compile},\n"
        "lr_schedule, checkpoint (null, or save_after_step and the resume engine dp/stage/gas) and\n"

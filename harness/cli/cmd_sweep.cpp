@@ -1,7 +1,7 @@
 // `muoncheck sweep`: property-based search over generated scenarios (see
 // harness/sweep/sweep_runner.hpp). Exit 1 when a (float128-confirmed) counterexample is found,
 // whether it reveals a bug or, with --fault, proves the sweep catches that fault, and
-// when the executed counts fail the --min-executed gate (coverage.hpp).
+// when the executed counts fail the --min-executed gate (executed_counts.hpp).
 #include <cstdio>
 
 #include "core/error.hpp"
@@ -13,6 +13,7 @@
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
 #include "harness/cli/sweep_impl.hpp"
+#include "harness/external/implementation.hpp"
 #include "impl/faults/faults.hpp"
 #include "core/atomic_file.hpp"
 
@@ -55,7 +56,7 @@ Outcome run(const cli::Args& args) {
     std::printf("report: %s\n", json->c_str());
   }
   write_report_views(sweep_json(o, r), views);
-  return r.failed() || !sweep_coverage_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
+  return r.failed() || !sweep_executed_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
 }
 
 }  // namespace
@@ -63,17 +64,18 @@ Outcome run(const cli::Args& args) {
 Command sweep_command() {
   return {{"sweep",
            "muoncheck sweep [--cases N] [--seed S] [--budget SECONDS] [--fault ID]... [--json FILE]\n"
-           "muoncheck sweep --impl deepspeed[=VERSION] [--dp N] [--backend cuda] [--workers N] [--cases N] [--json FILE]\n"
-           "muoncheck sweep --impl torch[=VERSION] [--dp N] [--backend cuda] [--workers N] [--cases N] [--json FILE]",
+           "muoncheck sweep --impl NAME[=VERSION] [--dp N] [--backend cuda] [--workers N] [--fix ID]... [--cases N] [--json FILE]",
            "Generates scenarios (RapidCheck; same seed, same cases) and judges each against every\n"
            "invariant with the double-precision oracle. A failure is confirmed in float128, shrunk to a\n"
-           "minimal scenario saved under reports/cases/, and printed with the line that reproduces it.\n"
+           "minimal scenario saved under out/cases/, and printed with the line that reproduces it.\n"
            "With --fault the sweep hunts for that injected fault and says after how many cases it was found.\n"
-           "With --impl the implementation under test is another one (DeepSpeed's Muon, or torch.optim.Muon under\n"
-           "DDP/FSDP2 drawn as the stage, through a resident worker):\n"
-           "cases are drawn in the region it can express (declines counted per feature), judged from its traces,\n"
-           "and each distinct failure is shrunk with it in the loop; `muoncheck repro CASE --for deepspeed|torch`\n"
-           "turns a minimal case into a standalone script. Its worker's crash or hang is an ERROR of the case.\n"
+           "With --impl the implementation under test is another one (" + external::implementation_names() + ", or\n"
+           "any plugin of entry point group muoncheck.implementations), through its plugin's resident worker:\n"
+           "each case is a base scenario and a configuration of the plugin's own knobs, drawn together (a knob\n"
+           "shrinks towards its default); the plugin maps the configuration onto the scenario judged, or declines\n"
+           "it (declines counted per knob and feature); each distinct failure is shrunk with it in the loop;\n"
+           "`muoncheck repro CASE --for NAME` turns a minimal case into a standalone script where NAME has a\n"
+           "repro template. Its worker's crash or hang, or a malformed answer of its plugin, is an ERROR of the case.\n"
            "--workers N runs N such workers side by side, N cases at once (the implementation is nearly all the\n"
            "time): the same cases in the same order and the same record as one worker, judged in case order;\n"
            "a defect is shrunk once the cases in flight are done, one candidate at a time.\n"
@@ -82,9 +84,9 @@ Command sweep_command() {
            "not fail the run, a NEW one, an entry whose witness no longer fails or a fix that no longer applies does.\n"
            "Exit 1 when a counterexample is found (and not explained by --known-defects), when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
-           options({"cases", "seed", "budget/sweep", "fault", "focus", "json/file", "cases-dir", "timeout-ms",
+           options({"cases", "seed", "budget/sweep", "fault", "focus", "json", "cases-dir", "timeout-ms",
                     "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "impl", "impl-site",
-                    "dp", "workers", "max-defects", "known-defects", "shrink-seconds", "case-timeout-s", "ranks", "store"})},
+                    "dp", "workers", "max-defects", "known-defects", "shrink-seconds", "case-timeout-s", "ranks", "store", "fix"})},
           run};
 }
 

@@ -1,4 +1,4 @@
-// `muoncheck variants SCENARIO... --out DIR`: writes the variant scenarios the relational
+// `muoncheck variants SCENARIO... --out-dir DIR`: writes the variant scenarios the relational
 // invariants compare each scenario against (the invariant table's gas/dp/stage/bucket
 // re-splits and the gas-1 re-split) as scenario files, and DIR/variants.json, which lists
 // every run an external implementation must trace for `verify` to judge every invariant: the
@@ -26,8 +26,8 @@ namespace {
 
 Outcome run(const cli::Args& args) {
   if (args.positionals().empty()) throw Error(ErrorKind::Usage, "muoncheck variants: give at least one scenario");
-  const auto out = args.value("out");
-  if (!out) throw Error(ErrorKind::Usage, "muoncheck variants: give --out DIR");
+  const auto out = args.value("out-dir");
+  if (!out) throw Error(ErrorKind::Usage, "muoncheck variants: give --out-dir DIR");
   std::set<std::string> only;
   for (const auto& id : args.values("invariant")) {
     if (!is_invariant_id(id)) throw Error(ErrorKind::Usage, "--invariant: \"" + id + "\" is not an invariant");
@@ -76,13 +76,13 @@ Outcome run(const cli::Args& args) {
 }  // namespace
 
 Command variants_command() {
-  return {{"variants", "muoncheck variants SCENARIO... --out DIR [--invariant ID]...",
+  return {{"variants", "muoncheck variants SCENARIO... --out-dir DIR [--invariant ID]...",
            "Writes the variant scenarios the relational invariants compare each SCENARIO against (gas, dp,\n"
            "stage and bucket re-splits, the gas-1 re-split) to DIR/<variant>.json, one line each on stdout\n"
            "(KIND FILE, and `repeat FILE` for the second run `deterministic` reads), and DIR/variants.json\n"
            "listing every run to trace. Traces of those runs given to `verify` beside the scenario's own\n"
            "let it judge the relational invariants of an external implementation.",
-           options({"out/dir", "invariant", "scenarios"})},
+           options({"out-dir", "invariant", "scenarios"})},
           run};
 }
 

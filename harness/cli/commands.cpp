@@ -16,7 +16,7 @@ std::vector<Command> all_commands() {
   return {check_command(),   run_command(),     oracle_command(), certify_command(),
           golden_command(),  mutants_command(), nightly_command(), sweep_command(),
           verify_command(),  variants_command(), noise_command(),  diff_command(),    html_command(),
-          resolve_command(), coverage_pairs_command(),
+          resolve_command(), pairs_command(),
           repro_command()};
 }
 

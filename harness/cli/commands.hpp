@@ -34,7 +34,7 @@ Command diff_command();
 Command html_command();
 Command variants_command();
 Command resolve_command();
-Command coverage_pairs_command();
+Command pairs_command();
 Command repro_command();
 
 // Every command, in the order `muoncheck --help` lists them.

@@ -64,7 +64,7 @@ bool ranks_as_processes(const muoncheck::Command& c, const muoncheck::cli::Args&
 
 muoncheck::launch::ProcessRun process_run(const muoncheck::Command& c, const muoncheck::cli::Args& args) {
   const std::string name = c.spec.name;
-  const char* report_key = name == "check" ? "report/check" : name == "run" ? "report" : "json/file";
+  const char* report_key = name == "check" ? "report/check" : name == "run" ? "report" : "json";
   return {name, muoncheck::option_text(args, report_key), muoncheck::option_text(args, "store"),
           muoncheck::timeout_from(args)};
 }

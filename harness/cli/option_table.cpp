@@ -7,7 +7,9 @@
 #include <set>
 
 #include "core/error.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/external/implementation.hpp"
+#include "harness/judge/executed_counts.hpp"
+#include "harness/sweep/sweep_defaults.hpp"
 #include "oracle/control_ensemble.hpp"
 
 namespace muoncheck {
@@ -28,6 +30,24 @@ OptionEntry value(std::string key, std::string help, std::string default_text = 
 }
 OptionEntry repeated(std::string key, std::string help) { return {key, {name_of(key), true, true, std::move(help), ""}}; }
 OptionEntry flag(std::string key, std::string help) { return {key, {name_of(key), false, false, std::move(help), ""}}; }
+
+// "deepspeed (DeepSpeed's Muon ...) | torch (...)", from the list of implementations.
+std::string impl_help() {
+  std::string out;
+  for (const auto& i : external::implementations()) out += (out.empty() ? "" : " | ") + i.name + " (" + i.title + ")";
+  return out;
+}
+
+// Where each implementation's versions live by default, from the list.
+std::string site_help() {
+  std::string out;
+  for (const auto& i : external::implementations()) {
+    if (i.sites_variable.empty()) continue;
+    out += (out.empty() ? "" : "; ") + i.name + ": $" + i.sites_variable + "/" + i.site_prefix + "VERSION" +
+           (i.default_site_root.empty() ? ", else the environment's" : ", else " + i.default_site_root + "VERSION");
+  }
+  return out;
+}
 
 std::vector<OptionEntry> build_table() {
   const std::string precisions = "double | float128 | bin50";
@@ -73,48 +93,49 @@ std::vector<OptionEntry> build_table() {
       value("golden", "golden folder", "golden"),
       // What a command writes.
       value("report", "write the JSON report to FILE"),
-      value("report/check", "write the JSON report to FILE", "reports/latest.json"),
-      value("report/nightly", "write the JSON report to FILE", "reports/nightly.json"),
+      value("report/check", "write the JSON report to FILE", "out/latest.json"),
+      value("report/nightly", "write the JSON report to FILE", "out/nightly.json"),
       value("junit", "also write the verdicts as JUnit XML to FILE (one testcase per scenario and invariant)"),
       value("summary-md", "also write a short Markdown summary to FILE (e.g. $GITHUB_STEP_SUMMARY)"),
-      value("json/file", "also write the results as JSON to FILE (sweep: its record; mutants: the report "
+      value("json", "also write the results as JSON to FILE (sweep: its record; mutants: the report "
                                  "with its mutants section; noise: the figures)"),
-      flag("json/print", "print JSON on stdout instead of a table"),
-      value("trace/write", "also write the implementation's run as a trace (docs/trace-format.md) to FILE, "
+      flag("print-json", "print JSON on stdout instead of a table"),
+      value("write-trace", "also write the implementation's run as a trace (docs/trace-format.md) to FILE, "
                                     "or FOLDER/<scenario>.trace.json when FILE is a folder"),
-      repeated("trace/read", "a trace file written by the implementation (docs/trace-format.md)"),
+      repeated("trace", "a trace file written by the implementation (docs/trace-format.md)"),
       value("out/trajectory", "write the whole trajectory, tensors included, as JSON to FILE"),
       value("out/html", "the HTML file to write (also -o FILE)"),
-      value("out/dir", "the folder to write into (created when missing)"),
+      value("out-dir", "the folder to write into (created when missing)"),
       value("out/resolved", "write the resolved scenario to FILE instead of stdout"),
       // The sweep (sweep, nightly).
-      value("cases", "number of generated scenarios", "100"),
+      value("cases", "number of generated scenarios", std::to_string(kDefaultSweepCases)),
       value("sweep-cases", "most sweep cases", "300"),
-      value("seed", "seed of the sweep's case generator, a non-negative integer", "1"),
+      value("seed", "seed of the sweep's case generator, a non-negative integer", std::to_string(kDefaultSweepSeed)),
       value("seed/nightly", "seed of the sweep's case generator, a non-negative integer, or `date`: the UTC date "
                             "as YYYYMMDD, so each night explores new cases", "date"),
       value("budget/sweep", "start no new case after SECONDS; 0: no limit", "0"),
       value("budget/nightly", "SECONDS for the whole job; the sweep gets what is left, at least 60",
             "3600"),
       value("focus", "bias the generator toward fault ID's code path (none given: the general generator)"),
-      value("cases-dir", "folder for minimal scenarios", "reports/cases"),
+      value("cases-dir", "folder for minimal scenarios", kDefaultCasesDir),
       // repro.
-      value("for", "the implementation the script is for: deepspeed | torch", "deepspeed"),
-      value("out/repro", "folder the script and the report skeleton go to", "reports/cases"),
+      value("for", "the implementation the script is for: " + external::implementation_names() +
+                   " (those with a repro template)", "deepspeed"),
+      value("out-dir/repro", "folder the script and the report skeleton go to", kDefaultCasesDir),
       value("adapter-dir", "the adapters' shared folder (its data generator, datagen.py, is embedded)", "adapters/common"),
       // Another implementation under test (sweep, nightly).
-      value("impl", "sweep another implementation instead of ours: deepspeed | deepspeed=VERSION | torch | "
-                    "torch=VERSION (a resident worker, adapters/deepspeed or adapters/torch; --backend picks its "
-                    "device, --dp its ranks)"),
-      value("impl-site", "PYTHONPATH folder holding that implementation; none given: $MUONCHECK_DEEPSPEED_SITES/"
-                         "ds-VERSION, else /tmp/muoncheck-site-ds-VERSION (torch: $MUONCHECK_TORCH_SITES/"
-                         "torch-VERSION, else the environment's; a bare name: the environment's)"),
-      value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", "6"),
+      value("impl", "another implementation instead of ours, NAME or NAME=VERSION: " + impl_help() +
+                    "; or any plugin of entry point group muoncheck.implementations (one generic resident worker, "
+                    "python3 -m adapters.worker --impl NAME; --backend picks its device, --dp its ranks)"),
+      value("impl-site", "PYTHONPATH folder holding that implementation; none given: " + site_help() +
+                         " (a bare name: the environment's)"),
+      repeated("fix", "with --impl: apply this fix of the plugin's known defects to every case (ids: its hello line)"),
+      value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", std::to_string(kDefaultMaxDefects)),
       value("known-defects", "with --impl: a known-defect registry (docs/known-defects.md; the plugin's own is "
                              "adapters/NAME/known_defects.json): a failure its fixes explain does not fail the run; a "
                              "new failure, an entry that no longer reproduces or a fix that no longer applies does"),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
-                              "implementation included)", "240"),
+                              "implementation included)", number(kDefaultShrinkSeconds)),
       value("workers", "with --impl: resident workers run side by side, N in [1, 16], each taking the next case "
                        "(same cases, same record as one worker; each its own process and log)", "1"),
       value("case-timeout-s", "with --impl: seconds one case may take before the worker is killed and "
@@ -123,7 +144,7 @@ std::vector<OptionEntry> build_table() {
       value("precision", "oracle arithmetic: double (quick) | float128 | bin50 (certify)", "float128"),
       flag("control", "the control instead: the same semantics with the scenario's dtypes emulated"),
       value("min-digits", "digits every step must reach", "25"),
-      // coverage-pairs.
+      // pairs.
       flag("design", "also propose rows (one value per feature) that cover the uncovered pairs, built greedily"),
   };
 }

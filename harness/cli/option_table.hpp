@@ -3,9 +3,10 @@
 // shown in --help). A command builds its option list by key (`options({"fault", "mode"})`);
 // a key the table lacks, or two keys of one option name in one command, is an Internal error.
 //
-// An option whose meaning differs between commands has one entry per meaning, keyed
-// "NAME/VARIANT" (e.g. `json/print`, a switch, beside `json/file`, which takes FILE); an
-// entry without a variant has key == name. Nothing else may share a name.
+// An option name means one thing in every command (a FILE, a folder, a switch: the table test
+// holds it). Where only its default or its help differs by command, it has one entry per
+// command, keyed "NAME/VARIANT" (e.g. `report/check`, defaulting to out/latest.json, beside
+// `report`); an entry without a variant has key == name. Nothing else may share a name.
 //
 // Where a value is parsed, the parser below is the one every command uses, and it reads
 // the default from the same entry --help shows, so the two cannot drift apart.

@@ -10,11 +10,24 @@
 
 namespace muoncheck {
 
-JudgeOptions judge_options_from(const cli::Args& args) {
+std::vector<std::string> run_flags_from(const cli::Args& args, std::string_view precision_key) {
+  std::vector<std::string> flags;
+  for (const std::string_view key : {std::string_view("mode"), precision_key, std::string_view("backend"),
+                                     std::string_view("comm"), std::string_view("ns-kernel"), std::string_view("dp"),
+                                     std::string_view("control-members")}) {
+    const auto& name = option_entry(key).spec.name;
+    const std::string text = option_text(args, key);
+    if (!text.empty() && text != option_entry(name).spec.default_text) flags.insert(flags.end(), {"--" + name, text});
+  }
+  return flags;
+}
+
+JudgeOptions judge_options_from(const cli::Args& args, std::string_view precision_key) {
   JudgeOptions o;
   o.faults = args.values("fault");
   o.mode = mode_from(args);
-  o.precision = precision_from(args);
+  o.precision = precision_from(args, precision_key);
+  o.run_flags = run_flags_from(args, precision_key);
   for (const auto& id : args.values("invariant")) {
     if (!is_invariant_id(id)) throw Error(ErrorKind::Usage, "--invariant: unknown invariant \"" + id + "\"");
     o.only.insert(id);

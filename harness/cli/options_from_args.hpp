@@ -12,8 +12,12 @@
 
 namespace muoncheck {
 
-// --fault, --mode, --oracle-precision, --invariant, --timeout-ms, --backend, --comm, --control-members, --dp
-JudgeOptions judge_options_from(const cli::Args& args);
+// --fault, --mode, --oracle-precision (read at `precision_key`: a command's own default), --invariant,
+// --timeout-ms, --backend, --comm, --ns-kernel, --control-members, --dp; and the run flags of those.
+JudgeOptions judge_options_from(const cli::Args& args, std::string_view precision_key = "oracle-precision");
+// The flags `muoncheck run` needs to judge as this command line does: each judging option whose
+// text here (given, or this command's default) differs from run's default, as `--NAME TEXT`.
+std::vector<std::string> run_flags_from(const cli::Args& args, std::string_view precision_key);
 // The option-table keys judge_options_from reads, then `more`: the option list of a command
 // that takes every judging option (check, run).
 std::vector<std::string> with_judge_options(const std::vector<std::string>& more);

@@ -1,5 +1,6 @@
 #include "harness/external/resident_worker.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -7,12 +8,6 @@
 #include "harness/external/resolved_scenario.hpp"
 
 namespace muoncheck::external {
-
-std::string impl_version(const std::string& impl, const std::string& name) {
-  if (impl == name) return "";
-  if (impl.rfind(name + "=", 0) == 0 && impl.size() > name.size() + 1) return impl.substr(name.size() + 1);
-  throw Error(ErrorKind::Usage, "--impl: expected " + name + " or " + name + "=VERSION, got \"" + impl + "\"");
-}
 
 std::string worker_log_path(const ResidentWorkerOptions& o) {
   if (!o.log_path.empty()) return o.log_path;
@@ -23,15 +18,12 @@ std::string worker_log_path(const ResidentWorkerOptions& o) {
 std::vector<std::pair<std::string, std::string>> worker_environment(const ResidentWorkerOptions& o) {
   std::string path = o.site;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += (path.empty() ? "" : ":") + std::string(old);
-  std::vector<std::pair<std::string, std::string>> env{{"MUONCHECK_KNOWN_DEFECTS", o.known_defects}};
-  const std::vector<std::pair<std::string, std::string>> rest{{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
+  return {{"MUONCHECK_KNOWN_DEFECTS", o.known_defects}, {"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
           // dp 1 runs without torchrun: its rendezvous store binds a port the kernel picks at that
           // bind (0), so workers started side by side cannot pick the same one (dp > 1: torchrun
           // --standalone does the same and hands its ranks the port)
           {"MASTER_PORT", "0"},
           {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
-  env.insert(env.end(), rest.begin(), rest.end());
-  return env;
 }
 
 std::vector<std::string> worker_argv(const ResidentWorkerOptions& o, const std::vector<std::string>& program) {
@@ -69,11 +61,16 @@ static bool same_version(const std::string& running, const std::string& asked) {
   return running == asked || running.rfind(asked + "+", 0) == 0;
 }
 
-Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fixes) {
-  nlohmann::json request = {{"scenario", resolved_scenario_json(s)}, {"extra_config", nullptr}};
-  if (!fixes.empty()) request["fixes"] = fixes;   // known-defect fixes the worker applies for this case only
-  // A worker that cannot start is this machine's problem (missing package, no GPU), not a
-  // verdict about a case: Error{Infrastructure} ends the sweep.
+Trace ResidentWorker::declined_trace(const Scenario& s, const std::string& why) const {
+  Trace t = error_trace(s, "");
+  t.error.clear();
+  t.unsupported = why;
+  return t;
+}
+
+// Starts the worker and checks it runs the version asked for. A worker that cannot start is this
+// machine's problem (missing package, no GPU), not a verdict about a case: Error{Infrastructure}.
+void ResidentWorker::start_checked() {
   process_.ensure_started();
   if (!o_.version.empty() && !same_version(process_.hello().value("version", ""), o_.version)) {
     const std::string running = process_.hello().value("version", "?");
@@ -81,19 +78,95 @@ Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fix
     throw Error(ErrorKind::Usage, o_.implementation + " worker: asked for " + o_.implementation + " " + o_.version +
                                       ", the worker runs " + running + " (site \"" + o_.site + "\")");
   }
+}
+
+const PluginSpace& ResidentWorker::space() {
+  if (!space_) {
+    start_checked();
+    try {
+      space_ = space_from_hello(process_.hello(), o_.implementation);
+    } catch (const Error&) {
+      process_.stop();   // a worker whose plugin could not load exits after its hello
+      throw;
+    }
+  }
+  return *space_;
+}
+
+Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fixes) {
+  if (s.impl_problem.rfind("declined: ", 0) == 0) return declined_trace(s, s.impl_problem.substr(10));
+  if (!s.impl_problem.empty()) return error_trace(s, s.impl_problem);
+  try {
+    space();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    return error_trace(s, e.what());   // a plugin that cannot load, or a malformed space: the case's ERROR
+  }
+  nlohmann::json request = {{"scenario", resolved_scenario_json(s)},
+                            {"config", s.impl_config.empty() ? nlohmann::json::object() : nlohmann::json::parse(s.impl_config)},
+                            {"fixes", o_.fixes}};
+  for (const auto& f : fixes)
+    if (std::find(o_.fixes.begin(), o_.fixes.end(), f) == o_.fixes.end()) request["fixes"].push_back(f);
   std::string answer;
   try {
     answer = process_.request(request.dump(), o_.case_timeout);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::Infrastructure) throw;
+    space_.reset();
     return error_trace(s, std::string("worker lost: ") + e.what());
   }
   try {
     return trace_from_text(answer, "<" + implementation() + " resident worker, case " + s.name + ">");
   } catch (const Error& e) {
     process_.stop();
+    space_.reset();
     return error_trace(s, std::string("unreadable trace: ") + e.what());
   }
+}
+
+MapAnswer ResidentWorker::ask(const nlohmann::json& request, const std::string& key) {
+  MapAnswer a;
+  try {
+    space();
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::BadInput) throw;
+    a.error = e.what();
+    return a;
+  }
+  std::string line;
+  try {
+    line = process_.request(request.dump(), o_.case_timeout);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Infrastructure) throw;
+    space_.reset();
+    a.error = std::string("worker lost: ") + e.what();
+    return a;
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(line);
+  } catch (const std::exception&) {
+    process_.stop();
+    space_.reset();
+    a.error = "plugin " + o_.implementation + ": answered a " + request.begin().key() + " request with a line that is not JSON: " +
+              clip_for_message(line, 120);
+    return a;
+  }
+  if (j.is_object() && j.contains(key) && j[key].is_object()) a.value = j[key];
+  else if (j.is_object() && j.contains("declined") && j["declined"].is_string()) a.declined = j["declined"].get<std::string>();
+  else if (j.is_object() && j.contains("error") && j["error"].is_string()) a.error = j["error"].get<std::string>();
+  else
+    a.error = "plugin " + o_.implementation + ": a " + request.begin().key() + " answer needs \"" + key +
+              "\" (an object) or \"declined\", got " + clip_for_message(j.dump(), 120);
+  return a;
+}
+
+MapAnswer ResidentWorker::map(const nlohmann::json& config, const nlohmann::json& canonical) {
+  return ask({{"map", {{"config", config}, {"scenario", canonical}}}}, "scenario");
+}
+
+MapAnswer ResidentWorker::from_scenario(const nlohmann::json& canonical) {
+  return ask({{"from_scenario", canonical}}, "config");
 }
 
 }  // namespace muoncheck::external

@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/error.hpp"
 #include "properties/numeric_invariants.hpp"
 
 namespace muoncheck {
@@ -74,6 +75,8 @@ void judge_observation(ScenarioResult& r, const ObservationInputs& in, Trajector
       continue;
     }
     r.verdicts.push_back(judge_row(row, j));
+    // A message renders its worst case; one that says otherwise is muoncheck's bug, not a verdict.
+    if (const auto why = worst_case_disagreement(r.verdicts.back()); !why.empty()) throw Error(ErrorKind::Internal, why);
   }
 }
 

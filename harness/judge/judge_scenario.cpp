@@ -91,6 +91,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
     r.source = s.source;
     r.scenario_hash = scenario_hash(s);
     r.faults = o.faults;
+    r.repro = run_repro(s.source, o.faults, o.run_flags);
     for (const auto& id : invariant_ids())
       if (o.only.empty() || o.only.count(id) > 0)
         r.verdicts.push_back(Verdict::unsupported(id, "--dp " + std::to_string(o.dp) + ": " + v.why_none));
@@ -102,6 +103,7 @@ ScenarioResult judge_scenario(const Scenario& s, const JudgeOptions& o, Trajecto
   r.source = s.source;
   r.scenario_hash = scenario_hash(s);
   r.faults = o.faults;
+  r.repro = run_repro(s.source, o.faults, o.run_flags);
   r.inconclusive_cause = inconclusive_cause(s);
   auto wanted = [&](const std::string& id) { return o.only.empty() || o.only.count(id) > 0; };
   auto finish = [&] {
@@ -142,6 +144,7 @@ ScenarioResult judge_scenario_or_error(const Scenario& s, const JudgeOptions& op
     r.source = s.source;
     r.scenario_hash = scenario_hash(s);
     r.faults = opts.faults;
+    r.repro = run_repro(s.source, opts.faults, opts.run_flags);
     r.error = ScenarioError{kind, message};
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (exact_out) exact_out->steps.clear();

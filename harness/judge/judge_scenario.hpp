@@ -1,5 +1,5 @@
 // Judges one scenario: runs the implementation, the oracle and the control ensemble (and
-// the variants the relational invariants need), then every applicable SPEC §6
+// the variants the relational invariants need), then every applicable row of the
 // invariant. Flags choose which invariants run; they never change the math.
 #pragma once
 #include <chrono>
@@ -21,8 +21,7 @@ namespace muoncheck {
 
 enum class CheckMode { trajectory, stepwise, both };
 
-// The collective timeout per rank of every command (--timeout-ms), the sweep's included.
-inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{60000};
+using impl::kDefaultCollectiveTimeout;   // impl/comm/communicator.hpp
 
 struct JudgeOptions {
   std::vector<std::string> faults;
@@ -35,12 +34,15 @@ struct JudgeOptions {
   impl::NsKernel ns_kernel = impl::NsKernel::by_shape;        // --ns-kernel: a cuda backend's NS path
   int control_members = oracle::kDefaultControlMembers;   // --control-members: the noise ensemble's size
   int dp = 0;    // --dp: re-split each scenario's global batch over this many ranks (0: as written)
+  // The flags `muoncheck run` needs to judge a scenario the same way (`--mode stepwise`, ...), taken
+  // once from the command line that set these options; every result's repro vector repeats them.
+  std::vector<std::string> run_flags;
   // The oracle and control results shared with other judgements (a suite's); null: the
   // judgement keeps its own. Never changes a result, only whether it is computed again.
   std::shared_ptr<oracle::ResultMemo> memo;
   // Called with every run of the implementation the judgement read — the scenario's own first
   // (repeat 0), then each variant and the repeat run (repeat 1) — e.g. to write each as a
-  // trace (`run --trace`), so `verify` can judge the same runs.
+  // trace (`run --write-trace`), so `verify` can judge the same runs.
   std::function<void(const Scenario&, const Observation&, int repeat)> on_run;
 };
 

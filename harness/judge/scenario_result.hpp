@@ -48,7 +48,10 @@ struct ScenarioResult {
   double wall_seconds = 0.0;
   int ranks = 0;                                    // dp of the run judged (0: no impl run)
   std::map<std::string, impl::Bandwidth> timing_by_purpose;   // rank 0's, by purpose: muon_gather, muon_exchange
-  std::string repro_command;   // empty: "muoncheck run SOURCE"; `verify` sets its own
+  // The argument vector that judges this scenario again as this run did, built once when it is
+  // judged: `muoncheck run SOURCE --fault F... FLAGS` (run_repro), or `verify`'s own. Every repro
+  // line of the scenario is this vector, with `--invariant ID` for a failed invariant.
+  std::vector<std::string> repro;
   std::optional<ScenarioError> error;   // set: no verdicts, the scenario is reported as an error
   std::string inconclusive_cause;        // what an INCONCLUSIVE verdict's NOTE names as the cause (determinacy.hpp)
 };
@@ -73,7 +76,16 @@ double scenario_sensitivity(const ScenarioResult& r, std::string* where = nullpt
 // The NOTE a scenario with INCONCLUSIVE verdicts gets: which ones, and the cause; empty without.
 std::string inconclusive_note(const ScenarioResult& r);
 
-// The one line that reproduces a failing (scenario, invariant).
-std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags);
+// `muoncheck run SOURCE`, each fault as `--fault F`, then `flags` (JudgeOptions::run_flags).
+std::vector<std::string> run_repro(const std::string& source, const std::vector<std::string>& faults,
+                                   const std::vector<std::string>& flags);
+
+// The scenario's repro vector as one line; with an invariant, the line that reproduces that verdict.
+std::string repro_line(const ScenarioResult& r);
+std::string repro_line(const ScenarioResult& r, const std::string& invariant);
+
+// Every line that shows a scenario's problem again: one per failed invariant, else its error's,
+// else, when it executed nothing, its first invariant's (the console and the report print these).
+std::vector<std::string> failing_lines(const ScenarioResult& r);
 
 }  // namespace muoncheck

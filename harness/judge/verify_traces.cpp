@@ -1,5 +1,6 @@
 #include "harness/judge/verify_traces.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <memory>
@@ -86,6 +87,12 @@ class TraceVariantRuns final : public VariantRuns {
     return std::nullopt;
   }
   Status when_missing() const override { return Status::unsupported; }
+  bool crashed(const Scenario& v, VariantKind k) const override {
+    const int repeat = k == VariantKind::repeat ? 1 : 0;
+    for (const auto& c : cases_)
+      if (c.trace.repeat == repeat && same_but_name(v, c.scenario) && !c.trace.error.empty()) return true;
+    return false;
+  }
 
   std::vector<const TraceCase*> used;   // the variant traces read, for the repro line
 
@@ -166,7 +173,7 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
     r.scenario = s.name + " [" + c.trace.implementation() + "]";
     r.source = c.trace.source;
     r.scenario_hash = scenario_hash(s);
-    r.repro_command = "muoncheck verify " + c.given_source + " --trace " + c.trace.source;
+    r.repro = {"muoncheck", "verify", c.given_source, "--trace", c.trace.source};
     r.inconclusive_cause = inconclusive_cause(s);
     for (const auto& id : invariant_ids()) {
       if (!wanted(id)) continue;
@@ -186,11 +193,13 @@ std::vector<ScenarioResult> verify_traces(const std::vector<TraceCase>& cases, c
       for (const auto part : {ObservedPart::momentum, ObservedPart::adam_moments})
         if (!observed[i]->shows(part)) v.message += "; the trace shows no " + part_name(part);
     }
-    for (const auto* used : variants.used) {
-      if (r.repro_command.find(" --trace " + used->trace.source) == std::string::npos) r.repro_command += " --trace " + used->trace.source;
-      if (used->given_source != c.given_source && r.repro_command.find(" " + used->given_source + " ") == std::string::npos)
-        r.repro_command.insert(std::string("muoncheck verify ").size(), used->given_source + " ");
+    for (const auto* used : variants.used) {   // the scenarios first, then their traces
+      const auto has = [&](const std::string& a) { return std::find(r.repro.begin(), r.repro.end(), a) != r.repro.end(); };
+      if (!has(used->trace.source)) r.repro.insert(r.repro.end(), {"--trace", used->trace.source});
+      if (used->given_source != c.given_source && !has(used->given_source))
+        r.repro.insert(r.repro.begin() + 2, used->given_source);
     }
+    r.repro.insert(r.repro.end(), o.flags.begin(), o.flags.end());
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   return results;

@@ -3,7 +3,7 @@
 // of the invariant table; a row whose part the trace leaves out is UNSUPPORTED naming it. The
 // variant runs the relational rows compare against (properties/invariant_table.hpp:
 // gas/dp/stage/bucket re-splits, the gas-1 re-split, a repeat) are the other traces given, found
-// by the variant's scenario hash (`muoncheck variants SCENARIO --out DIR` writes those scenarios);
+// by the variant's scenario hash (`muoncheck variants SCENARIO --out-dir DIR` writes those scenarios);
 // a variant with no trace is UNSUPPORTED naming it. The records are the same ScenarioResult that
 // `run` reports, so the table, repro lines and JSON report match.
 #pragma once
@@ -33,7 +33,7 @@ struct TraceCase {
 // only dp/gas/micro_batch/stage/buckets differ: a variant). Throws BadInput otherwise.
 std::vector<TraceCase> match_traces(const std::vector<Scenario>& given, const std::vector<Trace>& traces);
 
-// True when a and b follow the same exact trajectory (SPEC §1): the same scenario up to how
+// True when a and b follow the same exact trajectory (docs/semantics.md §2): the same scenario up to how
 // the global batch is split, the ZeRO stage and bucket sizes. Injections pin ranks and
 // micro-steps, so scenarios with overflow injections relate only to themselves.
 bool same_trajectory(const Scenario& a, const Scenario& b);
@@ -42,6 +42,7 @@ struct VerifyOptions {
   oracle::Precision precision = oracle::Precision::float128;
   std::set<std::string> only;   // empty: every invariant
   int control_members = oracle::kDefaultControlMembers;   // the noise ensemble, in the scenario's dtypes
+  std::vector<std::string> flags;   // what a repro line repeats to judge the same way (`--oracle-precision double`)
 };
 
 // One result per trace of a given scenario (repeat 0); the traces of variants and repeats

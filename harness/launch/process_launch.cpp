@@ -34,8 +34,8 @@ void write_loss_report(const ProcessRun& run, int writer, const std::string& sce
   ScenarioResult r;
   r.scenario = scenario.empty() ? "(before the first run)" : scenario;
   r.error = ScenarioError{ErrorKind::Infrastructure, message};
-  const RunMetadata meta{run.command, "ranks as processes, written by rank " + std::to_string(writer), "", 0.0};
-  write_report(run.report_path, build_report(meta, {r}, {}));
+  const RunMetadata meta{run.command, "ranks as processes, written by rank " + std::to_string(writer), 0.0};
+  write_report(run.report_path, build_report(meta, {r}, {}, summarize({r}, {}, meta)));
   std::printf("report: %s (written by rank %d)\n", run.report_path.c_str(), writer);
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "harness/launch/launcher_env.hpp"
+#include "impl/comm/communicator.hpp"
 
 namespace muoncheck::launch {
 
@@ -19,7 +20,7 @@ struct ProcessRun {
   std::string command;        // "check", "run", ...
   std::string report_path;    // where the command writes its report ("" when none)
   std::string store_dir;      // --store: a directory no earlier run used, seen by every rank
-  std::chrono::milliseconds timeout{60000};
+  std::chrono::milliseconds timeout = impl::kDefaultCollectiveTimeout;
 };
 
 // `run_command` runs the command and returns its exit code (main's mapping of errors).

@@ -1,4 +1,4 @@
-// The features whose 2-way interactions `muoncheck coverage-pairs` measures, and the values a
+// The features whose 2-way interactions `muoncheck pairs` measures, and the values a
 // scenario exercises of each. Config features are read from the Scenario; the dynamic ones
 // (does the clip bind, does a step overflow, does the loss scale grow) from what the oracle's
 // run of it did; per-parameter ones (rank, block shape, per-head) from the oracle's tags, one

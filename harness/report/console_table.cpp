@@ -84,17 +84,12 @@ void print_golden_line(std::FILE* out, const GoldenResult& g) {
 }
 
 void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult>& results,
-                                const std::vector<GoldenResult>& golden, const RunMetadata& meta) {
+                                const std::vector<GoldenResult>& golden, const Summary& s) {
   std::vector<std::string> lines;
-  for (const auto& r : results) {
-    for (const auto& v : r.verdicts)
-      if (v.status == Status::fail) lines.push_back(repro_line(r, v.invariant, meta.extra_flags));
-    if (r.error) lines.push_back(error_repro_line(r, meta.extra_flags));
-    else if (executed_count(r) == 0) lines.push_back(idle_repro_line(r, meta.extra_flags));
-  }
+  for (const auto& r : results)
+    for (auto& line : failing_lines(r)) lines.push_back(std::move(line));
   for (const auto& g : golden)
     if (!g.ok) lines.push_back("muoncheck golden check " + g.scenario);
-  const auto s = summarize(results, golden, meta);
   print_insensitive_scenarios(out, results);
   print_inconclusive_scenarios(out, results);
   if (!lines.empty()) {
@@ -106,11 +101,11 @@ void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult
   const std::string errors = s.errors ? ", " + std::to_string(s.errors) + " scenario ERRORS" : "";
   std::fprintf(out, "\n%zu scenarios%s: %d PASS, %d FAIL, %d INCONCLUSIVE, %d UNSUPPORTED, %d SKIPPED; %s; golden %zu checked, %d failed => %s\n",
                results.size(), errors.c_str(), s.pass, s.fail, s.inconclusive, s.unsupported, s.skipped,
-               executed_text(s.coverage).c_str(), golden.size(), s.golden_fail, verdict.c_str());
-  for (const auto& p : s.coverage_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
+               executed_text(s.counts).c_str(), golden.size(), s.golden_fail, verdict.c_str());
+  for (const auto& p : s.executed_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
 }
 
-void print_coverage(std::FILE* out, const Coverage& c, const std::vector<std::string>& problems) {
+void print_executed_counts(std::FILE* out, const ExecutedCounts& c, const std::vector<std::string>& problems) {
   std::fprintf(out, "%s\n", executed_text(c).c_str());
   for (const auto& p : problems) std::fprintf(out, "not OK: %s\n", p.c_str());
 }

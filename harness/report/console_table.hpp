@@ -15,10 +15,10 @@ namespace muoncheck {
 void print_scenario_table(std::FILE* out, const ScenarioResult& r);
 void print_golden_line(std::FILE* out, const GoldenResult& g);
 // The failing cases (failed invariants, scenarios that judged nothing, golden failures), the
-// summary line with the executed counts, and one "not OK:" line per coverage problem.
+// summary line with the executed counts, and one "not OK:" line per executed-share problem.
 void print_failures_and_summary(std::FILE* out, const std::vector<ScenarioResult>& results,
-                                const std::vector<GoldenResult>& golden, const RunMetadata& meta);
+                                const std::vector<GoldenResult>& golden, const Summary& s);
 // The executed counts of a run and one "not OK:" line per problem (commands without a suite summary).
-void print_coverage(std::FILE* out, const Coverage& c, const std::vector<std::string>& problems);
+void print_executed_counts(std::FILE* out, const ExecutedCounts& c, const std::vector<std::string>& problems);
 
 }  // namespace muoncheck

@@ -51,20 +51,26 @@ nlohmann::json timing_json(const ScenarioResult& r) {
           {"collectives", purposes}};
 }
 
-nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_flags) {
+nlohmann::json scenario_json(const ScenarioResult& r) {
   nlohmann::json inv = nlohmann::json::array(), steps = nlohmann::json::array(), repro = nlohmann::json::array();
   for (const auto& v : r.verdicts) {
     inv.push_back({{"id", v.invariant}, {"status", status_name(v.status)}, {"metric", number_or_null(v.metric)},
                    {"threshold", number_or_null(v.threshold)}, {"message", v.message}});
     if (v.sensitivity >= 0)
       inv.back()["sensitivity"] = {{"band_over_update", number_or_null(v.sensitivity)}, {"where", v.sensitivity_where}};
+    if (v.worst) {
+      const auto& w = *v.worst;
+      const char* measure = w.measure == WorstCase::Measure::band ? "band" : w.measure == WorstCase::Measure::count ? "count" : "difference";
+      inv.back()["worst"] = {{"measure", measure}, {"step", w.step}, {"param", w.param}, {"tensor", w.tensor},
+                             {"error", number_or_null(w.error)}, {"band", number_or_null(w.band)}};
+      if (!w.note.empty()) inv.back()["worst"]["note"] = w.note;
+      if (!w.compared.empty()) inv.back()["worst"]["compared"] = w.compared;
+    }
     if (v.spread >= 0)
       inv.back()["determinacy"] = {{"spread_over_update", number_or_null(v.spread)}, {"where", v.spread_where},
                                    {"undetermined_at", kUndeterminedAt}};
-    if (v.status == Status::fail) repro.push_back(repro_line(r, v.invariant, extra_flags));
   }
-  if (r.error) repro.push_back(error_repro_line(r, extra_flags));
-  else if (executed_count(r) == 0) repro.push_back(idle_repro_line(r, extra_flags));   // judged nothing: not OK either
+  for (const auto& line : failing_lines(r)) repro.push_back(line);
   for (const auto& s : r.steps) {
     steps.push_back({{"step", s.step}, {"loss", number_or_null(s.loss)}, {"skipped", s.skipped}, {"scale", s.scale},
                      {"ns_calls", s.ns_calls}, {"bytes_by_kind", s.bytes_by_kind}, {"bytes_by_purpose", s.bytes_by_purpose},
@@ -86,50 +92,6 @@ nlohmann::json scenario_json(const ScenarioResult& r, const std::string& extra_f
 
 }  // namespace
 
-StepReport step_report_of(const StepRecord& st, int step) {
-  StepReport s;
-  s.step = step;
-  s.loss = st.loss;
-  s.skipped = st.skipped;
-  s.scale = st.scale;
-  s.ns_calls = static_cast<int>(st.ns_calls.size());
-  return s;
-}
-
-double scenario_sensitivity(const ScenarioResult& r, std::string* where) {
-  for (const char* id : {"step-conforms", "trajectory-conforms"})
-    for (const auto& v : r.verdicts)
-      if (v.invariant == id && (v.status == Status::pass || v.status == Status::fail || v.status == Status::inconclusive) &&
-          v.sensitivity >= 0) {
-        if (where) *where = std::string(id) + " at " + v.sensitivity_where;
-        return v.sensitivity;
-      }
-  return -1.0;
-}
-
-std::string inconclusive_note(const ScenarioResult& r) {
-  std::vector<std::string> ids;
-  for (const auto& v : r.verdicts)
-    if (v.status == Status::inconclusive) ids.push_back(v.invariant);
-  if (ids.empty()) return "";
-  std::string list;
-  for (const auto& id : ids) list += (list.empty() ? "" : ", ") + id;
-  return "NOTE: " + list + " INCONCLUSIVE: the scenario's updates are not determined at its precision; cause: " + r.inconclusive_cause;
-}
-
-std::string repro_line(const ScenarioResult& r, const std::string& invariant, const std::string& extra_flags) {
-  std::string line = (r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command) + " --invariant " + invariant;
-  for (const auto& f : r.faults) line += " --fault " + f;
-  if (!extra_flags.empty()) line += " " + extra_flags;
-  return line;
-}
-
-std::string error_repro_line(const ScenarioResult& r, const std::string& extra_flags) {
-  std::string line = r.repro_command.empty() ? "muoncheck run " + r.source : r.repro_command;
-  for (const auto& f : r.faults) line += " --fault " + f;
-  return extra_flags.empty() ? line : line + " " + extra_flags;
-}
-
 void throw_if_only_errors(const Summary& s, const std::vector<ScenarioResult>& results) {
   if (s.errors == 0 || s.fail > 0 || s.golden_fail > 0) return;
   for (const auto& r : results)
@@ -141,8 +103,8 @@ void throw_if_only_errors(const Summary& s, const std::vector<ScenarioResult>& r
 Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<GoldenResult>& golden,
                   const RunMetadata& meta) {
   Summary s;
-  s.coverage = coverage_of(results, meta.extra_flags);
-  s.coverage_problems = coverage_problems(s.coverage, meta.min_executed, this_command_line());
+  s.counts = executed_counts_of(results);
+  s.executed_problems = executed_problems(s.counts, meta.min_executed, this_command_line());
   for (const auto& r : results) {
     s.errors += r.error ? 1 : 0;
     for (const auto& v : r.verdicts) {
@@ -160,20 +122,19 @@ Summary summarize(const std::vector<ScenarioResult>& results, const std::vector<
 }
 
 nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
-                            const std::vector<GoldenResult>& golden) {
+                            const std::vector<GoldenResult>& golden, const Summary& sum) {
   nlohmann::json scen = nlohmann::json::array(), gold = nlohmann::json::array(), repro = nlohmann::json::array();
   for (const auto& r : results) {
-    scen.push_back(scenario_json(r, meta.extra_flags));
+    scen.push_back(scenario_json(r));
     for (const auto& line : scen.back()["repro"]) repro.push_back(line);
   }
-  const auto sum = summarize(results, golden, meta);
   for (const auto& g : golden) {
     gold.push_back({{"scenario", g.scenario}, {"status", g.ok ? "PASS" : "FAIL"},
                     {"worst_relative", number_or_null(g.worst_relative)}, {"message", g.message}});
     if (!g.ok) repro.push_back("muoncheck golden check " + g.scenario);
   }
   nlohmann::json idle = nlohmann::json::array();
-  for (const auto& i : sum.coverage.idle) idle.push_back(i.scenario);
+  for (const auto& i : sum.counts.idle) idle.push_back(i.scenario);
   const BuildInfo build = build_info();
   return {{"schema", kReportSchema},
           {"metadata",
@@ -196,9 +157,9 @@ nlohmann::json build_report(const RunMetadata& meta, const std::vector<ScenarioR
           {"summary",
            {{"ok", sum.ok()}, {"pass", sum.pass}, {"fail", sum.fail}, {"errors", sum.errors}, {"unsupported", sum.unsupported},
             {"skipped", sum.skipped}, {"inconclusive", sum.inconclusive}, {"golden_fail", sum.golden_fail}, {"scenarios", results.size()},
-            {"executed", sum.coverage.executed}, {"verdicts", sum.coverage.verdicts},
-            {"executed_share", sum.coverage.share()}, {"min_executed", meta.min_executed},
-            {"idle_scenarios", idle}, {"coverage_problems", sum.coverage_problems}}}};
+            {"executed", sum.counts.executed}, {"verdicts", sum.counts.verdicts},
+            {"executed_share", sum.counts.share()}, {"min_executed", meta.min_executed},
+            {"idle_scenarios", idle}, {"executed_problems", sum.executed_problems}}}};
 }
 
 void write_report(const std::string& path, const nlohmann::json& report) {

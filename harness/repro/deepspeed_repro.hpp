@@ -17,7 +17,7 @@ struct ReproFiles {
   std::string report;   // NAME.md
 };
 
-// `data_generator_source`: adapters/common/datagen.py, embedded verbatim (the SPEC data
+// `data_generator_source`: adapters/common/datagen.py, embedded verbatim (the data
 // generator, checked bit for bit against core/datagen.cpp). Throws Usage when the trace does not
 // carry the DeepSpeed config (written by adapters/deepspeed/resident_worker.py) or the case is too
 // large to embed its expected weights.

@@ -130,7 +130,7 @@ std::string py_json(const nlohmann::json& j) { return "json.loads(r'''" + j.dump
 std::string repro_case_source(const ReproCaseData& data, const std::string& data_generator_source) {
   return "# fp32 master weight after each step: the exact trajectory (muoncheck's float128 oracle)\nEXPECTED = {\n" +
          data.expected + "}\n# the relative error allowed per step (alpha x the worst of 8 valid rounding sequences + floor)\nBAND = {\n" +
-         data.band + "}\n\n# ---- the data generator (muoncheck's SPEC generator, verbatim)\n" + data_generator_source +
+         data.band + "}\n\n# ---- the data generator (docs/semantics.md §1, verbatim)\n" + data_generator_source +
          kModelSource;
 }
 

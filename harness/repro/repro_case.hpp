@@ -2,7 +2,7 @@
 // parameter shapes, the fp32 master weights of the exact (float128) trajectory after each step
 // and the band each step allows (alpha x the worst of the control ensemble's valid rounding
 // sequences, plus a floor), as Python literals; and the Python model and data every script trains
-// (a tree of modules named like the case's params, fed the SPEC samples by the embedded data
+// (a tree of modules named like the case's params, fed the samples of docs/semantics.md §1 by the embedded data
 // generator). deepspeed_repro.hpp and torch_repro.hpp add the training loop of their implementation.
 #pragma once
 #include <string>

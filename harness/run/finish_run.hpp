@@ -1,5 +1,5 @@
 // The end of every judging command's run, in one place: the console's failing cases and summary
-// (or, for a mutation run whose fault runs fail by design, the coverage lines only), then the
+// (or, for a mutation run whose fault runs fail by design, the executed-count lines only), then the
 // JSON report and the views asked for (JUnit, Markdown summary, HTML), all from the one report.
 #pragma once
 #include <functional>
@@ -14,7 +14,7 @@
 
 namespace muoncheck {
 
-enum class RunConsole { failures_and_summary, coverage_only };
+enum class RunConsole { failures_and_summary, executed_counts_only };
 
 struct RunEnd {
   std::string report_path;   // empty: no JSON report file
@@ -24,7 +24,11 @@ struct RunEnd {
   std::function<void(nlohmann::json&)> extend;
 };
 
+// Summarizes the run once (summarize) and hands that one summary to the console and the report.
 Summary finish_run(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
                    const std::vector<GoldenResult>& golden, const RunEnd& end);
+// The same with the run's summary already computed (a command that needs it before the report).
+void finish_run(const RunMetadata& meta, const std::vector<ScenarioResult>& results,
+                const std::vector<GoldenResult>& golden, const Summary& sum, const RunEnd& end);
 
 }  // namespace muoncheck

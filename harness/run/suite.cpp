@@ -9,21 +9,6 @@
 
 namespace muoncheck {
 
-std::string repro_flags(const JudgeOptions& o) {
-  std::string f;
-  if (o.mode != CheckMode::both) f += o.mode == CheckMode::trajectory ? "--mode trajectory" : "--mode stepwise";
-  if (o.precision != oracle::Precision::float128)
-    f += (f.empty() ? "" : " ") + std::string("--oracle-precision ") + oracle::precision_name(o.precision);
-  if (o.backend != impl::ComputeBackend::cpu) f += (f.empty() ? "" : " ") + std::string("--backend ") + impl::compute_backend_name(o.backend);
-  if (o.comm != impl::CommBackend::gloo) f += (f.empty() ? "" : " ") + std::string("--comm ") + impl::comm_backend_name(o.comm);
-  if (o.ns_kernel != impl::NsKernel::by_shape)
-    f += (f.empty() ? "" : " ") + std::string("--ns-kernel ") + impl::ns_kernel_name(o.ns_kernel);
-  if (o.dp > 0) f += (f.empty() ? "" : " ") + std::string("--dp ") + std::to_string(o.dp);
-  if (o.control_members != oracle::kDefaultControlMembers)
-    f += (f.empty() ? "" : " ") + std::string("--control-members ") + std::to_string(o.control_members);
-  return f;
-}
-
 SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
   SuiteResults out;
   auto& results = out.results;
@@ -49,8 +34,7 @@ SuiteResults judge_suite(const std::vector<Scenario>& scenarios, const SuiteOpti
 
 bool run_suite(const std::vector<Scenario>& scenarios, const SuiteOptions& opts) {
   const auto [results, golden] = judge_suite(scenarios, opts);
-  const RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), repro_flags(opts.judge),
-                         opts.min_executed};
+  const RunMetadata meta{opts.command, impl::backend_description(impl_options(opts.judge)), opts.min_executed};
   const Summary sum = finish_run(meta, results, golden, {opts.report_path, opts.views});
   throw_if_only_errors(sum, results);   // exit 3, after the report is safely written
   return sum.ok();

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "harness/report/report.hpp"
 #include "harness/report/report_views.hpp"
@@ -18,10 +18,9 @@ struct SuiteOptions {
   ViewPaths views;              // --junit / --summary-md
   bool golden = false;          // also compare against golden/
   std::string golden_dir = "golden";
-  double min_executed = kDefaultMinExecuted;   // --min-executed (coverage.hpp)
+  double min_executed = kDefaultMinExecuted;   // --min-executed (executed_counts.hpp)
 };
 
-std::string repro_flags(const JudgeOptions& o);
 
 struct SuiteResults {
   std::vector<ScenarioResult> results;

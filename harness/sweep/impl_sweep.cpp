@@ -10,7 +10,8 @@
 #include "core/scenario_io.hpp"
 #include "harness/judge/verify_traces.hpp"
 #include "harness/sweep/case_features.hpp"
-#include "harness/sweep/failure_symptom.hpp"
+#include "harness/sweep/symptom.hpp"
+#include "properties/invariant_table.hpp"
 #include "harness/sweep/shrink_failure.hpp"
 #include "properties/variants.hpp"
 
@@ -25,41 +26,28 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 
 struct TraceJudgement {
   std::vector<std::string> failed;
-  std::vector<std::string> symptoms;   // one per failed invariant, in order (failure_symptom.hpp)
+  std::vector<std::string> symptoms;   // one per failed invariant, in order (symptom.hpp)
   std::string message;
   bool unsupported = false;
   std::string error;        // the implementation's error, or why its trace could not be judged
   ScenarioResult result;
 };
 
-// One case as the implementation ran it: the case itself and, for the relational invariants,
-// re-splits of it that follow the same exact trajectory (a gas variant, a stage variant).
-struct CaseRun {
-  Scenario scenario;
-  Trace trace;
-  std::vector<std::pair<Scenario, Trace>> partners;
-  double seconds = 0;   // in the implementation, its partners included
-};
+// The case's features (case_features.hpp) and, for a case with an implementation configuration,
+// each knob's value as "knob NAME=VALUE": a defect keeps the knobs its minimal case needs.
+std::vector<std::string> features_of(const Scenario& s) {
+  auto out = case_features(s);
+  if (!s.impl_config.empty())
+    for (const auto& [k, v] : nlohmann::json::parse(s.impl_config).items()) out.push_back("knob " + k + "=" + v.dump());
+  return out;
+}
 
-bool is_relational(const std::string& id) { return id == "gas-invariant" || id == "stage-invariant"; }
-
-// Runs on a runner's lane (runner_pool.hpp): touches nothing but its arguments.
-CaseRun run_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes = {}) {
-  const auto t0 = Clock::now();
-  CaseRun c{s, run(s, fixes), {}};
-  if (with_partners && c.trace.error.empty() && c.trace.unsupported.empty() && s.overflow.empty()) {
-    std::vector<Scenario> partners;
-    if (const Variant g = gas_variant(s); g.scenario) partners.push_back(*g.scenario);
-    const auto stages = stage_variants(s);
-    partners.push_back(stages[static_cast<size_t>(index) % stages.size()]);
-    for (auto& p : partners) {
-      p.source = "<generated>";
-      Trace t = run(p, fixes);
-      c.partners.emplace_back(std::move(p), std::move(t));
-    }
-  }
-  c.seconds = since(t0);
-  return c;
+// Whether a failure of `id` needs the case's partners to show again: its row of the invariant
+// table compares against a gas or a stage re-split, the partners run_case runs.
+bool is_relational(const std::string& id) {
+  const auto* row = find_invariant(id);
+  return row != nullptr && std::any_of(row->variants.begin(), row->variants.end(),
+                                       [](VariantKind k) { return k == VariantKind::gas || k == VariantKind::stage; });
 }
 
 TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set<std::string>& only,
@@ -91,7 +79,7 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
     if (v.status != Status::fail) continue;
     if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
     j.failed.push_back(v.invariant);
-    j.symptoms.push_back(j.error.empty() ? failure_symptom(c.scenario, v.invariant, v.message) : error_symptom(j.error));
+    j.symptoms.push_back(j.error.empty() ? verdict_symptom(c.scenario, v) : error_symptom(j.error));
   }
   return j;
 }
@@ -142,7 +130,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
   std::map<std::string, CaseRun> runs{{scenario_hash(named(failing.value(), name)), run_of_case}};
   auto still_fails = [&](const Scenario& candidate) {
     const Scenario s = named(candidate, name);
-    CaseRun c = pool.submit([&](const CaseRunner& run) { return run_case(s, run, partners, index); }).get();
+    CaseRun c = pool.submit([&](const CaseRunner& run) { return run_impl_case(s, run, partners, index); }).get();
     impl_seconds += c.seconds;
     bool fails;
     if (!error.empty()) fails = !c.trace.error.empty() && error_kind(c.trace.error) == error_kind(error);
@@ -180,7 +168,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
   d.shrunk.description = "shrunk from case " + std::to_string(index + 1) + " of `muoncheck sweep --impl " + o.impl +
                          " --seed " + std::to_string(o.seed) + "` (" + d.original.description + ")";
   d.shrunk_size = generators::size_of(d.shrunk);
-  d.features = case_features(d.shrunk);
+  d.features = features_of(d.shrunk);
   std::filesystem::create_directories(o.cases_dir);
   d.path = (std::filesystem::path(o.cases_dir) / (name + ".json")).string();
   save_scenario(d.shrunk, d.path);
@@ -195,7 +183,7 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
 // in float128: one re-run of attribution's evidence.
 FixRun fix_trial(const Scenario& s, const FixSet& fixes, bool partners, int index, const ImplSweepOptions& o,
                  RunnerPool& pool, double& impl_seconds) {
-  CaseRun c = pool.submit([&](const CaseRunner& run) { return run_case(s, run, partners, index, fixes); }).get();
+  CaseRun c = pool.submit([&](const CaseRunner& run) { return run_impl_case(s, run, partners, index, fixes); }).get();
   impl_seconds += c.seconds;
   FixRun r;
   r.fixes = fixes;
@@ -267,18 +255,29 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
   const Scenario& s = c.scenario;
   const Trace& trace = c.trace;
   r.implementation_seconds += c.seconds;
+  auto steps_of = [](const Trace& t) {
+    double sum = 0;
+    if (t.impl_details.contains("step_seconds") && t.impl_details["step_seconds"].is_array())
+      for (const auto& x : t.impl_details["step_seconds"])
+        if (x.is_number()) sum += x.get<double>();
+    if (t.impl_details.contains("engine_setup_seconds") && t.impl_details["engine_setup_seconds"].is_number())
+      sum += t.impl_details["engine_setup_seconds"].get<double>();   // building and tearing down its engine
+    return sum;
+  };
+  r.step_seconds += steps_of(c.trace);
+  for (const auto& pt : c.partners) r.step_seconds += steps_of(pt.second);
   r.partner_runs += static_cast<int>(c.partners.size());
   for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
   if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
   ++r.cases_run;
   const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
-  r.coverage.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
+  r.counts.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
                                    " --cases " + std::to_string(i + 1));
   if (quick.unsupported) {
     ++r.declined;
     ++r.declines_by_feature[decline_feature(trace.unsupported)];
   } else {
-    for (const auto& f : case_features(s)) ++r.features_drawn[f];
+    for (const auto& f : features_of(s)) ++r.features_drawn[f];
   }
   if (!quick.error.empty()) ++r.errors;
   if (quick.failed.empty()) return;
@@ -295,7 +294,7 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
     r.unconfirmed.push_back({i + 1, quick.failed, quick.message});
     return;
   }
-  ImplFailure f{i + 1, failed, symptoms, message, case_features(s), -1, {}};
+  ImplFailure f{i + 1, failed, symptoms, message, features_of(s), -1, {}};
   const std::string lead = lead_of(symptoms);
   f.defect = defect_of(r.defects, lead, f.features);
   if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
@@ -362,6 +361,24 @@ void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepR
 
 }  // namespace
 
+CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes) {
+  const auto t0 = Clock::now();
+  CaseRun c{s, run(s, fixes), {}};
+  if (with_partners && c.trace.error.empty() && c.trace.unsupported.empty() && s.overflow.empty()) {
+    std::vector<Scenario> partners;
+    if (const Variant g = gas_variant(s); g.scenario) partners.push_back(*g.scenario);
+    const auto stages = stage_variants(s);
+    partners.push_back(stages[static_cast<size_t>(index) % stages.size()]);
+    for (auto& p : partners) {
+      p.source = "<generated>";
+      Trace t = run(p, fixes);
+      c.partners.emplace_back(std::move(p), std::move(t));
+    }
+  }
+  c.seconds = since(t0);
+  return c;
+}
+
 std::string decline_feature(const std::string& unsupported) {
   return clip_for_message(unsupported.substr(0, unsupported.find(':')), 60);
 }
@@ -386,7 +403,7 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
       Scenario s = named(shrinkable.value(), case_name(o, i));
       generators::check_round_trip(s);
       auto run = pool.submit([s = std::move(s), i, relational = o.relational](const CaseRunner& runner) {
-        return run_case(s, runner, relational, i);
+        return run_impl_case(s, runner, relational, i);
       });
       in_flight.push_back({i, std::move(shrinkable), std::move(run)});
     }

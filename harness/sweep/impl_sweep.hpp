@@ -5,7 +5,7 @@
 // confirms a failure in float128 and shrinks it with the implementation in the loop, over sizes
 // and over features (case_features.hpp), so a minimal case keeps only what the defect needs.
 // Unlike the sweep of our own engine it does not stop at the first failure: failures are grouped
-// into defects (the same lead symptom, failure_symptom.hpp, and the features of a defect's minimal
+// into defects (the same lead symptom, symptom.hpp, and the features of a defect's minimal
 // case all present), each defect shrunk once, to cases that keep that lead symptom. Past
 // max_defects a failure that matches no defect is counted unattributed and saved with its repro
 // line, never dropped. Declines are counted per feature, never silently skipped.
@@ -26,10 +26,11 @@
 #include <rapidcheck.h>
 
 #include "core/scenario.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/sweep/attribution.hpp"
 #include "harness/sweep/known_defects.hpp"
 #include "harness/sweep/runner_pool.hpp"
+#include "harness/sweep/sweep_defaults.hpp"
 #include "harness/traces/trace_io.hpp"
 #include "oracle/control_ensemble.hpp"
 #include "properties/generators/scenario_gen.hpp"
@@ -38,16 +39,16 @@ namespace muoncheck {
 
 struct ImplSweepOptions {
   std::string impl = "deepspeed";         // the --impl value, for repro lines and file names
-  int cases = 100;
-  uint64_t seed = 1;
+  int cases = kDefaultSweepCases;
+  uint64_t seed = kDefaultSweepSeed;
   double budget_seconds = 0;              // 0: no limit; else no new case starts after it (cases
                                           // already running are still judged)
-  std::string cases_dir = "reports/cases";
+  std::string cases_dir = kDefaultCasesDir;
   bool relational = true;                 // also run a gas and a stage re-split of each case (same
                                           // trajectory) so gas-/stage-invariant are judged
-  int max_defects = 6;                    // defects shrunk; later failures matching none are unattributed
+  int max_defects = kDefaultMaxDefects;                    // defects shrunk; later failures matching none are unattributed
   int max_shrink_judgements = 150;        // each runs the implementation once
-  double max_shrink_seconds = 240;
+  double max_shrink_seconds = kDefaultShrinkSeconds;
   int control_members = oracle::kDefaultControlMembers;
   double min_executed = kDefaultMinExecuted;
   std::function<void(int, int, double, int, int)> progress;   // (done, asked, seconds, failures, unconfirmed)
@@ -65,7 +66,7 @@ struct ImplSweepOptions {
 struct ImplFailure {
   int index = 0;                          // 1-based case
   std::vector<std::string> invariants;    // confirmed in float128
-  std::vector<std::string> symptoms;      // one per invariant (failure_symptom.hpp); the first leads
+  std::vector<std::string> symptoms;      // one per invariant (symptom.hpp); the first leads
   std::string message;
   std::vector<std::string> features;
   int defect = -1;                        // index into ImplSweepResult::defects; -1: unattributed (its
@@ -108,12 +109,16 @@ struct ImplSweepResult {
   int workers = 1;                        // runners the cases ran on side by side
   double seconds = 0;                     // wall time of the sweep
   double implementation_seconds = 0;      // in the implementation, summed over the workers
+  double step_seconds = 0;                // of that, in the implementation's own steps and engine set-up
+                                          // (its traces' details.step_seconds and engine_setup_seconds,
+                                          // partners included): the rest of a case's wall time is the
+                                          // harness's overhead
                                           // (worker-seconds: with N workers up to N × seconds)
   bool budget_exhausted = false;
   std::vector<ImplFailure> failures;
   std::vector<ImplDefect> defects;
   std::vector<UnconfirmedImplCase> unconfirmed;
-  Coverage coverage;                      // over each case's first judgement
+  ExecutedCounts counts;                      // over each case's first judgement
   int explained = 0, fresh = 0;           // failing cases explained by registry fixes; NEW ones
   std::vector<std::string> known_defect_problems;   // a witness that no longer fails, a fix that no
                                                     // longer applies or makes it conform (names the entry)
@@ -123,6 +128,19 @@ struct ImplSweepResult {
   // without --known-defects), no known-defect problem; coverage is judged apart.
   bool failed() const;
 };
+
+// One case as the implementation ran it: the case itself and, for the relational invariants,
+// re-splits of it that follow the same exact trajectory (a gas variant, a stage variant).
+struct CaseRun {
+  Scenario scenario;
+  Trace trace;
+  std::vector<std::pair<Scenario, Trace>> partners;
+  double seconds = 0;   // in the implementation, its partners included
+};
+
+// Runs case `s` (and with `with_partners` its gas re-split and stage re-split number `index` of
+// its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
+CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes = {});
 
 // The key a decline is counted under: its reason up to the first ':' ("engine.dp 2", "optimizer.per_head").
 std::string decline_feature(const std::string& unsupported);

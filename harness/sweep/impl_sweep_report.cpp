@@ -18,10 +18,11 @@ double implementation_share(const ImplSweepResult& r) {
 void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const ImplSweepResult& r) {
   const int ran = r.cases_run - r.declined;
   std::fprintf(out, "\nsweep --impl %s (%s) seed %llu: %d case%s in %.1fs on %d worker%s (%.1f cases/min; %.0f%% of the "
-               "workers' time in the implementation), %d declined (%.0f%%), %d ERROR%s\n",
+               "workers' time in the implementation, %.0f%% in its own steps), %d declined (%.0f%%), %d ERROR%s\n",
                o.impl.c_str(), r.implementation.empty() ? "?" : r.implementation.c_str(),
                static_cast<unsigned long long>(o.seed), r.cases_run, r.cases_run == 1 ? "" : "s", r.seconds, r.workers,
-               r.workers == 1 ? "" : "s", r.cases_per_minute(), 100 * implementation_share(r), r.declined,
+               r.workers == 1 ? "" : "s", r.cases_per_minute(), 100 * implementation_share(r),
+               r.seconds > 0 ? 100 * r.step_seconds / (r.seconds * r.workers) : 0.0, r.declined,
                r.cases_run ? 100.0 * r.declined / r.cases_run : 0.0, r.errors, r.budget_exhausted ? " (stopped by --budget)" : "");
   for (const auto& [feature, n] : r.declines_by_feature) std::fprintf(out, "  declined %4d  %s\n", n, feature.c_str());
   if (r.partner_runs)
@@ -66,8 +67,8 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
     std::fprintf(out, "known defects checked on their witnesses: %s\n", r.known_defects_checked.empty() ? "none" : joined(r.known_defects_checked, ", ").c_str());
   for (const auto& p : r.known_defect_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
   std::fprintf(out, "%s%s over the cases' first judgements\n", !r.failed() ? "PASS: " : "",
-               executed_text(r.coverage).c_str());
-  for (const auto& p : coverage_problems(r.coverage, o.min_executed, this_command_line()))
+               executed_text(r.counts).c_str());
+  for (const auto& p : executed_problems(r.counts, o.min_executed, this_command_line()))
     std::fprintf(out, "not OK: %s\n", p.c_str());
 }
 
@@ -79,11 +80,15 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
             {"errors", r.errors}, {"partner_runs", r.partner_runs}, {"partner_errors", r.partner_errors}, {"seconds", r.seconds}, {"workers", r.workers},
             {"implementation_seconds", r.implementation_seconds},   // summed over the workers
             {"implementation_share", implementation_share(r)},     // of seconds × workers
+            {"step_seconds", r.step_seconds},   // in the implementation's own steps, summed over the workers
+            // the harness's overhead: each worker's wall time less the implementation's own steps, per case
+            {"overhead_seconds_per_case", r.cases_run ? (r.seconds * r.workers - r.step_seconds) / r.cases_run : 0.0},
+            {"overhead_share", r.seconds > 0 ? 1.0 - r.step_seconds / (r.seconds * r.workers) : 0.0},
             {"cases_per_minute", r.cases_per_minute()}, {"budget_seconds", o.budget_seconds},
             {"budget_exhausted", r.budget_exhausted}, {"oracle_precision", "double, failures confirmed in float128"},
-            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
-            {"executed_share", r.coverage.share()},
-            {"coverage_problems", coverage_problems(r.coverage, o.min_executed, this_command_line())}};
+            {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},
+            {"executed_share", r.counts.share()},
+            {"executed_problems", executed_problems(r.counts, o.min_executed, this_command_line())}};
   json failures = json::array(), defects = json::array(), unconfirmed = json::array();
   int unattributed = 0;
   for (const auto& f : r.failures) {
@@ -119,7 +124,7 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
                                                : nlohmann::json{{"file", o.registry.path}, {"entries", o.registry.defects.size()},
                                                                 {"given", o.known_defects_given}, {"checked", r.known_defects_checked}};
   j["known_defect_problems"] = r.known_defect_problems;
-  j["ok"] = !r.failed() && coverage_problems(r.coverage, o.min_executed, this_command_line()).empty();
+  j["ok"] = !r.failed() && executed_problems(r.counts, o.min_executed, this_command_line()).empty();
   j["defects"] = defects;
   j["unconfirmed"] = unconfirmed;
   return j;

@@ -44,13 +44,13 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
                  u.index, joined(u.invariants, ", ").c_str(), u.message.c_str());
   // Last, so it cannot be missed: how much was judged, and why that is not OK.
   auto print_counts = [&] {
-    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.coverage).c_str());
-    for (const auto& p : sweep_coverage_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
+    std::fprintf(out, "%s over the cases' first judgements\n", executed_text(r.counts).c_str());
+    for (const auto& p : sweep_executed_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
   };
   if (!r.failure) {
     for (const auto& p : r.known_defect_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
     if (o.faults.empty())
-      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_coverage_problems(o, r).empty() && !r.failed() ? "PASS: " : "");
+      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_executed_problems(o, r).empty() && !r.failed() ? "PASS: " : "");
     else std::fprintf(out, "NOT FOUND: fault %s survived %d cases\n", joined(o.faults, " ").c_str(), r.cases_run);
     print_counts();
     return;
@@ -83,9 +83,9 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
                                     {"narrowest_inconclusive_case", r.spread.narrowest_inconclusive_case},
                                     {"undetermined_at", kUndeterminedAt}}},
             {"oracle_precision", "double, failures confirmed in float128"},
-            {"executed", r.coverage.executed}, {"verdicts", r.coverage.verdicts},
-            {"executed_share", r.coverage.share()}, {"min_executed", o.min_executed},
-            {"coverage_problems", sweep_coverage_problems(o, r)}};
+            {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},
+            {"executed_share", r.counts.share()}, {"min_executed", o.min_executed},
+            {"executed_problems", sweep_executed_problems(o, r)}};
   json unconfirmed = json::array();
   for (const auto& u : r.unconfirmed)
     unconfirmed.push_back({{"case", u.index}, {"invariants", u.invariants}, {"message", u.message}});
@@ -115,7 +115,7 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
   j["failing_cases"] = failures.size();
   j["known_defects"] = r.known_defects.empty() ? json(nullptr) : json{{"file", r.known_defects}, {"given", true}};
   j["known_defect_problems"] = r.known_defect_problems;
-  j["ok"] = !r.failed() && sweep_coverage_problems(o, r).empty();
+  j["ok"] = !r.failed() && sweep_executed_problems(o, r).empty();
   return j;
 }
 

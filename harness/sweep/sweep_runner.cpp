@@ -158,7 +158,7 @@ SweepResult run_sweep(const SweepOptions& o) {
     generators::check_round_trip(s);
     const Judgement quick = judge(s, o, oracle::Precision::float64, {});
     ++result.cases_run;
-    result.coverage.add(quick.result, sweep_repro_line(o, i));
+    result.counts.add(quick.result, sweep_repro_line(o, i));
     if (quick.unsupported) ++result.unsupported;
     if (quick.inconclusive) ++result.inconclusive;
     result.spread.add(i + 1, quick.spread, quick.inconclusive);
@@ -179,8 +179,8 @@ SweepResult run_sweep(const SweepOptions& o) {
   return result;
 }
 
-std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r) {
-  return coverage_problems(r.coverage, o.min_executed, sweep_repro_line(o, std::max(0, r.cases_run - 1)));
+std::vector<std::string> sweep_executed_problems(const SweepOptions& o, const SweepResult& r) {
+  return executed_problems(r.counts, o.min_executed, sweep_repro_line(o, std::max(0, r.cases_run - 1)));
 }
 
 }  // namespace muoncheck

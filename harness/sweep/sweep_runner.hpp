@@ -1,7 +1,7 @@
 // The property sweep behind `muoncheck sweep`: draws scenarios from the general
 // generator (same seed → same cases), judges each with the double-precision oracle,
 // confirms a failure in float128, shrinks it to a minimal scenario, saves it under
-// reports/cases/ and states the one command line that reproduces it.
+// out/cases/ and states the one command line that reproduces it.
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -12,23 +12,24 @@
 #include <vector>
 
 #include "core/scenario.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "harness/sweep/attribution.hpp"
 #include "properties/generators/focus.hpp"
+#include "harness/sweep/sweep_defaults.hpp"
 #include "properties/generators/scenario_gen.hpp"
 
 namespace muoncheck {
 
 struct SweepOptions {
-  int cases = 100;
-  uint64_t seed = 1;
+  int cases = kDefaultSweepCases;
+  uint64_t seed = kDefaultSweepSeed;
   double budget_seconds = 0;              // 0: no limit; else no new case starts after it
   std::vector<std::string> faults;        // switched on in the implementation
   generators::Focus focus;                // narrows the general generator (default: none)
-  std::string cases_dir = "reports/cases";
+  std::string cases_dir = kDefaultCasesDir;
   int max_shrink_judgements = 400;        // each judges only the confirmed invariants
-  double max_shrink_seconds = 240;
+  double max_shrink_seconds = kDefaultShrinkSeconds;
   std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;
   impl::ComputeBackend backend = impl::ComputeBackend::cpu;   // where the implementation runs
   impl::CommBackend comm = impl::CommBackend::gloo;
@@ -77,7 +78,7 @@ struct SweepResult {
   bool budget_exhausted = false;
   std::vector<UnconfirmedCase> unconfirmed;
   std::optional<SweepCounterexample> failure;
-  Coverage coverage;                      // over each case's first judgement (double oracle, every invariant)
+  ExecutedCounts counts;                      // over each case's first judgement (double oracle, every invariant)
   std::string known_defects;              // the registry given with --known-defects ("" for none)
   std::vector<std::string> known_defect_problems;   // entries that no longer reproduce or whose fix fails
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
@@ -93,6 +94,6 @@ SweepResult run_sweep(const SweepOptions& o);
 // Why the sweep's executed counts make it not OK (a case that judged nothing, a share below
 // o.min_executed); empty when they do not. The repro of the share is the sweep of the same
 // seed and cases.
-std::vector<std::string> sweep_coverage_problems(const SweepOptions& o, const SweepResult& r);
+std::vector<std::string> sweep_executed_problems(const SweepOptions& o, const SweepResult& r);
 
 }  // namespace muoncheck

@@ -1,4 +1,4 @@
-// The trace format "muoncheck-trace/2" (docs/trace-format.md, reports/trace.schema.json; /1 is
+// The trace format "muoncheck-trace/2" (docs/trace-format.md, schemas/trace.schema.json; /1 is
 // still read): what an implementation under test reports about one scenario run — its name and
 // version, the scenario it ran, the dtypes it really used, the tags it decided, and per step the
 // skip decision, loss scale, NS calls per param and the state after the step; from /2 on also,

@@ -27,7 +27,8 @@ E named(const std::vector<E>& all, NameOf name_of, const std::string& name, cons
 }
 
 const std::vector<CollectiveKind> kKinds = {CollectiveKind::all_reduce, CollectiveKind::reduce_scatter,
-                                            CollectiveKind::all_gather, CollectiveKind::all_gather_v};
+                                            CollectiveKind::all_gather, CollectiveKind::all_gather_v,
+                                            CollectiveKind::gather,     CollectiveKind::scatter};
 const std::vector<Purpose> kPurposes = {Purpose::grad_reduce,   Purpose::param_gather, Purpose::muon_gather,
                                         Purpose::muon_exchange, Purpose::ns_internal,  Purpose::weight_sync,
                                         Purpose::scalar,        Purpose::state_export};
@@ -103,7 +104,7 @@ Observation observation_from_trace(const Scenario& s, const Trace& t) {
   std::vector<int> scenario_index(params.size());   // trace tag index → scenario param index
   for (size_t p = 0; p < params.size(); ++p) scenario_index[order[p]] = static_cast<int>(p);
   if (t.initial.empty()) {
-    out.initial = oracle::initial_state(s).params;   // SPEC initial weights are exact in every dtype
+    out.initial = oracle::initial_state(s).params;   // the initial weights of docs/semantics.md §1 are exact in every dtype
   } else {
     check_sizes(s, t, order, t.initial, "/initial");
     for (size_t p = 0; p < params.size(); ++p) out.initial.push_back(t.initial[order[p]]);
@@ -179,7 +180,7 @@ Trace trace_from_observation(const Scenario& s, const Observation& o, const std:
   t.scenario_name = s.name;
   t.scenario_hash = scenario_hash(s);
   t.scenario_json = scenario_to_json(s);
-  // The implementation computes in exactly the scenario's dtypes (SPEC §5).
+  // The implementation computes in exactly the scenario's dtypes (docs/semantics.md §8).
   t.dtypes = {s.engine.param_dtype, s.engine.grad_accum_dtype, s.engine.comm_dtype, s.optimizer.ns_dtype, DType::fp32};
   t.tags = o.tags_by_rank.empty() ? o.trajectory.tags : o.tags_by_rank.front();
   t.initial = o.trajectory.initial;

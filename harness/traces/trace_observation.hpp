@@ -1,6 +1,6 @@
 // A trace and an observation (properties/observation.hpp), both ways: the observation a trace
 // shows, in the scenario's parameter order, with what it leaves out named in `missing`; and
-// the trace of one of our engine's runs (`run --trace`), which shows everything.
+// the trace of one of our engine's runs (`run --write-trace`), which shows everything.
 #pragma once
 #include <string>
 #include <vector>

@@ -43,7 +43,7 @@ std::string summary_markdown(const nlohmann::json& report) {
     for (const auto& r : repro) out << r.get<std::string>() << "\n";
     out << "```\n\n";
   }
-  for (const auto& p : sum.value("coverage_problems", nlohmann::json::array())) out << "- not OK: " << cell(p.get<std::string>()) << "\n";
+  for (const auto& p : sum.value("executed_problems", nlohmann::json::array())) out << "- not OK: " << cell(p.get<std::string>()) << "\n";
   bool inconclusive_heading = false;   // neither OK nor FAIL: the question had no answer at the scenario's precision
   for (const auto& s : report.value("scenarios", nlohmann::json::array()))
     for (const auto& inv : s.value("invariants", nlohmann::json::array()))

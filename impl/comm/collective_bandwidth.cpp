@@ -8,7 +8,9 @@ double bus_factor(CollectiveKind kind, int ranks) {
     case CollectiveKind::all_reduce: return 2.0 * (n - 1.0) / n;
     case CollectiveKind::all_gather:
     case CollectiveKind::all_gather_v:
-    case CollectiveKind::reduce_scatter: return (n - 1.0) / n;
+    case CollectiveKind::reduce_scatter:
+    case CollectiveKind::gather:     // the root receives (n-1)/n of the logical size (its output)
+    case CollectiveKind::scatter: return (n - 1.0) / n;
   }
   return 0.0;
 }

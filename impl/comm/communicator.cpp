@@ -8,6 +8,8 @@ std::string collective_name(CollectiveKind k) {
     case CollectiveKind::reduce_scatter: return "reduce_scatter";
     case CollectiveKind::all_gather: return "all_gather";
     case CollectiveKind::all_gather_v: return "all_gather_v";
+    case CollectiveKind::gather: return "gather";
+    case CollectiveKind::scatter: return "scatter";
   }
   return "unknown";
 }

@@ -1,4 +1,4 @@
-// The one interface every collective in impl/ goes through (SPEC §5): all-reduce
+// The one interface every collective in impl/ goes through (docs/semantics.md §8): all-reduce
 // (sum), reduce-scatter (sum, equal chunks) and all-gather (equal and variable
 // sizes), over fp32, bf16 and fp16 buffers: the collectives the engine and the agreement
 // check call, and no others. 16-bit buffers
@@ -6,6 +6,7 @@
 // Errors are thrown as CommError (a muoncheck::Error) naming rank and collective.
 #pragma once
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -16,6 +17,10 @@
 
 namespace muoncheck::impl {
 
+// How long a rank waits for one collective (and a rendezvous) before the run fails: the one
+// default of every command (--timeout-ms), the sweep's and the processes' included.
+inline constexpr std::chrono::milliseconds kDefaultCollectiveTimeout{60000};
+
 // A typed view of memory: fp32 → float*, bf16/fp16 → uint16_t*.
 struct Buffer {
   void* data = nullptr;
@@ -24,7 +29,9 @@ struct Buffer {
   int64_t bytes() const { return count * dtype_bytes(dtype); }
 };
 
-enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_gather_v };
+// gather / scatter: to or from one root rank (an implementation that collects a tensor on its
+// owner rank, or hands shards out from it); our engine issues neither, traces may.
+enum class CollectiveKind { all_reduce, reduce_scatter, all_gather, all_gather_v, gather, scatter };
 std::string collective_name(CollectiveKind k);
 
 // Why a collective runs; invariants filter the log by purpose.

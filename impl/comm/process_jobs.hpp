@@ -26,7 +26,7 @@ namespace muoncheck::impl {
 
 struct JobShape {
   int dp = 1;                              // ranks 0..dp-1 of the group take part
-  std::chrono::milliseconds timeout{60000};   // per collective, and the connect
+  std::chrono::milliseconds timeout = kDefaultCollectiveTimeout;   // per collective, and the connect
   bool nccl = false;                       // NCCL on GPU local_rank, else Gloo
   std::string name;                        // what the job runs (a scenario), for messages
 };

@@ -1,4 +1,4 @@
-// The fault catalogue (SPEC §7): the one registry of the historical Muon+ZeRO bugs this
+// The fault catalogue: the one registry of the historical Muon+ZeRO bugs this
 // implementation can re-inject, one row per fault with every fact about it, as plain data.
 // impl reads the ids (faults.hpp: FaultSet, parse_fault); the mutation run reads which shipped
 // scenarios reach each fault and which invariants name its symptom (harness/mutants/); the

@@ -1,4 +1,4 @@
-// Switching faults on (SPEC §7): a FaultSet is read only by the code path the real bug lived
+// Switching faults on (the fault catalogue, fault_catalogue.hpp): a FaultSet is read only by the code path the real bug lived
 // in (a branch there asks `faults.has(Fault::x)`); it never edits outputs afterwards. Off by
 // default. What each fault is, and everything else about it, is in fault_catalogue.hpp.
 #pragma once

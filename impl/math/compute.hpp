@@ -1,5 +1,5 @@
 // The math a rank engine delegates to a backend: Newton–Schulz (the hot spot) and the
-// elementwise optimizer kernels of SPEC §4. Buffers are host memory; a device backend
+// elementwise optimizer kernels of docs/semantics.md §4. Buffers are host memory; a device backend
 // stages them. The CPU backend (impl/math/*.cpp) is the default and the reference: the
 // CUDA backend's elementwise kernels are bit-identical to it, its NS differs only by the
 // accumulation order of cuBLAS (within the control's band). One Compute per rank thread.

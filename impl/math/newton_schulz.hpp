@@ -1,4 +1,4 @@
-// Newton–Schulz orthogonalization (SPEC §4): the standard quintic loop and the Gram
+// Newton–Schulz orthogonalization (docs/semantics.md §7): the standard quintic loop and the Gram
 // variant (DeepSpeed's zeropower_via_gram_newtonschulz), in the scenario's ns_dtype:
 // every matrix product and elementwise combination is rounded to ns_dtype, products
 // accumulate in fp32. Per-head: the rows split into H blocks, orthogonalized as one

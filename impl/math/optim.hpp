@@ -1,4 +1,4 @@
-// Elementwise optimizer kernels on fp32 state (SPEC §4.6–4.7): Muon momentum and
+// Elementwise optimizer kernels on fp32 state (docs/semantics.md §4.6–4.7): Muon momentum and
 // Nesterov input, the decoupled-weight-decay Muon update, AdamW. Each element is
 // computed in double and stored once as fp32, so state never drifts by double rounding.
 #pragma once

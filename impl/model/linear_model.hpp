@@ -1,4 +1,4 @@
-// The model every component trains (SPEC §2): each param is its own linear layer with
+// The model every component trains (docs/semantics.md §2): each param is its own linear layer with
 // a squared loss — matrix W (m×n): 1/(2m)‖Wx − y‖², vector w: 1/(2n)‖w⊙x − y‖² — on
 // inputs/targets from the data generator. Forward and backward run on the param_dtype
 // weights with fp32 accumulation; the caller scales and rounds the gradient.

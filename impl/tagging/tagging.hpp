@@ -1,4 +1,4 @@
-// The implementation's own Muon tagging (SPEC §3), written apart from the oracle's:
+// The implementation's own Muon tagging (docs/semantics.md §3), written apart from the oracle's:
 // use_muon = layer-shape rank ≥ 2 and the name has neither "embed" nor "lm_head"; the
 // per-head count comes from the leaf module name (preset models) or an explicit
 // num_heads. Decided on ParamHandle::ds_shape, so placeholders tag like full params.

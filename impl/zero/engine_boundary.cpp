@@ -1,4 +1,4 @@
-// The optimizer step at the accumulation boundary (SPEC §4): reduce, check overflow
+// The optimizer step at the accumulation boundary (docs/semantics.md §4): reduce, check overflow
 // across ranks before any state moves, unscale, clip, Muon once, AdamW, scaler
 // bookkeeping, then re-sync the param_dtype model (stage 1/2 all-gather; stage 3 stays
 // partitioned).

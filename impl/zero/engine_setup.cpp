@@ -17,7 +17,7 @@ std::vector<int64_t> numels_of(const Scenario& s) {
   return n;
 }
 
-// Initial weight of flat element f of param p (SPEC §2).
+// Initial weight of flat element f of param p (docs/semantics.md §1).
 float initial_value(const Scenario& s, const ParamHandle& p, int64_t f) {
   const MatrixView mv = matrix_view(p.ds_shape);
   return static_cast<float>(data::initial_weight(s.seed, p.index, f - p.flat_offset,

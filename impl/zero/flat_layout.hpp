@@ -1,4 +1,4 @@
-// The flat buffer behind ZeRO (SPEC §5): every param in model order, back to back;
+// The flat buffer behind ZeRO (docs/semantics.md §8): every param in model order, back to back;
 // N elements padded to a multiple of dp; rank r's partition is [r·P, (r+1)·P) with
 // P = padded/dp. A matrix may straddle partitions and a small param may own nothing
 // on a rank. owned(r) is the partition clipped to the N real elements.

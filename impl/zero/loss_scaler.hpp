@@ -1,4 +1,4 @@
-// The loss scaler's bookkeeping (SPEC §4.3/4.8): none (S = 1), static, or dynamic with
+// The loss scaler's bookkeeping (docs/semantics.md §4.3, §4.8): none (S = 1), static, or dynamic with
 // hysteresis — on overflow the counter decrements, and at 1 the scale halves (not below
 // min_scale); after scale_window consecutive good steps the scale doubles and the
 // counter resets. Every rank runs its own copy on the same all-reduced flag. The fault

@@ -1,4 +1,4 @@
-// Distributed Muon, once per optimizer step (SPEC §4.6, §5): each rank advances the
+// Distributed Muon, once per optimizer step (docs/semantics.md §4.6, §8): each rank advances the
 // momentum of its own slices (fp32); each Muon param's gradient and momentum are
 // gathered in windows of at most reduce_bucket_size elements, in comm_dtype, to the
 // rank that runs its NS (round-robin); the NS results travel back (muon_exchange) and

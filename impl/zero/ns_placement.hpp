@@ -1,4 +1,4 @@
-// Where each Muon param's Newton–Schulz runs (SPEC §5): the i-th Muon param in model
+// Where each Muon param's Newton–Schulz runs (docs/semantics.md §8): the i-th Muon param in model
 // order runs on rank i mod dp, at every stage (0 included), so NS work is spread
 // round-robin and each matrix is orthogonalized exactly once per step.
 #pragma once

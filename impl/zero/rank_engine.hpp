@@ -1,4 +1,4 @@
-// One data-parallel rank of the ZeRO engine (SPEC §4–5). It holds only its share:
+// One data-parallel rank of the ZeRO engine (docs/semantics.md §4, §8). It holds only its share:
 // stage ≥1 the fp32 master weights and optimizer state of its partition, stage ≥2 the
 // gradient partition, stage 3 the param_dtype model partition (gathered per micro-step
 // for the forward/backward and released). Every collective goes through `comm`; the

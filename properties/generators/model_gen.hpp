@@ -14,7 +14,7 @@ rc::Gen<ModelSpec> custom_model(const Focus& f);   // 1–5 params ("l<i>.<role>
 rc::Gen<ModelSpec> llama_model(const Focus& f);    // the llama preset at toy sizes
 rc::Gen<ModelSpec> model(const Focus& f);          // mostly custom, some llama
 
-// Whether a param is a Muon param by the SPEC §3 rule (layer shape and name).
+// Whether a param is a Muon param by the rule of docs/semantics.md §3 (layer shape and name).
 bool is_muon_param(const ParamSpec& p);
 
 }  // namespace muoncheck::generators

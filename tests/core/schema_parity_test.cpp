@@ -131,7 +131,7 @@ TEST(SchemaParity, ResourceLimitsOfTheSchemasAreTheLoaders) {
   const auto& shape = model["properties"]["params"]["items"]["properties"]["shape"];
   EXPECT_EQ(shape["x-muoncheck-max-elements"], limits::kMaxTensorElements);
   EXPECT_EQ(shape["items"]["maximum"], limits::kMaxDim);
-  const auto t = schema("reports/trace.schema.json");
+  const auto t = schema("schemas/trace.schema.json");
   const auto& step = t["properties"]["steps"]["items"]["properties"];
   EXPECT_EQ(step["ns_calls"]["items"]["maximum"], limits::kMaxNsCallsPerEntry);
   EXPECT_EQ(step["ns_unattributed"]["maximum"], limits::kMaxNsCallsPerEntry);

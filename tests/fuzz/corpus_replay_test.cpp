@@ -1,5 +1,5 @@
 // Replays the fuzz corpus (tests/fuzz/corpus/{scenario,trace}: seeds, every input a fuzz
-// run kept for new coverage, and the inputs of issue 13) through the same checks the
+// run kept for new coverage, and the hostile inputs the loaders' limits were written against) through the same checks the
 // libFuzzer targets make, on every CI run and with any compiler.
 #include <gtest/gtest.h>
 

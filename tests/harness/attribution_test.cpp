@@ -13,7 +13,6 @@
 #include <fstream>
 
 #include "core/error.hpp"
-#include "harness/external/deepspeed_region.hpp"
 #include "harness/sweep/attribution.hpp"
 #include "harness/sweep/impl_sweep.hpp"
 #include "harness/sweep/impl_sweep_report.hpp"
@@ -25,6 +24,7 @@
 #include "harness/judge/verify_traces.hpp"
 #include "impl/run_impl.hpp"
 #include "properties/generators/focus.hpp"
+#include "tests/harness/engine_as_implementation.hpp"
 
 namespace muoncheck {
 namespace {
@@ -167,24 +167,6 @@ TEST(KnownDefects, aMalformedEntryIsAnErrorNamingTheEntryAndTheField) {
 
 // ---- the sweep against an implementation, with known defects
 
-CaseRunner our_engine(std::vector<std::string> faults, KnownDefects registry) {
-  return [faults, registry](const Scenario& s, const FixSet& fixes) {
-    impl::ImplOptions o;
-    o.faults = faults;
-    for (const auto& id : fixes) {
-      const KnownDefect* d = registry.find(id);
-      if (!d || d->fix.kind != "fault") {
-        Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
-        t.steps.clear();
-        t.error = std::string(kFixDoesNotApply) + "known defect " + id + ": not a fix this engine can apply";
-        return t;
-      }
-      o.faults.erase(std::remove(o.faults.begin(), o.faults.end(), d->fix.target), o.faults.end());
-    }
-    return trace_from_observation(s, observation_of(impl::run_impl(s, o)), o.faults, 0);
-  };
-}
-
 ImplSweepOptions sweep_options(const std::string& dir, int cases, const KnownDefects& k) {
   ImplSweepOptions o;
   o.impl = "ours";
@@ -217,7 +199,7 @@ int junit_failures(const json& record) {
 TEST(KnownDefectSweep, failuresExplainedByKnownDefectsPassAndEveryViewSaysSo) {
   const KnownDefects k = clip_registry();
   const ImplSweepOptions o = sweep_options("known-covered", 4, k);
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   const ImplSweepResult r = run_impl_sweep(o, gen, {our_engine({"clip-muon-update"}, k)});
   ASSERT_FALSE(r.failures.empty()) << "seed 1 draws no clipping case";
   for (const auto& f : r.failures) {
@@ -237,7 +219,7 @@ TEST(KnownDefectSweep, failuresExplainedByKnownDefectsPassAndEveryViewSaysSo) {
 TEST(KnownDefectSweep, aPlantedNewDefectFailsTheRunAndIsNamedInEveryView) {
   const KnownDefects k = clip_registry();
   ImplSweepOptions o = sweep_options("known-new", 4, k);
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("stage0-no-newton-schulz"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("stage0-no-newton-schulz"), 1);
   const ImplSweepResult r = run_impl_sweep(o, gen, {our_engine({"clip-muon-update", "stage0-no-newton-schulz"}, k)});
   ASSERT_FALSE(r.failures.empty());
   EXPECT_GT(r.fresh, 0) << "no failure was NEW: the stage-0 fault has no fix in the registry";
@@ -273,7 +255,7 @@ TEST(KnownDefectSweep, anAttributionIsRejectedWhenTheFixDoesNotMakeTheCaseConfor
 TEST(KnownDefectSweep, aKnownDefectThatNoLongerReproducesFailsTheRun) {
   const KnownDefects k = clip_registry();
   const ImplSweepOptions o = sweep_options("known-fixed", 2, k);
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), {our_engine({}, k)});
+  const ImplSweepResult r = run_impl_sweep(o, deepspeed_scenario({}, 1), {our_engine({}, k)});
   EXPECT_TRUE(r.failures.empty());
   ASSERT_EQ(r.known_defect_problems.size(), 1u);
   EXPECT_NE(r.known_defect_problems.front().find("known defect clip-over-muon-update"), std::string::npos);
@@ -287,7 +269,7 @@ TEST(KnownDefectSweep, aFixThatNoLongerAppliesFailsTheRunNamingTheEntry) {
   e["fix"] = {{"kind", "replacement"}, {"from", "ours"}, {"target", "engine:clip"}, {"replacement", "fixes:clip"}};   // our engine cannot apply it
   const KnownDefects k = load_known_defects(write("stale-registry.json", registry(json::array({e}))));
   const ImplSweepOptions o = sweep_options("known-stale", 2, k);
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   const ImplSweepResult r = run_impl_sweep(o, gen, {our_engine({"clip-muon-update"}, k)});
   ASSERT_FALSE(r.known_defect_problems.empty());
   EXPECT_NE(r.known_defect_problems.front().find("clip-over-muon-update"), std::string::npos);

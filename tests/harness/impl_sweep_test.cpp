@@ -4,6 +4,7 @@
 // its trace; the correct engine passes the same cases; an implementation that raises is grouped
 // into one ERROR defect shrunk to the smallest stage that raises; declines are counted by feature;
 // three runners side by side give the record one runner gives.
+#include <cmath>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,35 +14,16 @@
 #include <filesystem>
 
 #include "core/scenario_io.hpp"
-#include "harness/external/deepspeed_region.hpp"
-#include "harness/sweep/failure_symptom.hpp"
+#include "properties/generators/scenario_gen.hpp"
+#include "harness/sweep/symptom.hpp"
 #include "harness/sweep/impl_sweep.hpp"
 #include "harness/sweep/impl_sweep_report.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "properties/generators/focus.hpp"
+#include "tests/harness/engine_as_implementation.hpp"
 
 namespace muoncheck {
 namespace {
-
-// Our engine as the implementation under test, with `faults` planted; a fix of the registry
-// (kind "fault") switches its fault off for that run, any other fix does not apply.
-CaseRunner our_engine(std::vector<std::string> faults, KnownDefects registry = {}) {
-  return [faults, registry](const Scenario& s, const FixSet& fixes) {
-    impl::ImplOptions o;
-    o.faults = faults;
-    for (const auto& id : fixes) {
-      const KnownDefect* d = registry.find(id);
-      if (!d || d->fix.kind != "fault") {
-        Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
-        t.steps.clear();
-        t.error = std::string(kFixDoesNotApply) + "known defect " + id + ": not a fix this engine can apply";
-        return t;
-      }
-      o.faults.erase(std::remove(o.faults.begin(), o.faults.end(), d->fix.target), o.faults.end());
-    }
-    return trace_from_observation(s, observation_of(impl::run_impl(s, o)), o.faults, 0);
-  };
-}
 
 ImplSweepOptions options(const std::string& dir, int cases) {
   ImplSweepOptions o;
@@ -59,7 +41,7 @@ bool has(const std::vector<std::string>& v, const std::string& prefix) {
 }
 
 TEST(ImplSweep, findsConfirmsAndShrinksAFaultKeepingTheFeatureItNeeds) {
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   const ImplSweepResult r = run_impl_sweep(options("impl-sweep-fault", 5), gen, {our_engine({"clip-muon-update"})});
   ASSERT_FALSE(r.failures.empty());
   ASSERT_FALSE(r.defects.empty());
@@ -84,7 +66,7 @@ TEST(ImplSweep, findsConfirmsAndShrinksAFaultKeepingTheFeatureItNeeds) {
 }
 
 TEST(ImplSweep, theCorrectEnginePassesTheSameCases) {
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   const ImplSweepResult r = run_impl_sweep(options("impl-sweep-clean", 5), gen, {our_engine({})});
   EXPECT_EQ(r.cases_run, 5);
   EXPECT_TRUE(r.failures.empty()) << r.failures.front().message;
@@ -103,7 +85,7 @@ TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
     return t;
   };
   ImplSweepOptions o = options("impl-sweep-errors", 12);
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), {raising});
+  const ImplSweepResult r = run_impl_sweep(o, deepspeed_scenario({}, 1), {raising});
   int declined = 0;
   for (const auto& [feature, n] : r.declines_by_feature) {
     EXPECT_EQ(feature.rfind("engine.gas ", 0), 0u) << feature;
@@ -132,7 +114,7 @@ TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
   };
   ImplSweepOptions o = options("impl-sweep-cap", 30);
   o.max_defects = 1;
-  const ImplSweepResult r = run_impl_sweep(o, external::deepspeed_scenario({}, 1), {raising});
+  const ImplSweepResult r = run_impl_sweep(o, deepspeed_scenario({}, 1), {raising});
   ASSERT_EQ(r.defects.size(), 1u);
   int attributed = 0, unattributed = 0;
   for (const auto& f : r.failures) {
@@ -191,7 +173,7 @@ TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
     }
     return engine(s, {});
   };
-  const auto gen = external::deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   ImplSweepOptions o = options("impl-sweep-workers", 8);
   o.max_shrink_seconds = 1e6;
   Concurrency one, three;
@@ -205,32 +187,43 @@ TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
   ASSERT_FALSE(r1.defects.empty());
   EXPECT_GT(r1.defects.front().shrink_steps, 0);
   EXPECT_GT(r1.declined, 0) << "seed 1 draws no case with gas > 2";
-  EXPECT_EQ(r1.coverage.executed, r3.coverage.executed);
-  EXPECT_EQ(r1.coverage.verdicts, r3.coverage.verdicts);
+  EXPECT_EQ(r1.counts.executed, r3.counts.executed);
+  EXPECT_EQ(r1.counts.verdicts, r3.counts.verdicts);
   EXPECT_EQ(record_of(o, r1).dump(1), record_of(o, r3).dump(1));
 }
 
+// The symptom reads the failing verdict's worst-case record, whatever its message says.
 TEST(FailureSymptom, namesTheTensorAndItsRoleTheMiscountAndTheStages) {
   Scenario s;
   s.model.params = {{"l0.mlp.up_proj.weight", {4, 3}, {}}, {"l0.norm.weight", {4}, {}}, {"l2.conv.weight", {2, 3, 3, 3}, {}}};
-  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
-                            "worst at step 0 param l0.mlp.up_proj.weight momentum: error 9.84 vs control ensemble 4e-08"),
-            "trajectory-conforms: momentum of a Muon matrix");
-  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
-                            "worst at step 2 param l0.norm.weight weight: error 1 vs control 1; the trace shows no momentum"),
-            "trajectory-conforms: weight of an AdamW param");
-  EXPECT_EQ(failure_symptom(s, "trajectory-conforms",
-                            "worst at step 1 param l2.conv.weight momentum (not exported by the implementation): error inf"),
+  auto band = [](int step, std::string param, std::string tensor) {
+    WorstCase w;
+    w.step = step, w.param = std::move(param), w.tensor = std::move(tensor), w.error = 9.84, w.band = 4e-8;
+    return Verdict::located("trajectory-conforms", 1e9, 1.0, w, "worst at ");
+  };
+  auto count = [](std::string param, double have, double want, std::string note) {
+    WorstCase w;
+    w.measure = WorstCase::Measure::count;
+    w.step = 0, w.param = std::move(param), w.tensor = "NS calls", w.error = have, w.band = want, w.note = std::move(note);
+    return Verdict::located("ns-once-per-matrix-per-step", 1, 0, w);
+  };
+  EXPECT_EQ(verdict_symptom(s, band(0, "l0.mlp.up_proj.weight", "momentum")), "trajectory-conforms: momentum of a Muon matrix");
+  EXPECT_EQ(verdict_symptom(s, band(2, "l0.norm.weight", "weight")), "trajectory-conforms: weight of an AdamW param");
+  EXPECT_EQ(verdict_symptom(s, band(1, "l2.conv.weight", "momentum (not exported by the implementation)")),
             "trajectory-conforms: momentum (not exported by the implementation) of a Muon weight of rank 4");
-  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 1 NS calls, expected 0 (skipped step); 7 NS calls in all"),
-            "ns-once-per-matrix-per-step: NS on a skipped step");
-  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 0 NS calls, expected 1; 0 NS calls in all"),
-            "ns-once-per-matrix-per-step: NS call missing");
-  EXPECT_EQ(failure_symptom(s, "ns-once-per-matrix-per-step", "step 0 q: 2 NS calls, expected 1; 2 NS calls in all"),
-            "ns-once-per-matrix-per-step: NS call extra");
-  EXPECT_EQ(failure_symptom(s, "stage-invariant", "stage 0, dp 1 × gas 1 × mb 1, buckets 5/5 vs stage 1, dp 1 × gas 1: worst"),
-            "stage-invariant: stage 0 vs stage 1");
-  EXPECT_EQ(failure_symptom(s, "gas-invariant", "anything"), "gas-invariant");
+  EXPECT_EQ(verdict_symptom(s, count("q", 1, 0, "skipped step")), "ns-once-per-matrix-per-step: NS on a skipped step");
+  EXPECT_EQ(verdict_symptom(s, count("q", 0, 1, "")), "ns-once-per-matrix-per-step: NS call missing");
+  EXPECT_EQ(verdict_symptom(s, count("q", 2, 1, "")), "ns-once-per-matrix-per-step: NS call extra");
+  EXPECT_EQ(verdict_symptom(s, count("", 3, 0, "tied to no param")), "ns-once-per-matrix-per-step: NS calls tied to no param");
+  WorstCase d;
+  d.measure = WorstCase::Measure::difference;
+  d.step = 1, d.param = "l0.norm.weight", d.error = 0.2, d.band = 0.01;
+  d.compared = "stage 0, dp 1 × gas 1 × mb 1, buckets 5/5 vs stage 1, dp 1 × gas 1 × mb 1, buckets 5/5";
+  d.kind = "stage 0 vs stage 1";
+  EXPECT_EQ(verdict_symptom(s, Verdict::located("stage-invariant", 20, 1, d)), "stage-invariant: stage 0 vs stage 1");
+  EXPECT_EQ(verdict_symptom(s, Verdict::located("gas-invariant", 20, 1, d)), "gas-invariant");
+  EXPECT_EQ(verdict_symptom(s, Verdict::judge("trajectory-conforms", INFINITY, 1, "the implementation failed: x")),
+            "trajectory-conforms");
   EXPECT_EQ(error_symptom("RuntimeError: The size of tensor a (36) must match the size of tensor b (3)"),
             "ERROR: RuntimeError: The size of tensor a (N) must match the size of tensor b (N)");
 }

@@ -1,5 +1,5 @@
 // INCONCLUSIVE: a numeric verdict whose question has no answer at the scenario's precision
-// (properties/determinacy.hpp). The two minimal cases of issue 22 (tests/harness/cases/), both
+// (properties/determinacy.hpp). The two minimal cases of a false FAIL where the update is not determined (tests/harness/cases/), both
 // false FAILs before: neither FAILs on the CPU, the first is INCONCLUSIVE, the second's
 // natural-overflow skip (made by every valid order from the implementation's state) is followed.
 // The other side of the rule is the same case at full rank; structural invariants still catch
@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/scenario_io.hpp"
-#include "harness/judge/coverage.hpp"
+#include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
 #include "harness/report/report.hpp"
 #include "harness/views/html_report.hpp"
@@ -119,7 +119,8 @@ TEST(Inconclusive, ADeterminedFailStaysFail) {
 
 TEST(Inconclusive, EveryViewSaysItAndDiffCallsItARegression) {
   const auto r = judged(load_scenario(kChaotic));
-  const auto report = build_report({"run", "cpu", "", 0.0}, {r}, {});
+  const RunMetadata meta{"run", "cpu", 0.0};
+  const auto report = build_report(meta, {r}, {}, summarize({r}, {}, meta));
   const auto& s = report.at("scenarios").at(0);
   bool found = false;
   for (const auto& v : s.at("invariants"))

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -56,8 +57,8 @@ TEST(MuoncheckCli, CleanRunExits0AndFaultRunExits1WithAReproLine) {
   EXPECT_EQ(run("run scenarios/two-layer-gas4-z3.json" + cheap).exit_code, 0);
   const auto r = run("run scenarios/two-layer-gas4-z3.json --fault zero3-muon-per-microbatch" + cheap);
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_NE(r.output.find("muoncheck run scenarios/two-layer-gas4-z3.json --invariant ns-once-per-matrix-per-step "
-                          "--fault zero3-muon-per-microbatch --oracle-precision double"),
+  EXPECT_NE(r.output.find("muoncheck run scenarios/two-layer-gas4-z3.json --fault zero3-muon-per-microbatch "
+                          "--oracle-precision double --invariant ns-once-per-matrix-per-step"),
             std::string::npos)
       << r.output;
 }
@@ -90,8 +91,8 @@ TEST(MuoncheckCli, AScenarioThatJudgedNothingExits1AndSaysHowToReproduce) {
   EXPECT_EQ(r.output.find("=> OK"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("executed 0 of 1 invariant verdicts: NOTHING JUDGED"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("not OK: scenario two-layer-gas1-z2 judged nothing"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("reproduce: muoncheck run scenarios/two-layer-gas1-z2.json --invariant overflow-skip-clean "
-                          "--oracle-precision double"),
+  EXPECT_NE(r.output.find("reproduce: muoncheck run scenarios/two-layer-gas1-z2.json --oracle-precision double "
+                          "--invariant overflow-skip-clean"),
             std::string::npos)
       << r.output;
 }
@@ -210,4 +211,21 @@ TEST(MuoncheckCli, UnwritableReportFailsBeforeTheSuiteRuns) {
   EXPECT_NE(r.output.find(file + "/latest.json: cannot create its folder"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("Not a directory"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("stage0-basic  ("), std::string::npos) << "the suite ran first:\n" << r.output;
+}
+
+// verify reports every scenario it was given: one without a trace is an ERROR row naming it, and
+// the run is not OK (a scenario given and not judged is not a pass).
+TEST(MuoncheckCli, VerifyWithAGivenScenarioAndNoTraceIsAnErrorNamingIt) {
+  const auto dir = std::filesystem::temp_directory_path() / ("muoncheck-untraced-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string trace = (dir / "stage0-basic.trace.json").string();
+  ASSERT_EQ(run("run stage0-basic --trace " + trace).exit_code, 0);
+  const auto both = run("verify stage0-basic four-square-clip --trace " + trace);
+  EXPECT_EQ(both.exit_code, 1) << both.output;
+  EXPECT_NE(both.output.find("four-square-clip"), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("no trace for this scenario"), std::string::npos) << both.output;
+  const auto one = run("verify stage0-basic --trace " + trace);   // the control: its one scenario traced
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_EQ(one.output.find("no trace for this scenario"), std::string::npos) << one.output;
+  std::filesystem::remove_all(dir);
 }

@@ -64,10 +64,40 @@ TEST(OptionTable, NoTwoEntriesShareAKeyAndNamesAreSharedOnlyByDeclaredVariants) 
           << option_table()[i].key << " and " << option_table()[j].key << " are one option twice";
 }
 
+// One meaning per option name: every entry of a name takes a value or none alike, repeats alike,
+// and names a folder or a file alike (`--out FILE` everywhere, `--out-dir DIR` for a folder).
+std::vector<std::string> meaning_conflicts(const std::vector<OptionEntry>& table) {
+  const auto folder = [](const cli::OptionSpec& o) {
+    return o.help.find("folder") != std::string::npos || o.help.find("FOLDER") != std::string::npos ||
+           o.help.find("DIR") != std::string::npos;
+  };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < table.size(); ++i)
+    for (size_t j = i + 1; j < table.size(); ++j) {
+      const auto& a = table[i].spec;
+      const auto& b = table[j].spec;
+      if (a.name != b.name) continue;
+      if (a.takes_value != b.takes_value || a.repeatable != b.repeatable || (a.takes_value && folder(a) != folder(b)))
+        out.push_back(table[i].key + " / " + table[j].key);
+    }
+  return out;
+}
+
+TEST(OptionTable, EachNameMeansOneThingInEveryCommand) {
+  EXPECT_EQ(meaning_conflicts(option_table()), std::vector<std::string>{});
+  // Planted: --json as a FILE in one command and a switch in another, --out as a file and a folder.
+  const std::vector<OptionEntry> planted = {
+      {"json/file", {"json", true, false, "write JSON to FILE", ""}},
+      {"json/print", {"json", false, false, "print JSON", ""}},
+      {"out/file", {"out", true, false, "write to FILE", ""}},
+      {"out/dir", {"out", true, false, "the folder to write into", ""}}};
+  EXPECT_EQ(meaning_conflicts(planted), (std::vector<std::string>{"json/file / json/print", "out/file / out/dir"}));
+}
+
 TEST(OptionTable, AnUnknownKeyOrANameTwiceIsAnInternalError) {
   for (const std::vector<std::string>& keys : {std::vector<std::string>{"no-such-option"},
                                                std::vector<std::string>{"fault", "seeds"},
-                                               std::vector<std::string>{"json/file", "json/print"},
+                                               std::vector<std::string>{"report", "report/check"},
                                                std::vector<std::string>{"report", "report"}}) {
     try {
       options(keys);

@@ -1,4 +1,4 @@
-// 2-way coverage (harness/pairs/): what counts as exercised, which pairs are infeasible, the
+// 2-way feature interactions (harness/pairs/): what counts as exercised, which pairs are infeasible, the
 // dynamic features read from the oracle run, the greedy builder, and the shipped suite at 100 %.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "core/scenario_io.hpp"
 #include "harness/judge/scenario_selection.hpp"
-#include "harness/pairs/pair_coverage.hpp"
+#include "harness/pairs/covered_pairs.hpp"
 #include "oracle/oracle.hpp"
 
 namespace muoncheck::pairs {

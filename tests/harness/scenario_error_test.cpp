@@ -70,7 +70,7 @@ TEST(ScenarioError, AFailingVerdictOutranksTheError) {
   failed.verdicts.push_back(Verdict{});
   failed.verdicts.back().invariant = "gas-invariant";
   failed.verdicts.back().status = Status::fail;
-  const RunMetadata meta{"run", "cpu", ""};
+  const RunMetadata meta{"run", "cpu"};
   const auto only_error = summarize({errored}, {}, meta);
   EXPECT_THROW(throw_if_only_errors(only_error, {errored}), Error);
   const auto both = summarize({errored, failed}, {}, meta);

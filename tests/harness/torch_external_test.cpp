@@ -1,13 +1,15 @@
-// torch.optim.Muon as a second implementation on the harness side: the region the sweep draws in
-// holds only what the torch adapter can run (and keeps the rest as drawn), the repro script is
-// built from what the case's trace records, and --impl names parse for both implementations.
+// Other implementations on the harness side: the list of implementations and the generic record a
+// plugin muoncheck does not list gets, every one started as the one generic worker; a plugin's space
+// read from its hello line (malformed ones named) and drawn knob by knob; the torch repro script
+// built from what the case's trace records.
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
-#include "harness/external/deepspeed_worker.hpp"
-#include "harness/external/torch_region.hpp"
-#include "harness/external/torch_worker.hpp"
+#include "harness/external/implementation.hpp"
+#include "harness/external/plugin_space.hpp"
 #include "harness/repro/torch_repro.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "impl/run_impl.hpp"
@@ -16,52 +18,81 @@
 namespace muoncheck {
 namespace {
 
-TEST(TorchRegion, everyDrawnCaseIsOneTheAdapterCanRun) {
-  const auto gen = external::torch_scenario({}, 2);
-  rc::Random random(7);
-  int fsdp2 = 0, ddp = 0;
-  for (int i = 0; i < 60; ++i) {
-    const Scenario s = gen(random.split(), 100).value();
-    generators::check_round_trip(s);
-    const auto& e = s.engine;
-    const auto& o = s.optimizer;
-    EXPECT_NE(e.stage, 1);
-    EXPECT_EQ(e.dp, 2);
-    EXPECT_FALSE(e.zero_init || e.compile || s.checkpoint || o.per_head);
-    EXPECT_EQ(e.offload_optimizer, OffloadDevice::none);
-    EXPECT_NE(e.param_dtype, DType::fp16);
-    EXPECT_EQ(s.loss_scaler.type, ScalerType::none);
-    EXPECT_TRUE(s.overflow.empty());
-    EXPECT_EQ(o.momentum_form, MomentumForm::ema);
-    EXPECT_EQ(o.ns_method, NsMethod::standard);
-    EXPECT_EQ(o.ns_dtype, DType::bf16);
-    EXPECT_EQ(o.clip.mode, ClipMode::raw_grad);
-    if (e.stage == 0) {
-      ++ddp;
-      EXPECT_EQ(e.comm_dtype, e.param_dtype);
-      EXPECT_EQ(e.grad_accum_dtype, e.param_dtype);
-    } else {
-      ++fsdp2;
-      EXPECT_TRUE(e.comm_dtype == DType::fp32 || e.comm_dtype == e.param_dtype);
-      EXPECT_EQ(e.grad_accum_dtype, e.comm_dtype);   // FSDP2 accumulates in its reduce_dtype
-    }
+TEST(Implementations, namesParseAndEveryOneStartsTheGenericWorker) {
+  EXPECT_EQ(external::split_impl("torch"), std::make_pair(std::string("torch"), std::string()));
+  EXPECT_EQ(external::split_impl("deepspeed=0.19.8"), std::make_pair(std::string("deepspeed"), std::string("0.19.8")));
+  EXPECT_THROW(external::split_impl("torch="), Error);
+  EXPECT_THROW(external::split_impl("=1.0"), Error);
+  EXPECT_THROW(external::implementation_named("Not A Plugin"), Error);
+  // a plugin muoncheck does not list gets the generic record: no site, no repro template
+  const auto other = external::implementation_named("mymuon");
+  EXPECT_EQ(other.name, "mymuon");
+  EXPECT_EQ(other.repro, nullptr);
+  EXPECT_EQ(external::default_site(other, "1.0"), "");
+  EXPECT_NE(external::implementation_named("deepspeed").repro, nullptr);
+  EXPECT_NE(external::implementation_names().find("torch"), std::string::npos);
+  for (const auto& impl : {external::implementation_named("torch"), external::implementation_named("deepspeed"), other}) {
+    external::ResidentWorkerOptions o;
+    o.dp = 2;
+    o.implementation = impl.name;
+    const auto c = external::worker_command(impl, o);
+    ASSERT_GE(c.argv.size(), 10u);
+    EXPECT_EQ(c.argv[2], "torch.distributed.run");   // dp 2: under torchrun
+    const auto m = std::find(c.argv.begin(), c.argv.end(), "adapters.worker");
+    ASSERT_NE(m, c.argv.end());
+    EXPECT_EQ(*(m + 1), "--impl");
+    EXPECT_EQ(*(m + 2), impl.name);
   }
-  EXPECT_GT(ddp, 0);
-  EXPECT_GT(fsdp2, 0);
 }
 
-TEST(TorchWorker, implNamesParse) {
-  EXPECT_EQ(external::torch_version_from_impl("torch"), "");
-  EXPECT_EQ(external::torch_version_from_impl("torch=2.11.0"), "2.11.0");
-  EXPECT_THROW(external::torch_version_from_impl("torch="), Error);
-  EXPECT_THROW(external::torch_version_from_impl("deepspeed=0.19.8"), Error);
-  EXPECT_EQ(external::deepspeed_version_from_impl("deepspeed=0.19.8"), "0.19.8");
-  external::ResidentWorkerOptions o;
-  o.dp = 2;
-  const auto c = external::torch_worker_command(o);
-  ASSERT_GE(c.argv.size(), 4u);
-  EXPECT_EQ(c.argv[2], "torch.distributed.run");   // dp 2: under torchrun
-  EXPECT_NE(std::find(c.argv.begin(), c.argv.end(), "adapters.torch.resident_worker"), c.argv.end());
+TEST(PluginSpace, aMalformedSpaceIsAnErrorNamingThePluginAndTheField) {
+  const auto hello = [](nlohmann::json space) { return nlohmann::json{{"hello", "muoncheck-resident/2"}, {"space", space}}; };
+  const auto says = [&](const nlohmann::json& h, const std::string& what) {
+    try {
+      external::space_from_hello(h, "mymuon");
+      ADD_FAILURE() << "accepted " << h.dump();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::BadInput);
+      EXPECT_NE(std::string(e.what()).find("plugin mymuon"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  says(nlohmann::json{{"hello", "muoncheck-resident/2"}}, "space");
+  says(hello({{"knobs", 3}}), "space");
+  says(hello({{"knobs", {{{"values", {1}}}}}}), "space.knobs[0].name");
+  says(hello({{"knobs", {{{"name", "a"}, {"values", nlohmann::json::array()}}}}}), "space.knobs[0].values");
+  says(hello({{"knobs", {{{"name", "a"}, {"values", {{{"x", 1}}}}}}}}), "JSON scalars");
+  says(hello({{"knobs", {{{"name", "a"}, {"values", {1, 2}}, {"fields", {{{"engine.stage", 1}}}}}}}}), "space.knobs[0].fields");
+  says(hello({{"knobs", {{{"name", "a"}, {"values", {1}}}, {{"name", "a"}, {"values", {2}}}}}}), "space.knobs[1].name");
+  says(nlohmann::json{{"hello", "muoncheck-resident/2"}, {"error", "plugin 'mymuon': cannot be loaded: ImportError"}},
+       "could not load it");
+}
+
+TEST(PluginSpace, configurationsAreDrawnFromTheKnobsAndShrinkTowardsTheDefaults) {
+  const auto space = external::space_from_hello(
+      {{"space", {{"knobs", {{{"name", "stage"}, {"values", {1, 0, 2, 3}}, {"fields", {{{"engine.stage", 1}}, {{"engine.stage", 0}},
+                                                                                   {{"engine.stage", 2}}, {{"engine.stage", 3}}}}},
+                             {{"name", "overlap"}, {"values", {false, true}}}}}}}},
+      "x");
+  EXPECT_EQ(external::default_config(space), (nlohmann::json{{"stage", 1}, {"overlap", false}}));
+  const auto gen = external::config_gen(space);
+  rc::Random random(3);
+  std::set<std::string> seen;
+  for (int i = 0; i < 80; ++i) {
+    auto drawn = gen(random.split(), 100);
+    seen.insert(drawn.value().dump());
+    // greedy shrinking ends at the defaults: every knob shrinks towards its first value
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (auto s = drawn.shrinks().next(); s; s = drawn.shrinks().next()) {
+        drawn = *s;
+        moved = true;
+        break;
+      }
+    }
+    EXPECT_EQ(drawn.value(), external::default_config(space));
+  }
+  EXPECT_EQ(seen.size(), 8u);   // every combination drawn
 }
 
 TEST(TorchRepro, theScriptRebuildsTheOptimizersTheTraceRecords) {

@@ -106,7 +106,7 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_TRUE(ran_as_planned({SymmetricSplit::triangle, 0}, 4096, SymmetricSplit::triangle));
   EXPECT_FALSE(ran_as_planned({SymmetricSplit::triangle, 0}, 4096, SymmetricSplit::tiles));
   EXPECT_DOUBLE_EQ(issued_fraction({}, 4096), 1.0);
-  // The default's choice (ns_cuda.cu; one H100, reports/h100-2026-12-06h): both NS's products on
+  // The default's choice (ns_cuda.cu; one H100, docs/gpu.md): both NS's products on
   // the strips where they fit and pay, else on the ping-pong triangle; small matrices as the full GEMM.
   EXPECT_EQ(ns_split_for(4096), (SymmetricPlan{SymmetricSplit::strips, 0}));
   EXPECT_EQ(ns_split_for(2304), (SymmetricPlan{SymmetricSplit::strips, 0}));

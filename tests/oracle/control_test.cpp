@@ -27,7 +27,7 @@ double rel_err(const std::vector<double>& x, const std::vector<double>& ref) {
 
 // max over params of the relative error of (weight − initial weight), the part
 // the optimizer wrote (the initial weights are exact in every dtype); `whole`:
-// of the weight itself, the SPEC's error measure.
+// of the weight itself, the error measure of docs/semantics.md §9.
 double update_err(const Trajectory& c, const Trajectory& x, int step, bool whole = false) {
   double worst = 0;
   for (size_t p = 0; p < x.initial.size(); ++p) {

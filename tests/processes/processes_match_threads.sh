@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Ranks as processes judge like ranks as threads: `check` on scenarios up to dp 4 with the
-# ranks as 4 processes over Gloo gives the verdicts of the thread mode, and `run --trace`
+# ranks as 4 processes over Gloo gives the verdicts of the thread mode, and `run --write-trace`
 # the bit-identical trajectory (weights, state, events). The checkpoint scenarios are among
 # them: saved at dp 2, resumed at dp 2 and at dp 1, each rank's shard through its file; and
 # `mutants` of the resume faults on them gives the thread mode's kill table. The processes are launched by
@@ -39,8 +39,8 @@ launch "$work/store1" check $scenarios --report "$work/processes.json" >"$work/p
 "$python" tests/processes/same_verdicts.py "$work/threads.json" "$work/processes.json"
 
 trace_both_ways() {   # trace_both_ways N SCENARIO INVARIANT: the traces of a run both ways are equal
-  "$muoncheck" run "$2" --invariant "$3" --trace "$work/threads.$1.trace.json" >/dev/null
-  launch "$work/trace-store$1" run "$2" --invariant "$3" --trace "$work/processes.$1.trace.json" \
+  "$muoncheck" run "$2" --invariant "$3" --write-trace "$work/threads.$1.trace.json" >/dev/null
+  launch "$work/trace-store$1" run "$2" --invariant "$3" --write-trace "$work/processes.$1.trace.json" \
     >"$work/trace.$1.log" 2>&1 || { tail -20 "$work/trace.$1.log"; exit 1; }
   "$python" tests/processes/same_verdicts.py --traces "$work/threads.$1.trace.json" "$work/processes.$1.trace.json"
 }

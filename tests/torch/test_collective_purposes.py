@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from adapters.torch import trace_v2 as torch_trace
+from adapters.common import optimizer_trace as torch_trace
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "adapters", "deepspeed"))
 import trace_v2 as deepspeed_trace  # noqa: E402  (the DeepSpeed adapter's modules import each other flat)

@@ -60,7 +60,7 @@ def test_flop_model_counts_symmetric_products_as_triangles():
     m = 4096
     per_iteration = m * (m + 1) * m * 2 + 2 * m ** 3   # XXᵀ and A² as triangles, BX in full
     assert mod.ns_flops("standard", 1, m, m) == 5 * per_iteration
-    assert abs(mod.ns_flops("standard", 1, m, m) / 1e12 - 1.3746) < 1e-3   # the issue's ≈ 1.37 TFLOP
+    assert abs(mod.ns_flops("standard", 1, m, m) / 1e12 - 1.3746) < 1e-3   # ≈ 1.37 TFLOP
     # gram on a square matrix is the standard loop; on a wide one fewer X-sized products
     assert mod.ns_flops("gram", 1, 64, 64) == mod.ns_flops("standard", 1, 64, 64)
     assert mod.ns_flops("gram", 3, 128, 4096) == 3 * mod.ns_flops("gram", 1, 128, 4096)
@@ -165,8 +165,8 @@ def test_runs_on_cpu_and_writes_the_report(tmp_path):
 
 
 def test_every_missed_target_is_named_with_its_figure():
-    """The verdict line names each shape that misses a target (the H100 head of 2026-12-06, its
-    roofline figures as the H100 of 2026-12-06c gave them sustained, cold ones made up)."""
+    """The verdict line names each shape that misses a target (figures of one H100 run, its
+    roofline figures sustained as measured, cold ones made up)."""
     mod = side_by_side()
     targets = {"ds": 1.5, "torch": 1.2, "roofline_pct": 85.0, "per_head_ms": 0.30}
 

@@ -1,4 +1,4 @@
-// One judging path: `verify` on the traces of our engine's runs (what `run --trace DIR` writes:
+// One judging path: `verify` on the traces of our engine's runs (what `run --write-trace DIR` writes:
 // the scenario's run, every variant run and the repeat) executes what `run` executes on those
 // runs, with identical verdicts; and every fault of the catalogue is killed through `verify` of
 // the faulty traces as it is through `run`.

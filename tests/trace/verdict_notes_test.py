@@ -78,7 +78,7 @@ rows = [{"version": "0.19.8", "dp": 1, "device": "H200", "scenario": "clip-z2-dp
 sweep = [{"cause": "clipping", "report": "x.md", "verdict": "DeepSpeed defect", "counterexamples": [
     {"version": "0.19.6", "device": "cpu", "sweep": "s.json", "defect": 2, "occurrences": 10, "failing_cases": 94,
      "symptom": "trajectory-conforms: momentum of a Muon matrix", "needs": ["stage 1"],
-     "case": "reports/deepspeed-upstream/cases/c2.json", "repro": "c2_repro.py"}]}]
+     "case": "reports/deepspeed/upstream/cases/c2.json", "repro": "c2_repro.py"}]}]
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
     verdicts.print_by_defect(rows, sweep)

@@ -26,14 +26,14 @@ NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
 
 }  // namespace
 
-// Measured on one H200 (bench_ns_cuda --variants, 2026-12-01; docs/gpu.md): 128-blocks in one
+// Measured on one H200 (bench_ns_cuda --variants; docs/gpu.md): 128-blocks in one
 // pointer-array GEMM win at m = 4096 (528 blocks: four full waves of 132 multiprocessors), for
 // X·Xᵀ (k = n) and the m×m products alike: standard 4096² 2.23 ms against 2.28 / 2.31 for 256- and
 // 512-blocks and 2.37–2.42 for halves of 2–4 levels with the levels side by side (4096×14336:
 // 6.01 against 6.34 and 6.46; the full GEMM 7.80); at m ≤ 1024 and for the per-head 128×128 blocks
 // the full GEMM is faster (too few blocks to fill the chip). Our triangle kernel (the same
 // 128-blocks, each written with its transpose, no mirror pass; triangle_product.hpp), in its
-// ping-pong, clustered form, against those tiles on an H100 (2026-12-06c, docs/gpu.md):
+// ping-pong, clustered form, against those tiles on an H100 (docs/gpu.md):
 //   - X·Xᵀ alone, fifteen back to back: 4096×4096 from K = 14336 5.92 ms against 6.21 sustained
 //     and 5.54 against 6.45 in the first 30 ms after idle (the tiles gain nothing from the top
 //     clock, our kernel and the dense GEMM 7–10 %); from K = 4096 1.86 against 1.89 and 1.75
@@ -41,11 +41,11 @@ NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
 //   - in the standard NS, paired in one process, seven processes: 4096×14336 −0.7 % on average
 //     (−1.5…+1.0), 4096² −0.3 % (−1.3…+0.3); cold (two processes) −4.9…−5.1 % and −4.0…−4.4 %;
 //   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+2.3), cold −3.7…−4.9 %; since the
-//     kernel's epilogue became TMA stores (X·Xᵀ at K = 4096 3–4 % faster, 2026-12-06e), gram on
-//     it in three processes (2026-12-06f, one H100, medians): 4.105 ms against the tiles' 4.106
+//     kernel's epilogue became TMA stores (X·Xᵀ at K = 4096 3–4 % faster), gram on
+//     it in three processes (one H100, medians): 4.105 ms against the tiles' 4.106
 //     sustained, 3.815 against 4.019 cold (−5.1 %), so both NS take it.
 // The strips (triangle_strips.hpp: the same tiles two a block, clusters of two sharing panels)
-// against the ping-pong kernel on one H100 (2026-12-06h, reports/h100-2026-12-06h/run1): X·Xᵀ
+// against the ping-pong kernel on one H100 (bench_ns_cuda --products --variants): X·Xᵀ
 // alone at K = 14336 728 issued TFLOP/s against 627 sustained (795 against 677 cold; cuBLAS's
 // dense GEMM 738 and 818), at K = 4096 643 against 592; the NS 2.121 ms against 2.180 at 4096²,
 // 5.864 against 6.173 at 4096×14336, gram 3.831 against 3.927 (cold 1.947 / 2.068, 5.394 / 5.733,
@@ -129,7 +129,7 @@ void* NsDevice::standard(void* x, int batch, int64_t m, int64_t n, const NsConfi
   return cur;
 }
 
-// DeepSpeed's zeropower_via_gram_newtonschulz (SPEC §4), X m×n with m < n. Every m×m product
+// DeepSpeed's zeropower_via_gram_newtonschulz (docs/semantics.md §7), X m×n with m < n. Every m×m product
 // is a polynomial in R times another, hence symmetric.
 void* NsDevice::gram(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
   const int64_t mm = m * m, mn = m * n;

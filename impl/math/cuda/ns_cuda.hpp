@@ -1,4 +1,4 @@
-// Newton–Schulz on the device (SPEC §4 NS, standard and gram) for a batch of row-major
+// Newton–Schulz on the device (docs/semantics.md §7, standard and gram) for a batch of row-major
 // m×n matrices with m ≤ n, stored contiguously in the NS dtype (bf16, fp16 or fp32).
 //
 // Rounding model (what the conformance verdicts accept): every product is a cuBLASLt GEMM

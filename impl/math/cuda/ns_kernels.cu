@@ -41,7 +41,7 @@ __global__ void sum_squares_partial(const T* x, int64_t count, int64_t chunk, in
   if (threadIdx.x == 0) partial[blockIdx.y * parts + blockIdx.x] = red[0];
 }
 
-// denom[b] = round(√Σx²) + 1e-7 (SPEC §4 NS normalization): one block per matrix sums its
+// denom[b] = round(√Σx²) + 1e-7 (docs/semantics.md §7, the normalization): one block per matrix sums its
 // partials in a fixed order (strided per thread, then a fixed tree).
 template <class T>
 __global__ void norm_denominators(const double* partial, int parts, float* denom) {
@@ -80,7 +80,7 @@ __global__ void normalize_by(T* x, int64_t count, int64_t chunk, const float* de
 
 // q[i][i] = round(z[i][i] + a) in each of the count / m matrices (the rest of q is a copy of z).
 // (It replaced one kernel over every element with two 64-bit divisions each: ncu on the H200,
-// 2026-12-02, 70 µs for a 4096² fp16 matrix, a copy's work.)
+// 70 µs for a 4096² fp16 matrix, a copy's work.)
 template <class T>
 __global__ void add_to_diagonal(const T* z, T* q, int64_t m, int64_t count, float a) {
   for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < count;
@@ -147,7 +147,7 @@ __global__ void mirror_lower_tiles(T* d, int64_t m) {
 // A mirror only copies, so U is the element's bits (uint16_t or uint32_t) and each 16-byte
 // piece is packed as four 32-bit words: one 16-byte load and one 16-byte store in the PTX (a
 // struct of eight __nv_bfloat16 was stored as eight 2-byte stores: 32 µs for 4096² on the H200
-// under ncu, 2026-12-02; mirror_lower_tiles' pairs, also stored in 2-byte halves, 16 µs).
+// under ncu; mirror_lower_tiles' pairs, also stored in 2-byte halves, 16 µs).
 template <class U>
 __global__ void mirror_lower_vectors(U* d, int64_t m) {
   constexpr int kVec = 16 / sizeof(U), kPerRow = kTile / kVec, kRows = kThreads / kPerRow, kPasses = kTile / kRows;

@@ -54,7 +54,7 @@ std::string resident_scope();
 int resident_active_clusters(int64_t n);
 
 // Where the resident kernel beats the GEMMs, as measured on the H200 (bench_ns_cuda
-// --resident-sweep, 2026-12-03, reports/h200-2026-12-03/final; docs/gpu.md): at least 2 matrices
+// --resident-sweep; docs/gpu.md): at least 2 matrices
 // of at least 64 × 512 elements that run in one round (batch ≤ resident_active_clusters: every
 // cluster holds one), or, for matrices of 128 × 4096 elements and more, in several rounds, even
 // when the last one holds a single matrix (a round costs about the same whatever it holds: 16
@@ -69,7 +69,7 @@ bool resident_pays(int batch, int64_t m, int64_t n);
 // clusters fit a GPC's multiprocessors only in whole eights): on the streamed kernel
 // (NsOptions::Tail::streamed, the default where streamed_tail says so; ns_streamed.hpp), or on
 // the GEMMs on a branch stream (Tail::gemms; since the exchanges lost their cluster barriers that
-// measures even with the kernel's own last round or slower on the H200, 2026-12-03, docs/gpu.md).
+// measures even with the kernel's own last round or slower on the H200, docs/gpu.md).
 int resident_partial_round(int batch, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its

@@ -52,7 +52,7 @@ int streamed_part(int batch, int64_t m, int64_t n, const NsConfig& cfg);
 
 // How many of a resident batch's matrices (its last ones) the default runs streamed beside the
 // kernel: streamed_part where the kernel runs at least kStreamedMinRounds full rounds meanwhile;
-// else 0. Measured on the H200 (bench_ns_cuda --resident-sweep, 2026-12-04; docs/gpu.md): a
+// else 0. Measured on the H200 (bench_ns_cuda --resident-sweep; docs/gpu.md): a
 // matrix of 128 × 4096 takes the streamed kernel about 0.27 ms, four of the kernel's rounds, so
 // 64 heads (four rounds and 4) gain (0.300 ms against 0.338) and 48 (three and 3) lose (0.287
 // against 0.270).

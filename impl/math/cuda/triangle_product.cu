@@ -25,13 +25,7 @@ namespace cg = cooperative_groups;
 using triangle::kTile;
 using triangle::kQuarterBytes;
 using triangle::kStep;
-#ifndef MUONCHECK_TRIANGLE_STAGES   // the experiments of docs/gpu.md build other values
-#define MUONCHECK_TRIANGLE_STAGES 6
-#endif
-#ifndef MUONCHECK_TRIANGLE_CLUSTER
-#define MUONCHECK_TRIANGLE_CLUSTER 2
-#endif
-constexpr int kStages = MUONCHECK_TRIANGLE_STAGES;   // the operand ring
+constexpr int kStages = 6;                      // the operand ring
 constexpr int kBlockThreads = 384;              // the copying warpgroup and two multiplying ones, a tile each
 // Registers a thread, moved from the copier to the multipliers once the roles are known
 // (setmaxnreg; 128·40 + 256·232 of the 64 K): a tile's 128 accumulators and its epilogue.
@@ -40,7 +34,7 @@ constexpr int kMultiplierRegisters = 232;
 static_assert(128 * kCopierRegisters + 256 * kMultiplierRegisters <= 65536, "one block's registers");
 constexpr int kPanelBytes = kTile * kStep * 2;  // one operand's 128 rows × 64 of K
 constexpr int kStageBytes = 2 * kPanelBytes;
-constexpr int kCluster = MUONCHECK_TRIANGLE_CLUSTER;   // blocks per cluster: 2, a pair of tiles sharing A; or 1
+constexpr int kCluster = 2;                     // blocks per cluster: 2, a pair of tiles sharing A; or 1
 static_assert(kCluster == 1 || kCluster == 2, "a cluster is one block or a pair");
 constexpr int kTurnBarrier = 3;                 // named barriers 3, 4: warpgroup 0's, 1's turn to multiply (1, 2: their epilogues)
 // Each multiplying warpgroup stages a quarter and its transpose at once (two buffers).

@@ -7,8 +7,8 @@
 // model as cuBLASLt's tiles split (symmetric_product.hpp); only the order of the fp32 sums differs.
 //
 // The tiles are spread over a persistent grid of two-block clusters (as many as run at once),
-// in pairs: block r of a cluster takes tile 2u + r of pair u (a build with single-block clusters,
-// MUONCHECK_TRIANGLE_CLUSTER=1, takes tile u). A block is three warpgroups: one
+// in pairs: block r of a cluster takes tile 2u + r of pair u (with kCluster = 1 in
+// triangle_product.cu, block u takes tile u). A block is three warpgroups: one
 // thread of the first copies each 64-column step of both operands' 128-row panels into a
 // six-stage ring with the TMA (tma.cuh; a diagonal tile of a matrix times itself loads one
 // panel; a pair in one row of tiles multicasts its shared A panel, half from each block), and

@@ -1,0 +1,80 @@
+"""The muoncheck-trace/2 fields the torch adapter adds (docs/trace-format.md): every rank's
+collective log with each collective's purpose, digests of each rank's replicated state, the NS
+calls as events with the rank that made them, and the step's reduced gradient.
+
+Purposes, from where the collective ran (the adapter knows; torch does not say):
+- forward/backward: an all-gather is a `param_gather` (FSDP2 unsharding params), every reduction a
+  `grad_reduce` (FSDP2's reduce-scatter, DDP's buckets), also of one element: a model of one 1×1
+  weight has a one-element bucket;
+- the optimizer step (clipping, Muon, AdamW): inside torch's NS function (the NS counter's depth)
+  an `ns_internal` (FSDP2: DTensor's partial products and redistributions of the NS iterate, in
+  the NS dtype); outside it a one-element reduction is a `scalar` (norms), any other collective a
+  `grad_reduce` (none is expected: AdamW and Muon's momentum work on local shards).
+Phases: every micro-step but the last is `micro_step`; the last one (its backward syncs the
+gradients) and the optimizer step are `boundary`.
+
+Replicated state (the digest, 16 hex digits of sha256): under DDP each rank's whole local state —
+module params, fp32 masters, every optimizer state tensor; under FSDP2 params, gradients and
+optimizer state are shards, so only what FSDP2 leaves whole: the optimizers' non-DTensor state
+(AdamW's step counts) and the groups' lr. Never a gathered tensor: gathering makes ranks agree by
+construction.
+"""
+import hashlib
+import struct
+
+import torch
+
+from . import ranks
+
+
+def classify(counter, where):
+    """The recorder's purpose function: `where()` is "train" or "step"; `counter` is the NsCounter."""
+    def purpose(kind, elements):
+        if where() == "train":
+            return "param_gather" if kind == "all_gather" else "grad_reduce"
+        if counter.inside > 0:
+            return "ns_internal"
+        return "scalar" if elements <= 1 else "grad_reduce"
+    return purpose
+
+
+def _is_dtensor(t):
+    return hasattr(t, "full_tensor")
+
+
+def replicated_digest(par, opts):
+    """This rank's digest of what DDP/FSDP2 keep alike on every rank after a step (see above)."""
+    h = hashlib.sha256()
+
+    def add(t):
+        if torch.is_tensor(t) and not _is_dtensor(t):
+            h.update(t.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+
+    if par.mode == "ddp":
+        for p in par.module_params:
+            add(p)
+        for m in par.masters or []:
+            add(m)
+    for opt in opts:
+        for g in opt.param_groups:
+            h.update(struct.pack("<d", float(g["lr"])))
+            for p in g["params"]:
+                for key in sorted(opt.state.get(p, {})):
+                    add(opt.state[p][key])
+    h.update(struct.pack("<d?", 1.0, False))   # the loss scale and skip flag: torch has no scaler, never skips
+    return h.hexdigest()[:16]
+
+
+def ns_events(ns_by_rank):
+    """[{param, rank, heads}] from each rank's per-param NS counts and its unattributed count."""
+    out = []
+    for r, counts in enumerate(ns_by_rank):
+        for i, n in enumerate(counts[:-1]):
+            out += [{"param": i, "rank": r, "heads": 0}] * n
+        out += [{"param": -1, "rank": r, "heads": 0}] * counts[-1]
+    return out
+
+
+def rank_blocks(tags, recorder, digests):
+    """The trace's "ranks" on rank 0 (None elsewhere). Collective: every rank calls it."""
+    return ranks.gather_to_rank0({"tags": tags, "collectives": recorder.log, "digests": digests})

@@ -1,0 +1,327 @@
+"""DeepSpeed's Muon under ZeRO as an engine plugin: DeepSpeed builds its engine from the scenario
+and the drawn configuration (engine_config.py), muoncheck runs the loop (adapters/engine_loop.py)
+and reads the state back through DeepSpeed's full-tensor getters (state_readback.py).
+
+Its space is DeepSpeed's own config: the ZeRO stage; the precision path (fp32, bf16 with fp32
+master and accumulation — BF16_Optimizer at ZeRO-1, ZeRO-2's fp32 accumulation —, bf16 with bf16
+accumulation, fp16 with a static or a dynamic scaler); communication_data_type; optimizer offload;
+contiguous_gradients, overlap_comm, reduce_scatter, round_robin_gradients and the bucket sizes;
+gradient_clipping; the config scheduler; Muon's ns_method and per-head split; gas and micro-batch;
+a checkpoint save/load. Field knobs map onto the scenario; engine knobs (overlap_comm,
+reduce_scatter, round_robin_gradients) must not change the result beyond rounding. A combination
+DeepSpeed cannot run as the scenario says is declined with the knob that causes it.
+"""
+import os
+import sys
+
+os.environ.setdefault("TORCH_COMPILE_DISABLE", "1")   # see adapters/common/ns_counter.py
+if os.environ.get("MUONCHECK_DEVICE", "cpu") == "cpu":
+    os.environ.setdefault("DS_ACCELERATOR", "cpu")
+os.environ.setdefault("DS_BUILD_OPS", "0")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+if _HERE not in sys.path:   # the DeepSpeed adapter's modules import each other flat
+    sys.path.insert(0, _HERE)
+
+from ..plugin import Decline, Engine, EnginePlugin, Knob, Unsupported  # noqa: E402
+
+_BIG = 500000000
+_BUCKETS = [_BIG, 2, 8, 64, 1024]   # DeepSpeed asserts multiples of its 4-byte alignment in 16-bit elements
+
+PRECISIONS = {
+    "fp32": {"engine.param_dtype": "fp32", "loss_scaler.type": "none"},
+    "bf16_fp32_master": {"engine.param_dtype": "bf16", "loss_scaler.type": "none"},
+    "bf16": {"engine.param_dtype": "bf16", "loss_scaler.type": "none"},
+    "fp16_static": {"engine.param_dtype": "fp16", "loss_scaler.type": "static"},
+    "fp16_dynamic": {"engine.param_dtype": "fp16", "loss_scaler.type": "dynamic"},
+}
+
+# DeepSpeed's config schedulers (deepspeed/runtime/lr_schedules.py, VALID_LR_SCHEDULES); "none"
+# keeps the scenario's own schedule, given to DeepSpeed as a client LambdaLR.
+SCHEDULERS = ["none", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle", "LRRangeTest"]
+
+
+# Why each config scheduler is declined: what it does (deepspeed/runtime/lr_schedules.py) that the
+# scenario's lr_schedule (docs/semantics.md: constant, linear_warmup (t+1)/w, cosine) cannot say.
+SCHEDULER_GAPS = {
+    "WarmupLR": "step t runs at warmup_min_lr + Δ·max(0, t−1)/w (the scheduler starts at iteration −1 and the "
+                "first two steps run at warmup_min_lr), or a log ramp; not linear_warmup's (t+1)/w",
+    "WarmupDecayLR": "WarmupLR's ramp, then a linear decay to 0 at total_num_steps; the semantics has no linear decay",
+    "WarmupCosineLR": "a warmup from warmup_min_ratio, then cosine to cos_min_ratio, indexed from iteration −1; not "
+                      "the scenario's cosine schedule step for step",
+    "OneCycle": "a cyclic rate (and momentum) schedule; the semantics has no cycle",
+    "LRRangeTest": "a staircase or continuous growth of the rate; the semantics has no growing schedule",
+}
+
+
+class DeepSpeedMuon(EnginePlugin):
+    name = "deepspeed"
+    title = "deepspeed"
+    ns_functions = [("deepspeed.runtime.zero.muon.original_muon", "zeropower_via_newtonschulz5"),
+                    ("deepspeed.runtime.zero.muon.original_muon", "zeropower_via_gram_newtonschulz")]
+    knobs = [
+        Knob("stage", [1, 0, 2, 3], fields={s: {"engine.stage": s} for s in (1, 0, 2, 3)}, doc="zero_optimization.stage"),
+        Knob("precision", list(PRECISIONS), fields=PRECISIONS,
+             doc="fp32 | bf16 with fp32 master and accumulation | bf16 with bf16 accumulation | fp16 static | fp16 dynamic"),
+        Knob("communication_data_type", ["default", "fp32", "bf16"],
+             doc="communication_data_type (default: DeepSpeed's, the param dtype; fp32 for bf16_fp32_master)"),
+        Knob("offload_optimizer", ["none", "cpu"], fields={"none": {"engine.offload_optimizer": None},
+                                                           "cpu": {"engine.offload_optimizer": "cpu"}}),
+        Knob("contiguous_gradients", [True, False], fields={v: {"engine.contiguous_gradients": v} for v in (True, False)}),
+        Knob("overlap_comm", [False, True], doc="zero_optimization.overlap_comm"),
+        Knob("reduce_scatter", [False, True], doc="zero_optimization.reduce_scatter"),
+        Knob("round_robin_gradients", [False, True], doc="zero_optimization.round_robin_gradients"),
+        Knob("reduce_bucket_size", _BUCKETS, fields={b: {"engine.reduce_bucket_size": b} for b in _BUCKETS}, open=True),
+        Knob("allgather_bucket_size", _BUCKETS, fields={b: {"engine.allgather_bucket_size": b} for b in _BUCKETS}, open=True),
+        Knob("gradient_clipping", [0.0, 1.0, 0.05], fields={c: {"optimizer.clip.max_norm": c} for c in (0.0, 1.0, 0.05)}, open=True),
+        Knob("scheduler", SCHEDULERS, doc="the DeepSpeed config's scheduler.type"),
+        Knob("ns_method", ["gram", "standard"],
+             fields={"gram": {"optimizer.ns_method": "gram", "optimizer.ns_dtype": "fp16"},
+                     "standard": {"optimizer.ns_method": "standard", "optimizer.ns_dtype": "bf16"}}),
+        Knob("per_head", [False, True], fields={v: {"optimizer.per_head": v} for v in (False, True)}),
+        Knob("gas", [1, 2, 3], fields={g: {"engine.gas": g} for g in (1, 2, 3)}, open=True),
+        Knob("micro_batch", [1, 2], fields={m: {"engine.micro_batch": m} for m in (1, 2)}, open=True),
+        Knob("checkpoint", ["none", "save_load"], doc="engine.save_checkpoint after a step, a fresh engine load_checkpoint-ed"),
+        Knob("compile", [False], fields={False: {"engine.compile": None}},
+             doc="torch.compile of Muon's update: off (TORCH_COMPILE_DISABLE is read at start-up)"),
+        Knob("muon", ["deepspeed"], fields={"deepspeed": {
+            "optimizer.momentum_form": "ema", "optimizer.nesterov": True, "optimizer.ns_steps": 5,
+            "optimizer.ns_coefficients": [3.4445, -4.775, 2.0315], "optimizer.scale_rule": "deepspeed"}},
+             doc="what DeepSpeed's Muon fixes: EMA momentum with Nesterov, 5 quintic NS steps, sqrt(max(1, rows/cols))"),
+    ]
+
+    def version(self):
+        import deepspeed
+        return deepspeed.__version__
+
+    def init_process_group(self, backend):
+        import deepspeed
+        deepspeed.init_distributed(dist_backend=backend)
+
+    def to_scenario(self, config, scenario_json):
+        from .. import space
+        config = space.full_config(self, config)
+        out = super().to_scenario(config, scenario_json)
+        e, o = out["engine"], out["optimizer"]
+        param = e["param_dtype"]
+        accum = "fp32" if config["precision"] == "bf16_fp32_master" else param
+        comm = {"default": accum}.get(config["communication_data_type"], config["communication_data_type"])
+        e["grad_accum_dtype"], e["comm_dtype"] = accum, comm
+        # the knobs set gas and the steps: an injection or a save past them would make the scenario invalid
+        out["overflow"] = [i for i in out.get("overflow", []) if int(i.get("micro_step", 0)) < int(e.get("gas", 1))
+                           and int(i.get("step", 0)) < int(out.get("steps", 3))]
+        if param == "fp16":
+            ls = out.setdefault("loss_scaler", {})
+            if ls.get("type") == "static":
+                ls["initial_scale_power"] = ls.get("initial_scale_power", 16)
+        if config["checkpoint"] == "save_load":
+            out["steps"] = max(2, int(out.get("steps", 3)))
+            out["checkpoint"] = {"save_after_step": out["steps"] - 2}
+        else:
+            out.pop("checkpoint", None)
+        return out
+
+    def from_scenario(self, scenario_json):
+        config = super().from_scenario(scenario_json)
+        e = scenario_json.get("engine", {})
+        param = e.get("param_dtype", "fp32")
+        accum = e.get("grad_accum_dtype", param)
+        comm = e.get("comm_dtype", param)
+        if param == "bf16" and accum == "fp32":
+            config["precision"] = "bf16_fp32_master"
+        elif param != accum:
+            raise Unsupported(f"engine.grad_accum_dtype {accum} with param_dtype {param}: DeepSpeed accumulates "
+                              "in the param dtype or, for bf16, in fp32", knob="precision")
+        config["communication_data_type"] = "default" if comm == accum else comm
+        if comm not in ("fp32", "bf16", accum):
+            raise Unsupported(f"engine.comm_dtype {comm}: not a communication_data_type this plugin draws",
+                              knob="communication_data_type")
+        config["checkpoint"] = "save_load" if scenario_json.get("checkpoint") else "none"
+        return config
+
+    def declines_here(self, s, config):
+        if s.param_dtype == "fp16" and not _accelerator_has_fp16():
+            return Decline("precision", f"{config['precision']}: DeepSpeed's {_device()} accelerator has no fp16")
+        from adapters.common import ranks
+        if s.dp != ranks.world_size():
+            return Decline(None, f"engine.dp {s.dp}: this worker has {ranks.world_size()} process(es)")
+        return None
+
+    def declines(self, s, config):
+        if config["scheduler"] != "none":
+            return Decline("scheduler", f"scheduler.type {config['scheduler']}: {SCHEDULER_GAPS[config['scheduler']]}")
+        if config["reduce_scatter"] and s.stage == 3:
+            return Decline("reduce_scatter", "zero_optimization.reduce_scatter at stage 3: DeepSpeed's ZeRO-3 refuses "
+                                             "Muon with reduce_scatter")
+        if config["overlap_comm"] and s.stage == 0:
+            return Decline("overlap_comm", "zero_optimization.overlap_comm at stage 0: no ZeRO optimizer to overlap")
+        if s.checkpoint and s.resumed().dp != s.dp:
+            return Decline("checkpoint", f"checkpoint.resume.dp {s.resumed().dp}: another process world")
+        try:
+            import deepspeed
+            _check_all_but_world(s, deepspeed)   # the world this worker has is declines_here's
+        except Unsupported as e:
+            return Decline(e.knob or _knob_of(str(e)), str(e))
+        return None
+
+    def install_ns_counter(self, counter, scenario):
+        if scenario.compile:
+            counter.install_at_update_entry()
+        else:
+            super().install_ns_counter(counter, scenario)
+
+    def details(self, scenario, config):
+        import torch._dynamo
+        return {"torch_compile": "disabled (TORCH_COMPILE_DISABLE=1)" if torch._dynamo.config.disable else "enabled"}
+
+    def build(self, scenario, model, device):
+        return DeepSpeedEngine(scenario, model, device)
+
+
+def _check_all_but_world(s, deepspeed):
+    """engine_config.check_runnable as if this process world had the scenario's dp."""
+    import engine_config as ec
+    from adapters.common import ranks
+    world = ranks.world_size
+    ranks.world_size = lambda: s.dp
+    try:
+        ec.check_runnable(s, deepspeed)
+    finally:
+        ranks.world_size = world
+
+
+def _device():
+    return os.environ.get("MUONCHECK_DEVICE", "cpu")
+
+
+def _accelerator_has_fp16():
+    from deepspeed.accelerator import get_accelerator
+    return bool(get_accelerator().is_fp16_supported())
+
+
+# The knob a decline of engine_config.check_runnable is counted under, by the field its reason starts with.
+_REASON_KNOBS = [("engine.dp", None), ("engine.compile", "compile"), ("grad_accum_dtype", "communication_data_type"),
+                 ("engine.offload_optimizer", "offload_optimizer"), ("optimizer.per_head", "per_head"),
+                 ("fp16", "precision"), ("a loss scaler", "precision"), ("loss_scaler", "precision"),
+                 ("optimizer.clip.mode", "gradient_clipping"), ("overflow", "precision"),
+                 ("lr_schedule", "precision"), ("checkpoint", "checkpoint"), ("DeepSpeed's Muon", "muon"),
+                 ("scale_rule", "muon")]
+
+
+def _knob_of(reason):
+    return next((knob for prefix, knob in _REASON_KNOBS if reason.startswith(prefix)), None)
+
+
+def engine_knob_config(s, config):
+    """The DeepSpeed config the engine knobs add to engine_config.ds_config(s)."""
+    zero = {}
+    if config.get("overlap_comm"):
+        zero["overlap_comm"] = True
+    if config.get("reduce_scatter"):
+        zero["reduce_scatter"] = True
+    if config.get("round_robin_gradients"):
+        zero["round_robin_gradients"] = True
+    return {"zero_optimization": zero} if zero else {}
+
+
+class DeepSpeedEngine(Engine):
+    """One DeepSpeed engine of a scenario (a checkpoint scenario's second one loads the first's save)."""
+
+    def __init__(self, s, model_factory, device):
+        import deepspeed
+        import engine_config as ec
+        import trace_v2
+        from gather_timer import GatherTimer
+        from adapters.common import ranks
+        self.s, self.device, self.ranks = s, device, ranks
+        resume = getattr(s, "resume_from", None)
+        cfg = ec.merged(ec.ds_config(s), engine_knob_config(s, getattr(s, "config", {}) or {}))
+        if resume and resume[2]:
+            cfg = ec.merged(cfg, {"checkpoint": {"load_universal": True}})
+        self.config = cfg = ec.with_swap_folders(cfg, s)
+        with deepspeed.zero.Init(config_dict_or_path=cfg, enabled=s.stage == 3 and s.zero_init):
+            model = model_factory()
+        if s.per_head:
+            model.config = ec.head_config(s)
+        self.engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=ec.param_groups_for(s, model),
+                                                    lr_scheduler=ec.lr_scheduler_for(s, model), config=cfg)
+        if resume:
+            self.engine.load_checkpoint(resume[2] or resume[0], tag=resume[1], load_optimizer_states=True,
+                                        load_lr_scheduler_states=True)
+        self.named = list(self.engine.module.named_parameters())
+        self._tags = [{"name": n, "use_muon": bool(getattr(p, "use_muon", False)),
+                       "num_heads": int(getattr(p, "muon_num_heads", None) or 0)} for n, p in self.named]
+        self.gathers = GatherTimer(ranks.world_size(), self._synchronize)
+        self.gathers.install()
+        self.recorder = trace_v2.CollectiveRecorder()
+        self.trace_v2 = trace_v2
+        self.lrs, self.t, self.skipped_before = [], 0, 0
+
+    def _synchronize(self):
+        import torch
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def named_parameters(self):
+        return self.named
+
+    def tags(self):
+        return [dict(t) for t in self._tags]
+
+    def collectives(self):
+        return self.recorder
+
+    def start_step(self, t):
+        self.t = t
+        self.skipped_before = int(getattr(self.engine, "skipped_steps", 0))
+        self.lrs.append({str(g.get("name", i)): float(g["lr"]) for i, g in enumerate(self.engine.optimizer.param_groups)})
+
+    def micro_step(self, batch, k, boundary):
+        engine, rec = self.engine, self.recorder
+        rec.phase = "micro_step"
+        loss = engine(batch)
+        rec.in_backward = True
+        engine.backward(loss)
+        rec.in_backward = False
+        rec.in_step, rec.phase = True, "boundary" if boundary else "micro_step"
+        # a scheduler steps after each applied step; indexing it by t keeps a skipped step counted
+        engine.step(lr_kwargs={"epoch": self.t + 1} if engine.lr_scheduler is not None else None)
+        rec.in_step, rec.phase = False, "micro_step"
+        return float(loss.detach().float())
+
+    def step(self, t):
+        return int(getattr(self.engine, "skipped_steps", 0)) > self.skipped_before
+
+    def read_state(self):
+        from state_readback import read_state
+        return read_state(self.engine, self.named, self._tags)
+
+    def loss_scale(self):
+        from state_readback import loss_scale
+        return loss_scale(self.engine)
+
+    def digest(self, scale, skipped):
+        return self.trace_v2.replicated_digest(self.engine, self.named, scale, skipped)
+
+    def scaler_counters(self):
+        return self.trace_v2.scaler_counters(self.engine)
+
+    def save_checkpoint(self, folder, tag):
+        import checkpoint_cycle
+        k = int(tag[len("step"):])
+        convert = self.s.resumed().stage != self.s.stage
+        tag, universal = checkpoint_cycle.save(self, folder, k, convert=convert)
+        return (folder, tag, universal)
+
+    def details(self):
+        out = {"muon_gathers_by_rank": self.ranks.gather_to_rank0(self.gathers.summary()), "lr_by_group": self.lrs,
+               "deepspeed_config": self.config}
+        if self.s.per_head:
+            import engine_config as ec
+            out["head_config"] = vars(ec.head_config(self.s))
+        return out
+
+    def close(self):
+        self.gathers.uninstall()
+        if hasattr(self.engine, "destroy"):   # DeepSpeed's own teardown (releases the Muon gather caches)
+            self.engine.destroy()
+        self.engine = None

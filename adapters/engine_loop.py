@@ -1,0 +1,279 @@
+"""The training loop muoncheck runs for an engine plugin (adapters/plugin.py, EnginePlugin): the
+plugin builds its engine around the scenario's model; muoncheck feeds each rank its SPEC samples
+micro-step by micro-step, injects the scenario's overflows, counts NS calls (the plugin's
+`ns_functions`), records collectives (the engine's own recorder where it has one, else every
+collective torch dispatches), reads the state back after every step (the engine's `read_state`,
+else its optimizer states through the plugin's `state_keys`), digests each rank's replicated
+state, and runs a checkpoint scenario's save / rebuild / load cycle.
+"""
+import hashlib
+import os
+import shutil
+import struct
+import tempfile
+import time
+
+import torch
+
+from .common import ranks
+from .common import trace as trace_doc
+from .common.collectives import CollectiveRecorder
+from .common.model import ScenarioModel, make_batch
+from .common.ns_counter import NsCounter
+from .plugin import PluginError, Unsupported
+
+_TORCH_DTYPE = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+_DTYPE_NAME = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+
+
+def install_injections(s, named, clock):
+    """Overflow injections as gradient hooks: element `index` of the param's gradient becomes inf/nan."""
+    handles = []
+    for inj in s.overflow:
+        if inj["rank"] >= ranks.world_size():
+            raise Unsupported(f"overflow injection on rank {inj['rank']} at dp {ranks.world_size()}")
+        if inj["rank"] != ranks.rank():
+            continue
+        index = [i for i, (n, _) in enumerate(named) if n == inj["param"]][0]
+        value = float("inf") if inj["value"] == "inf" else float("nan")
+
+        def hook(grad, inj=inj, value=value):
+            if (clock["step"], clock["micro_step"]) != (inj["step"], inj["micro_step"]):
+                return grad
+            grad = grad.clone()
+            grad.view(-1)[int(inj["index"])] = value
+            return grad
+
+        handles.append(named[index][1].register_hook(hook))
+    return handles
+
+
+class _DispatchRecorder:
+    """The project's recorder (common/collectives.py) behind the engine-recorder interface."""
+
+    def __init__(self, counter):
+        self.where = "train"
+        self.exporting = False
+
+        def purpose(kind, elements):
+            if self.exporting:
+                return "state_export"
+            if counter.inside > 0:
+                return "ns_internal"
+            if self.where == "train":
+                return "param_gather" if kind in ("all_gather", "gather") else "grad_reduce"
+            return "scalar" if elements <= 1 else ("weight_sync" if kind == "all_gather" else "grad_reduce")
+
+        self.mode = CollectiveRecorder(purpose)
+
+    log = property(lambda self: self.mode.log)
+    step = property(lambda self: self.mode.step, lambda self, v: setattr(self.mode, "step", v))
+    phase = property(lambda self: self.mode.phase, lambda self, v: setattr(self.mode, "phase", v))
+
+    def install(self):
+        pass
+
+    def uninstall(self):
+        pass
+
+    def active(self):
+        return self.mode
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class Leg:
+    """One engine over a range of steps (a checkpoint scenario has two) with its watchers."""
+
+    def __init__(self, plugin, s, device, previous=None):
+        self.s, self.device, self.plugin = s, device, plugin
+        begin = time.perf_counter()
+        self.engine = plugin.build(s, lambda: ScenarioModel(s), device)
+        self.setup_seconds = time.perf_counter() - begin   # the engine's own construction
+        named = list(self.engine.named_parameters())
+        if sorted(n for n, _ in named) != sorted(p.name for p in s.params):
+            raise PluginError(f"plugin {plugin.name!r}: build(): the engine's parameter names differ from the scenario's")
+        self.named = named
+        self.tags = self.engine.tags() or [{"name": n, "use_muon": ps.use_muon, "num_heads": 0}
+                                           for n, ps in zip((n for n, _ in named), self._scenario_order())]
+        self.counter = NsCounter(named)
+        plugin.install_ns_counter(self.counter, s)
+        own = self.engine.collectives()
+        self.recorder = own if own is not None else _DispatchRecorder(self.counter)
+        self.recorder.install()
+        self.clock = {"step": 0, "micro_step": 0}
+        self.hooks = install_injections(s, named, self.clock)
+        self.step_seconds, self.calls_by_rank, self.digests = [], [], []
+        if previous is not None:
+            self.step_seconds, self.calls_by_rank = list(previous.step_seconds), list(previous.calls_by_rank)
+            self.digests = list(previous.digests)
+            self.recorder.log[:0] = previous.recorder.log
+            self.counter.heads.update(previous.counter.heads)
+            self.counter.dtypes |= previous.counter.dtypes
+        self.summary = None
+
+    def _scenario_order(self):
+        by_name = {p.name: p for p in self.s.params}
+        return [by_name[n] for n, _ in self.named]
+
+    def _mode(self):
+        return self.recorder.active() if hasattr(self.recorder, "active") else _Nothing()
+
+    def read_state(self):
+        self.recorder.exporting = True
+        try:
+            with self._mode():
+                state = self.engine.read_state()
+            if state is None and ranks.rank() == 0:
+                raise PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing")
+            return state
+        finally:
+            self.recorder.exporting = False
+
+    def train(self, first, last):
+        s, engine, device, recorder = self.s, self.engine, self.device, self.recorder
+        dtype = _TORCH_DTYPE[s.param_dtype]
+        steps = []
+        for t in range(first, last):
+            self.clock["step"] = recorder.step = t
+            self.counter.reset_step()
+            scale = engine.loss_scale()
+            engine.start_step(t)
+            losses = []
+            ranks.barrier(device)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            begin = time.perf_counter()
+            skipped = False
+            for k in range(s.gas):
+                self.clock["micro_step"] = k
+                recorder.phase = "boundary" if k == s.gas - 1 else "micro_step"
+                if isinstance(recorder, _DispatchRecorder):
+                    recorder.where = "train"
+                with self._mode():
+                    losses.append(float(engine.micro_step(make_batch(s, t, k, device, dtype), k, k == s.gas - 1)))
+            if isinstance(recorder, _DispatchRecorder):
+                recorder.where = "step"
+            recorder.phase = "boundary"
+            with self._mode():
+                skipped = bool(engine.step(t))
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            self.step_seconds.append(time.perf_counter() - begin)
+            mine = [self.counter.calls.get(i, 0) for i in range(len(self.named))] + [self.counter.unattributed]
+            per_rank = ranks.gather_to_rank0(mine)
+            loss = ranks.mean_over_ranks(sum(losses) / len(losses), device)
+            state = self.read_state()
+            after = engine.loss_scale()
+            self.digests.append(engine.digest(after, skipped) or self._digest(after, skipped))
+            counters = engine.scaler_counters()
+            if per_rank is None:
+                continue
+            self.calls_by_rank.append(per_rank)
+            steps.append({"step": t, "skipped": skipped, "loss": loss, "loss_scale": scale, "loss_scale_after": after,
+                          "ns_calls": [sum(r[i] for r in per_rank) for i in range(len(self.named))],
+                          "ns_unattributed": sum(r[-1] for r in per_rank),
+                          "params": state, **({"scaler": counters} if counters else {})})
+        return steps
+
+    def _digest(self, scale, skipped):
+        h = hashlib.blake2b(digest_size=8)
+        if self.s.stage < 3:
+            for _, p in self.named:
+                h.update(p.detach().contiguous().view(torch.uint8).cpu().numpy().tobytes())
+        h.update(struct.pack("<d?", float(scale), bool(skipped)))
+        return h.hexdigest()
+
+    def close(self):
+        """Uninstalls the watchers, tears the engine down; the summaries on rank 0. Collective; once."""
+        if self.engine is None:
+            return self.summary
+        self.recorder.uninstall()
+        self.counter.uninstall()
+        for h in self.hooks:
+            h.remove()
+        details = self.engine.details() or {}
+        begin = time.perf_counter()
+        summary = {"heads": ranks.gather_to_rank0(dict(self.counter.heads)),
+                   "dtypes": ranks.gather_to_rank0(sorted(self.counter.dtypes)),
+                   "ranks": ranks.gather_to_rank0({"tags": [dict(t) for t in self.tags],
+                                                   "collectives": self.recorder.log, "digests": self.digests}),
+                   "details": details}
+        self.engine.close()
+        self.setup_seconds += time.perf_counter() - begin   # and its teardown
+        self.engine = None
+        self.summary = summary if ranks.rank() == 0 else None
+        return self.summary
+
+
+def _checkpoint_root(s, device):
+    base = os.environ.get("MUONCHECK_CHECKPOINTS")
+    if ranks.rank() == 0:
+        root = os.path.join(base, s.name) if base else tempfile.mkdtemp(prefix=f"muoncheck-ckpt-{s.name}-")
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(root)
+    else:
+        root = None
+    if ranks.world_size() > 1:   # rank 0 decides; every rank needs the path
+        import torch.distributed as dist
+        out = [root]
+        dist.broadcast_object_list(out, src=0)
+        root = out[0]
+    return root
+
+
+def run(plugin, s, details, device):
+    """The trace body on rank 0 (None elsewhere). Raises Unsupported, PluginError or the engine's error."""
+    if s.dp != ranks.world_size():
+        raise Unsupported(f"engine.dp {s.dp}: this worker has {ranks.world_size()} process(es)")
+    if s.checkpoint and s.resumed().dp != s.dp:
+        raise Unsupported(f"checkpoint.resume.dp {s.resumed().dp}: a resume at another dp needs another process "
+                          "world; the resident worker has one")
+    s.resume_from = None
+    leg = Leg(plugin, s, device)
+    setup = 0.0
+    cycle = None
+    try:
+        initial = leg.read_state()
+        if s.checkpoint:
+            k = int(s.checkpoint["save_after_step"])
+            steps = leg.train(0, k + 1)
+            saved = leg.engine.save_checkpoint(_checkpoint_root(s, device), f"step{k}")
+            leg.close()
+            setup += leg.setup_seconds
+            after = s.resumed()
+            after.config, after.resume_from = getattr(s, "config", {}), saved
+            previous, leg = leg, None
+            leg = Leg(plugin, after, device, previous)
+            steps += leg.train(k + 1, s.steps)
+            cycle = {"saved_after_step": k, "resumed_dp": after.dp, "resumed_stage": after.stage}
+        else:
+            steps = leg.train(0, s.steps)
+    finally:
+        summary = leg.close() if leg is not None else None
+        setup += leg.setup_seconds if leg is not None else 0.0
+    if ranks.rank() != 0:
+        return None
+    tags = leg.tags
+    ns_dtype = sorted({d for ds in summary["dtypes"] for d in ds})
+    for heads in summary["heads"]:
+        for i, h in heads.items():
+            tags[i]["ns_heads_seen"] = h
+    details.update({"world_size": ranks.world_size(), "step_seconds": [round(x, 6) for x in leg.step_seconds],
+                    "engine_setup_seconds": round(setup, 6),
+                    "ns_calls_by_rank": [[r[:-1] for r in step] for step in leg.calls_by_rank]})
+    details.update(summary["details"])
+    if cycle:
+        details["checkpoint"] = cycle
+    dtypes = {"param": s.param_dtype, "grad_accum": s.grad_accum_dtype, "comm": s.comm_dtype, "master": "fp32",
+              "ns": _DTYPE_NAME.get(ns_dtype[0], ns_dtype[0]) if len(ns_dtype) == 1 else s.ns_dtype}
+    as_values = lambda st: [{k: trace_doc.tensor_values(v) if torch.is_tensor(v) else v for k, v in e.items()}   # noqa: E731
+                            for e in st]
+    steps = [dict(x, params=as_values(x["params"])) for x in steps]
+    return {"dtypes": dtypes, "tags": tags, "initial": as_values(initial), "steps": steps, "ranks": summary["ranks"]}

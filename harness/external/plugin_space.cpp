@@ -1,0 +1,89 @@
+#include "harness/external/plugin_space.hpp"
+
+#include <set>
+
+#include "core/error.hpp"
+
+namespace muoncheck::external {
+
+namespace {
+
+[[noreturn]] void bad(const std::string& impl, const std::string& field, const std::string& expected,
+                      const nlohmann::json& got) {
+  throw Error(ErrorKind::BadInput, "plugin " + impl + ": hello: " + field + ": expected " + expected + ", got " +
+                                       clip_for_message(got.dump(), 120));
+}
+
+bool scalar(const nlohmann::json& v) { return v.is_null() || v.is_boolean() || v.is_number() || v.is_string(); }
+
+}  // namespace
+
+PluginSpace space_from_hello(const nlohmann::json& hello, const std::string& implementation) {
+  PluginSpace s;
+  s.implementation = implementation;
+  if (!hello.is_object()) bad(implementation, "the hello line", "an object", hello);
+  if (hello.contains("error"))
+    throw Error(ErrorKind::BadInput, "plugin " + implementation + ": its worker could not load it: " +
+                                         (hello["error"].is_string() ? hello["error"].get<std::string>() : hello["error"].dump()));
+  if (!hello.contains("space")) bad(implementation, "space", "an object {\"knobs\": [...]}", nullptr);
+  const auto& space = hello["space"];
+  if (!space.is_object() || !space.contains("knobs") || !space["knobs"].is_array())
+    bad(implementation, "space", "an object {\"knobs\": [...]}", space);
+  std::set<std::string> names;
+  const auto& knobs = space["knobs"];
+  for (size_t i = 0; i < knobs.size(); ++i) {
+    const auto& k = knobs[i];
+    const std::string at = "space.knobs[" + std::to_string(i) + "]";
+    if (!k.is_object()) bad(implementation, at, "an object {name, values, fields?}", k);
+    if (!k.contains("name") || !k["name"].is_string() || k["name"].get<std::string>().empty())
+      bad(implementation, at + ".name", "a non-empty string", k.value("name", nlohmann::json()));
+    Knob knob;
+    knob.name = k["name"].get<std::string>();
+    if (!names.insert(knob.name).second) bad(implementation, at + ".name", "a name no other knob has", k["name"]);
+    if (!k.contains("values") || !k["values"].is_array() || k["values"].empty())
+      bad(implementation, at + ".values", "a non-empty array (the first value is the default)", k.value("values", nlohmann::json()));
+    for (const auto& v : k["values"]) {
+      if (!scalar(v)) bad(implementation, at + ".values", "JSON scalars", v);
+      knob.values.push_back(v);
+    }
+    if (k.contains("fields")) {
+      const auto& f = k["fields"];
+      if (!f.is_array() || f.size() != knob.values.size())
+        bad(implementation, at + ".fields", "an array of " + std::to_string(knob.values.size()) + " objects (one per value)", f);
+      for (const auto& m : f) {
+        if (!m.is_object()) bad(implementation, at + ".fields", "objects {scenario field path: value}", m);
+        knob.fields.push_back(m);
+      }
+    }
+    s.knobs.push_back(std::move(knob));
+  }
+  if (hello.contains("fixes")) {
+    if (!hello["fixes"].is_array()) bad(implementation, "fixes", "an array of ids", hello["fixes"]);
+    for (const auto& id : hello["fixes"]) s.fixes.push_back(id.is_string() ? id.get<std::string>() : id.dump());
+  }
+  return s;
+}
+
+nlohmann::json default_config(const PluginSpace& space) {
+  nlohmann::json c = nlohmann::json::object();
+  for (const auto& k : space.knobs) c[k.name] = k.values.front();
+  return c;
+}
+
+rc::Gen<nlohmann::json> config_gen(const PluginSpace& space) {
+  rc::Gen<nlohmann::json> gen = rc::gen::just(nlohmann::json::object());
+  for (const auto& k : space.knobs) {
+    std::vector<size_t> index(k.values.size());
+    for (size_t i = 0; i < index.size(); ++i) index[i] = i;
+    // elementOf shrinks towards earlier elements: a case moves towards the knob's default
+    gen = rc::gen::apply(
+        [name = k.name, values = k.values](nlohmann::json c, size_t i) {
+          c[name] = values[i];
+          return c;
+        },
+        gen, rc::gen::elementOf(index));
+  }
+  return gen;
+}
+
+}  // namespace muoncheck::external

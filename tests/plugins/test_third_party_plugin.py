@@ -1,0 +1,81 @@
+"""A Muon implementation muoncheck does not know, as a throwaway pip-installable package with an
+entry point: judged by `verify --impl` and by `sweep --impl` with no change to muoncheck, its
+planted defect found; plugins that raise, hang, die or declare a malformed space are an ERROR of
+the case with their message, never a hang or a crash of muoncheck."""
+import json
+import os
+
+from conftest import muoncheck
+
+import mymuon_package
+
+SCENARIO = "scenarios/torch/torch-thin-z0-dp1-fp32.json"
+
+
+def test_the_plugin_fits_in_sixty_lines(tmp_path):
+    source = mymuon_package.write(str(tmp_path))
+    assert len(source.splitlines()) <= 60
+
+
+def test_verify_impl_judges_a_plugin_muoncheck_does_not_know(plugin_site, tmp_path):
+    report = tmp_path / "verify.json"
+    r = muoncheck("verify", "--impl", "mymuon", SCENARIO, "--report", str(report), site=plugin_site)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(report.read_text())
+    (row,) = doc["scenarios"]
+    assert "My Muon 0.1" in row["scenario"]
+    verdicts = {v["invariant"]: v["status"] for v in row["verdicts"]}
+    assert verdicts["trajectory-conforms"] == "PASS", r.stdout
+    assert verdicts["ns-once-per-matrix-per-step"] == "PASS", r.stdout   # its own NS function was counted
+    assert verdicts["gas-invariant"] == "PASS", r.stdout                  # its re-splits ran too
+
+
+def test_sweep_impl_draws_its_knobs_and_judges_it(plugin_site, tmp_path):
+    record = tmp_path / "sweep.json"
+    r = muoncheck("sweep", "--impl", "mymuon", "--cases", "3", "--seed", "2", "--json", str(record),
+                  "--cases-dir", str(tmp_path / "cases"), site=plugin_site)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(record.read_text())
+    assert doc["cases_run"] == 3 and not doc["failures"], doc
+    assert [k["name"] for k in doc["space"]] == ["nesterov", "momentum", "mymuon"]
+
+
+def test_sweep_impl_finds_the_planted_defect(plugin_site, tmp_path):
+    record = tmp_path / "sweep.json"
+    r = muoncheck("sweep", "--impl", "mymuon-broken", "--cases", "2", "--seed", "2", "--json", str(record),
+                  "--max-defects", "1", "--shrink-seconds", "20", "--cases-dir", str(tmp_path / "cases"),
+                  site=plugin_site)
+    assert r.returncode == 1, r.stdout + r.stderr
+    doc = json.loads(record.read_text())
+    assert doc["failures"], doc
+
+
+def _verify_bad(name, plugin_site, *extra):
+    r = muoncheck("verify", "--impl", name, SCENARIO, "--case-timeout-s", "40", *extra, site=plugin_site, timeout=400)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out            # judged and not OK: never 0, never a crash (3) or a hang
+    return out
+
+
+def test_a_plugin_that_raises_is_an_error_of_the_case_with_its_message(plugin_site):
+    assert "planted: optimizer() raises" in _verify_bad("bad-raise", plugin_site)
+
+
+def test_a_plugin_that_hangs_is_an_error_of_the_case(plugin_site):
+    out = _verify_bad("bad-hang", plugin_site)
+    assert "worker lost" in out and "deadline" in out, out
+
+
+def test_a_plugin_whose_worker_dies_without_a_trace_is_an_error_of_the_case(plugin_site):
+    out = _verify_bad("bad-notrace", plugin_site)
+    assert "worker lost" in out and "exited with status 3" in out, out
+
+
+def test_a_plugin_with_a_malformed_space_is_an_error_naming_the_field(plugin_site):
+    out = _verify_bad("bad-space", plugin_site)
+    assert "plugin 'bad-space'" in out and "knob momentum: values" in out, out
+
+
+def test_a_plugin_naming_an_ns_function_that_does_not_exist_fails_loudly(plugin_site):
+    out = _verify_bad("bad-ns", plugin_site)
+    assert "ns_functions: none of them exists" in out and "mymuon.newton_schultz" in out, out
