@@ -85,7 +85,7 @@ MutationRun run_mutants_after(std::vector<ScenarioResult> control, const std::ve
     const bool by_symptom = std::any_of(out.kills.begin(), out.kills.end(), [](const Kill& k) { return k.symptom; });
     out.status = by_symptom ? KillStatus::killed : out.kills.empty() ? KillStatus::survived : KillStatus::killed_incidentally;
     out.seconds = seconds_since(t0);
-    const ExecutedCounts c = executed_counts_of(out.results, "");
+    const ExecutedCounts c = executed_counts_of(out.results);
     std::fprintf(stdout, "fault %-28s %s (%.1f s, %s)\n", id.c_str(), kill_status_name(out.status).c_str(), out.seconds,
                  executed_text(c.executed, c.verdicts).c_str());
     std::fflush(stdout);
@@ -124,7 +124,7 @@ nlohmann::json mutants_json(const MutationRun& run) {
     nlohmann::json kills = nlohmann::json::array();
     for (const auto& k : f.kills) kills.push_back({{"scenario", k.scenario}, {"invariant", k.invariant}, {"symptom", k.symptom}});
     const impl::FaultInfo* fault = impl::find_fault(f.fault);
-    const ExecutedCounts c = executed_counts_of(f.results, "");
+    const ExecutedCounts c = executed_counts_of(f.results);
     faults.push_back({{"fault", f.fault}, {"status", kill_status_name(f.status)}, {"kills", kills},
                       {"executed", c.executed}, {"verdicts", c.verdicts},
                       {"scenarios", fault ? fault->scenarios : std::vector<std::string>{}},
