@@ -24,6 +24,7 @@ def sweep(tmp_path, factory):
                           "--shrink-seconds", "30", "--cases-dir", str(tmp_path / "cases"), "--known-defects", REGISTRY,
                           "--json", out["json"], "--junit", out["xml"], "--summary-md", out["md"]],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=800)
+    assert os.path.exists(out["json"]), f"exit {run.returncode}: {run.stdout[-3000:]}{run.stderr[-3000:]}"
     with open(out["json"]) as f:
         record = json.load(f)
     with open(out["xml"]) as f:
