@@ -187,8 +187,10 @@ class Implementation:
         return space.config_of(self, scenario_json)
 
     def fixes(self):
-        """{id: Fix}: its known defects' fixes (a registry file next to the plugin). Default none."""
-        return {}
+        """{id: Fix}: its known defects' fixes: the registry next to the plugin
+        (adapters/NAME/known_defects.json), or $MUONCHECK_KNOWN_DEFECTS (adapters/common/fixes.py)."""
+        from .common import fixes
+        return fixes.plugin_fixes(self.name)
 
     def ns_observers(self):
         """Optional: callables (G, out, *args, **kwargs) run after each counted NS call. One that

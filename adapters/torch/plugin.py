@@ -46,7 +46,8 @@ class TorchMuon(OptimizerPlugin):
         import os
         spec = os.environ.get("MUONCHECK_TORCH_FACTORY")
         if spec and type(self) is TorchMuon:
-            self.factory = optimizers.load_factory(spec)
+            optimizers.load_factory(spec)   # a bad spec fails here, before the hello
+            self.factory_spec = spec        # looked up per case, so a known-defect fix may replace it
             self.title = f"torch.optim.Muon ({spec})"
 
     def version(self):
@@ -98,7 +99,9 @@ class TorchMuon(OptimizerPlugin):
         return [semantics.NormCheck()]
 
     def optimizer(self, muon_groups, adam_groups, scenario):
-        return self.factory(muon_groups, adam_groups, scenario)
+        spec = getattr(self, "factory_spec", None)
+        factory = optimizers.load_factory(spec) if spec else self.factory
+        return factory(muon_groups, adam_groups, scenario)
 
 
 def with_factory(factory, label):

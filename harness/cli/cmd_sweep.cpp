@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "harness/sweep/sweep_report.hpp"
 #include "harness/sweep/sweep_runner.hpp"
+#include "harness/sweep/own_attribution.hpp"
 #include "harness/cli/commands.hpp"
 #include "harness/report/report_views.hpp"
 #include "harness/cli/option_table.hpp"
@@ -47,14 +48,20 @@ Outcome run(const cli::Args& args) {
 
   if (const auto json = args.value("json")) check_writable(*json);   // before the sweep, not after
   const auto views = view_paths_from(args);
-  const SweepResult r = run_sweep(o);
+  std::optional<KnownDefects> registry;
+  if (const auto file = args.value("known-defects")) registry = load_known_defects(*file);   // bad input before the sweep
+  SweepResult r = run_sweep(o);
+  if (registry) {
+    r.known_defects = registry->path;
+    r.known_defect_problems = attribute_own_sweep(o, *registry, true, r);
+  }
   print_sweep_summary(stdout, o, r);
   if (const auto json = args.value("json")) {
     write_sweep_json(*json, o, r);
     std::printf("report: %s\n", json->c_str());
   }
   write_report_views(sweep_json(o, r), views);
-  return r.failure || !sweep_executed_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
+  return r.failed() || !sweep_executed_problems(o, r).empty() ? Outcome::conformance_failure : Outcome::success;
 }
 
 }  // namespace
@@ -79,11 +86,14 @@ Command sweep_command() {
            "a defect is shrunk once the cases in flight are done, one candidate at a time.\n"
            "--shard I/N judges only cases I, I+N, I+2N, ... of the same seeded sequence (names and repro lines as\n"
            "unsharded); `muoncheck merge` joins the N records into the record of the whole sweep.\n"
-           "Exit 1 when a counterexample is found, when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
+           "--known-defects FILE (docs/known-defects.md): each failure is attributed by counterfactual to the\n"
+           "smallest set of the file's fixes under which it conforms (else it is NEW); a failure so explained does\n"
+           "not fail the run, a NEW one, an entry whose witness no longer fails or a fix that no longer applies does.\n"
+           "Exit 1 when a counterexample is found (and not explained by --known-defects), when a case executed no invariant (all SKIPPED/UNSUPPORTED)\n"
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            options({"cases", "seed", "budget/sweep", "fault", "focus", "json", "cases-dir", "timeout-ms",
                     "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "shard", "impl", "impl-site", "installed",
-                    "dp", "workers", "max-defects", "shrink-seconds", "case-timeout-s", "ranks", "store", "fix"})},
+                    "dp", "workers", "max-defects", "known-defects", "shrink-seconds", "case-timeout-s", "ranks", "store", "fix"})},
           run};
 }
 

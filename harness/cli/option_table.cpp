@@ -141,6 +141,9 @@ std::vector<OptionEntry> build_table() {
                         "with =VERSION, the installed version must be it)"),
       repeated("fix", "with --impl: apply this fix of the plugin's known defects to every case (ids: its hello line)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", std::to_string(kDefaultMaxDefects)),
+      value("known-defects", "with --impl: a known-defect registry (docs/known-defects.md; the plugin's own is "
+                             "adapters/NAME/known_defects.json): a failure its fixes explain does not fail the run; a "
+                             "new failure, an entry that no longer reproduces or a fix that no longer applies does"),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
                               "implementation included)", number(kDefaultShrinkSeconds)),
       value("workers", "with --impl: resident workers run side by side, N in [1, 16], each taking the next case "

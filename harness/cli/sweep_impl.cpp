@@ -1,6 +1,7 @@
 #include "harness/cli/sweep_impl.hpp"
 
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <vector>
@@ -32,7 +33,8 @@ struct ImplWorkers {
 
   std::vector<CaseRunner> runners() {
     std::vector<CaseRunner> out;
-    for (auto& w : workers) out.push_back([&worker = *w](const Scenario& s) { return worker.run(s); });
+    for (auto& w : workers)
+      out.push_back([&worker = *w](const Scenario& s, const FixSet& fixes) { return worker.run(s, fixes); });
     return out;
   }
   int restarts() const {
@@ -62,6 +64,7 @@ external::ResidentWorkerOptions worker_options(const cli::Args& args, const exte
   w.case_timeout = std::chrono::milliseconds(static_cast<long long>(1000 * seconds_from(args, "case-timeout-s")));
   if (w.case_timeout.count() <= 0) throw Error(ErrorKind::Usage, "--case-timeout-s must be positive");
   w.fixes = args.values("fix");
+  if (const auto file = args.value("known-defects")) w.known_defects = std::filesystem::absolute(*file).string();
   return w;
 }
 
@@ -151,6 +154,17 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   o.control_members = control_members_from(args);
   o.min_executed = min_executed_from(args);
   o.progress = [](int done, int total, double s, int f, int d) { print_sweep_progress(stderr, done, total, s, f, d); };
+  // Attribution uses the registry given, else the plugin's own next to it (adapters/NAME/).
+  if (const auto file = args.value("known-defects")) {
+    o.registry = load_known_defects(*file);
+    o.known_defects_given = true;
+  } else if (const std::string own = "adapters/" + w.impl.name + "/known_defects.json"; std::filesystem::exists(own)) {
+    o.registry = load_known_defects(own);
+  }
+  if (!o.registry.defects.empty() && o.registry.implementation != w.impl.name)
+    throw Error(ErrorKind::Usage, "--known-defects " + o.registry.path + ": a registry for \"" + o.registry.implementation +
+                                      "\", not for --impl " + w.impl.name);
+  o.version = w.options.version;
   if (const auto json = args.value("json")) check_writable(*json);
   const auto views = view_paths_from(args);
   generators::Focus focus;
@@ -175,7 +189,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
     std::printf("report: %s\n", json->c_str());
   }
   write_report_views(record, views);
-  return !r.failures.empty() || !executed_problems(r.counts, o.min_executed, this_command_line()).empty()
+  return r.failed() || !executed_problems(r.counts, o.min_executed, this_command_line()).empty()
              ? Outcome::conformance_failure
              : Outcome::success;
 }

@@ -1,5 +1,6 @@
 #include "harness/external/resident_worker.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "core/error.hpp"
@@ -24,7 +25,7 @@ std::vector<std::pair<std::string, std::string>> worker_environment(const Reside
   // The adapters package (`adapters.*`) is imported from the data folder, not the current one.
   std::string path = o.site.empty() ? data_root() : o.site + ":" + data_root();
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) path += (path.empty() ? "" : ":") + std::string(old);
-  return {{"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
+  return {{"MUONCHECK_KNOWN_DEFECTS", o.known_defects}, {"PYTHONPATH", path}, {"PYTHONUNBUFFERED", "1"}, {"MUONCHECK_DEVICE", o.device},
           // dp 1 runs without torchrun: its rendezvous store binds a port the kernel picks at that
           // bind (0), so workers started side by side cannot pick the same one (dp > 1: torchrun
           // --standalone does the same and hands its ranks the port)
@@ -99,7 +100,7 @@ const PluginSpace& ResidentWorker::space() {
   return *space_;
 }
 
-Trace ResidentWorker::run(const Scenario& s) {
+Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fixes) {
   if (s.impl_problem.rfind("declined: ", 0) == 0) return declined_trace(s, s.impl_problem.substr(10));
   if (!s.impl_problem.empty()) return error_trace(s, s.impl_problem);
   try {
@@ -111,6 +112,8 @@ Trace ResidentWorker::run(const Scenario& s) {
   nlohmann::json request = {{"scenario", resolved_scenario_json(s)},
                             {"config", s.impl_config.empty() ? nlohmann::json::object() : nlohmann::json::parse(s.impl_config)},
                             {"fixes", o_.fixes}};
+  for (const auto& f : fixes)
+    if (std::find(o_.fixes.begin(), o_.fixes.end(), f) == o_.fixes.end()) request["fixes"].push_back(f);
   std::string answer;
   try {
     answer = process_.request(request.dump(), o_.case_timeout);

@@ -35,6 +35,8 @@ struct ResidentWorkerOptions {
   std::chrono::milliseconds start_timeout{std::chrono::minutes(10)};   // the first start may JIT-build ops
   std::chrono::milliseconds case_timeout{std::chrono::minutes(2)};
   std::vector<std::string> fixes;     // the plugin's fixes every case runs with (ids)
+  std::string known_defects;          // the registry whose fixes a request may name (absolute path; the
+                                      // worker reads it from $MUONCHECK_KNOWN_DEFECTS); "": the plugin's own
 };
 
 // A map or from_scenario answer: exactly one of the three is set.
@@ -65,7 +67,8 @@ class ResidentWorker {
   // The trace of one case: the scenario and its `impl_config` (none: every knob at its default).
   // Never throws for the implementation's faults: a crash, hang or garbled answer is a trace whose
   // `error` says so (and names the worker's log); so is a plugin that cannot be loaded.
-  Trace run(const Scenario& s);
+  // `fixes`: known-defect fixes for this case only, on top of options().fixes (attribution re-runs).
+  Trace run(const Scenario& s, const std::vector<std::string>& fixes = {});
 
   // The plugin's space (starts the worker). Throws Error{BadInput} naming the plugin and the field
   // for a malformed one, Error{Infrastructure} when no worker starts.

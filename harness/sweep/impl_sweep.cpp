@@ -37,8 +37,10 @@ struct TraceJudgement {
 // each knob's value as "knob NAME=VALUE": a defect keeps the knobs its minimal case needs.
 std::vector<std::string> features_of(const Scenario& s) {
   auto out = case_features(s);
-  if (!s.impl_config.empty())
-    for (const auto& [k, v] : nlohmann::json::parse(s.impl_config).items()) out.push_back("knob " + k + "=" + v.dump());
+  if (!s.impl_config.empty()) {
+    const nlohmann::json config = nlohmann::json::parse(s.impl_config);   // items() of a temporary would dangle
+    for (const auto& [k, v] : config.items()) out.push_back("knob " + k + "=" + v.dump());
+  }
   return out;
 }
 
@@ -179,6 +181,65 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
   return d;
 }
 
+// The case run again with `fixes` applied and judged with every invariant, failures confirmed
+// in float128: one re-run of attribution's evidence.
+FixRun fix_trial(const Scenario& s, const FixSet& fixes, bool partners, int index, const ImplSweepOptions& o,
+                 RunnerPool& pool, double& impl_seconds) {
+  CaseRun c = pool.submit([&](const CaseRunner& run) { return run_impl_case(s, run, partners, index, fixes); }).get();
+  impl_seconds += c.seconds;
+  FixRun r;
+  r.fixes = fixes;
+  if (c.trace.error.rfind(kFixDoesNotApply, 0) == 0) {
+    r.fix_error = c.trace.error.substr(std::string(kFixDoesNotApply).size());
+    r.failed = {"ERROR"};
+    r.message = c.trace.error;
+    return r;
+  }
+  if (!c.trace.unsupported.empty()) {   // a fix that makes the case inexpressible shows nothing
+    r.failed = {"UNSUPPORTED"};
+    r.message = "declined with the fixes: " + c.trace.unsupported;
+    return r;
+  }
+  const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
+  if (!quick.error.empty()) {
+    r.failed = {"ERROR"};
+    r.message = "ERROR: " + quick.error;
+    return r;
+  }
+  if (!quick.failed.empty()) {
+    const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {quick.failed.begin(), quick.failed.end()}, o);
+    r.failed = sure.failed;
+    r.message = sure.message;
+  }
+  r.conforms = r.failed.empty();
+  return r;
+}
+
+// The version attribution asks the registry about: the option, else the implementation's own.
+std::string version_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
+  if (!o.version.empty()) return o.version;
+  const auto space = r.implementation.rfind(' ');
+  return space == std::string::npos ? r.implementation : r.implementation.substr(space + 1);
+}
+
+Attribution attribute_case(const Scenario& s, const FixRun& failing, const std::vector<std::string>& failed, int index,
+                           const ImplSweepOptions& o, const ImplSweepResult& r, RunnerPool& pool, double& impl_seconds) {
+  const bool partners = o.relational && std::any_of(failed.begin(), failed.end(), is_relational);
+  const FixSet applicable = o.registry.applicable(version_of(o, r));
+  Attribution a = attribute(applicable, failing, [&](const FixSet& fixes) {
+    return fix_trial(s, fixes, partners, index, o, pool, impl_seconds);
+  }, o.max_attribution_runs);
+  a.known = o.known_defects_given && a.verdict == AttributionVerdict::explained;
+  return a;
+}
+
+FixRun failing_run(const std::vector<std::string>& failed, const std::string& message) {
+  FixRun f;
+  f.failed = failed;
+  f.message = message;
+  return f;
+}
+
 // An unshrunk failing case and its trace, saved where `muoncheck repro` finds them.
 std::string save_case(const Scenario& s, Trace trace, const ImplSweepOptions& o) {
   std::filesystem::create_directories(o.cases_dir);
@@ -250,6 +311,16 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
   }
   if (f.defect >= 0) ++r.defects[f.defect].occurrences;
   else f.repro = save_case(s, c.trace, o);   // matches no defect: kept, with its repro line
+  if (!o.registry.defects.empty()) {
+    settle();
+    ImplDefect* d = f.defect >= 0 ? &r.defects[f.defect] : nullptr;
+    if (d && d->attribution.verdict == AttributionVerdict::not_asked)   // its minimal case first
+      d->attribution = attribute_case(d->shrunk, failing_run(d->invariants, d->message), d->invariants, d->found_after - 1, o, r,
+                                      pool, r.implementation_seconds);
+    f.attribution = attribute_case(s, failing_run(failed, message), failed, i, o, r, pool, r.implementation_seconds);
+    r.explained += f.attribution.verdict == AttributionVerdict::explained;
+    r.fresh += f.attribution.verdict == AttributionVerdict::new_defect;
+  }
   r.failures.push_back(std::move(f));
 }
 
@@ -260,11 +331,41 @@ struct PendingCase {
   std::future<CaseRun> run;
 };
 
+// --known-defects: every entry living in this version shows its defect on its witness case
+// without fixes and conforms there with its fix; else the list is stale, which fails the sweep.
+void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepResult& r) {
+  const std::string version = version_of(o, r);
+  for (const auto& id : o.registry.applicable(version)) {
+    const KnownDefect& d = *o.registry.find(id);
+    const std::string where = "known defect " + id + " (" + o.registry.path + ")";
+    Scenario w;
+    try {
+      w = named(load_scenario(d.witness), "known-" + id);
+    } catch (const Error& e) {
+      r.known_defect_problems.push_back(where + ": its witness cannot be read: " + e.what());
+      continue;
+    }
+    const bool partners = o.relational && std::any_of(d.invariants.begin(), d.invariants.end(), is_relational);
+    const FixRun bare = fix_trial(w, {}, partners, 0, o, pool, r.implementation_seconds);
+    if (bare.conforms) {
+      r.known_defect_problems.push_back(where + " no longer reproduces on " + (version.empty() ? "this version" : version) +
+                                        ": its witness " + d.witness + " conforms without the fix (fixed upstream? remove the "
+                                        "entry or narrow its versions)");
+      continue;
+    }
+    const FixRun fixed = fix_trial(w, {id}, partners, 0, o, pool, r.implementation_seconds);
+    if (!fixed.fix_error.empty()) r.known_defect_problems.push_back(where + ": the fix does not apply: " + fixed.fix_error);
+    else if (!fixed.conforms)
+      r.known_defect_problems.push_back(where + ": its fix does not make its witness " + d.witness + " conform: " + fixed.message);
+    else r.known_defects_checked.push_back(id);
+  }
+}
+
 }  // namespace
 
-CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index) {
+CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes) {
   const auto t0 = Clock::now();
-  CaseRun c{s, run(s), {}};
+  CaseRun c{s, run(s, fixes), {}};
   if (with_partners && c.trace.error.empty() && c.trace.unsupported.empty() && s.overflow.empty()) {
     std::vector<Scenario> partners;
     if (const Variant g = gas_variant(s); g.scenario) partners.push_back(*g.scenario);
@@ -272,7 +373,7 @@ CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partne
     partners.push_back(stages[static_cast<size_t>(index) % stages.size()]);
     for (auto& p : partners) {
       p.source = "<generated>";
-      Trace t = run(p);
+      Trace t = run(p, fixes);
       c.partners.emplace_back(std::move(p), std::move(t));
     }
   }
@@ -322,8 +423,14 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
     if (o.progress)
       o.progress(r.cases_run, o.cases, since(start), static_cast<int>(r.failures.size()), static_cast<int>(r.unconfirmed.size()));
   }
+  if (o.known_defects_given) check_known_defects(o, pool, r);
   r.seconds = since(start);
   return r;
+}
+
+bool ImplSweepResult::failed() const {
+  if (!known_defect_problems.empty()) return true;
+  return std::any_of(failures.begin(), failures.end(), [](const auto& f) { return !f.attribution.known; });
 }
 
 }  // namespace muoncheck

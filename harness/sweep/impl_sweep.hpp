@@ -27,6 +27,8 @@
 
 #include "core/scenario.hpp"
 #include "harness/judge/executed_counts.hpp"
+#include "harness/sweep/attribution.hpp"
+#include "harness/sweep/known_defects.hpp"
 #include "harness/sweep/runner_pool.hpp"
 #include "harness/sweep/sweep_defaults.hpp"
 #include "harness/traces/trace_io.hpp"
@@ -50,6 +52,15 @@ struct ImplSweepOptions {
   int control_members = oracle::kDefaultControlMembers;
   double min_executed = kDefaultMinExecuted;
   std::function<void(int, int, double, int, int)> progress;   // (done, asked, seconds, failures, unconfirmed)
+  // Attribution (attribution.hpp): every confirmed failing case, and each defect's minimal case,
+  // re-run with the registry's fixes that live in the implementation's version. With
+  // known_defects_given (`--known-defects FILE`) a failure explained by them does not fail the
+  // sweep, and each entry's witness is re-run: one that no longer fails (fixed upstream) or that
+  // its fix does not make conform fails it.
+  KnownDefects registry;                  // empty: nothing to attribute with
+  bool known_defects_given = false;
+  int max_attribution_runs = 32;          // re-runs per case
+  std::string version;                    // the implementation's version; "" = from its first trace
 };
 
 struct ImplFailure {
@@ -61,6 +72,7 @@ struct ImplFailure {
   int defect = -1;                        // index into ImplSweepResult::defects; -1: unattributed (its
                                           // lead symptom or features match no defect and the cap was reached)
   std::string repro;                      // unattributed only: the saved case's `muoncheck repro` line
+  Attribution attribution;                // by counterfactual, this case itself
 };
 
 struct ImplDefect {
@@ -79,6 +91,7 @@ struct ImplDefect {
   bool shrink_exhausted = false;
   std::string path;                       // the saved minimal scenario
   std::string repro;                      // `muoncheck repro PATH --for deepspeed` (or torch)
+  Attribution attribution;                // by counterfactual, on the minimal case
 };
 
 struct UnconfirmedImplCase {
@@ -106,7 +119,14 @@ struct ImplSweepResult {
   std::vector<ImplDefect> defects;
   std::vector<UnconfirmedImplCase> unconfirmed;
   ExecutedCounts counts;                      // over each case's first judgement
+  int explained = 0, fresh = 0;           // failing cases explained by registry fixes; NEW ones
+  std::vector<std::string> known_defect_problems;   // a witness that no longer fails, a fix that no
+                                                    // longer applies or makes it conform (names the entry)
+  std::vector<std::string> known_defects_checked;   // entries whose witness reproduced and whose fix held
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
+  // The sweep's verdict: no failure that known defects do not explain (any failure at all
+  // without --known-defects), no known-defect problem; coverage is judged apart.
+  bool failed() const;
 };
 
 // One case as the implementation ran it: the case itself and, for the relational invariants,
@@ -120,7 +140,7 @@ struct CaseRun {
 
 // Runs case `s` (and with `with_partners` its gas re-split and stage re-split number `index` of
 // its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
-CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index);
+CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes = {});
 
 // The key a decline is counted under: its reason up to the first ':' ("engine.dp 2", "optimizer.per_head").
 std::string decline_feature(const std::string& unsupported);

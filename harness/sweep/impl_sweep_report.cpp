@@ -53,7 +53,20 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
   for (const auto& f : r.failures)
     if (f.defect < 0)
       std::fprintf(out, "  case %d: %s\n    %s\n", f.index, f.symptoms.empty() ? "?" : f.symptoms.front().c_str(), f.repro.c_str());
-  std::fprintf(out, "%s%s over the cases' first judgements\n", r.failures.empty() ? "PASS: " : "",
+  if (!o.registry.defects.empty()) {
+    std::fprintf(out, "attribution by counterfactual (%zu known defect%s of %s): %d failing case%s explained, %d NEW, %d other\n",
+                 o.registry.defects.size(), o.registry.defects.size() == 1 ? "" : "s", o.registry.path.c_str(), r.explained,
+                 r.explained == 1 ? "" : "s", r.fresh, static_cast<int>(r.failures.size()) - r.explained - r.fresh);
+    for (size_t k = 0; k < r.defects.size(); ++k)
+      std::fprintf(out, "  DEFECT %zu: %s\n", k + 1, r.defects[k].attribution.text().c_str());
+    for (const auto& f : r.failures)
+      if (f.attribution.verdict != AttributionVerdict::explained)
+        std::fprintf(out, "  case %d: %s\n", f.index, f.attribution.text().c_str());
+  }
+  if (o.known_defects_given)
+    std::fprintf(out, "known defects checked on their witnesses: %s\n", r.known_defects_checked.empty() ? "none" : joined(r.known_defects_checked, ", ").c_str());
+  for (const auto& p : r.known_defect_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
+  std::fprintf(out, "%s%s over the cases' first judgements\n", !r.failed() ? "PASS: " : "",
                executed_text(r.counts).c_str());
   for (const auto& p : executed_problems(r.counts, o.min_executed, this_command_line()))
     std::fprintf(out, "not OK: %s\n", p.c_str());
@@ -82,6 +95,7 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
     json x = {{"case", f.index}, {"invariants", f.invariants}, {"symptoms", f.symptoms}, {"message", f.message},
               {"features", f.features}, {"defect", f.defect < 0 ? json(nullptr) : json(f.defect + 1)}};
     if (f.defect < 0) x["repro"] = f.repro, ++unattributed;
+    x["attribution"] = attribution_json(f.attribution);
     failures.push_back(std::move(x));
   }
   j["unattributed"] = unattributed;
@@ -92,10 +106,25 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
                        {"original", size_json(d.original_size)}, {"shrunk", size_json(d.shrunk_size)},
                        {"shrink_steps", d.shrink_steps}, {"shrink_judgements", d.shrink_judgements},
                        {"shrink_exhausted", d.shrink_exhausted}, {"scenario_file", d.path}, {"repro", d.repro},
-                       {"scenario", scenario_to_json(d.shrunk)}});
+                       {"scenario", scenario_to_json(d.shrunk)}, {"attribution", attribution_json(d.attribution)}});
+  // A defect is known only when every case grouped under it was explained as known.
+  for (size_t k = 0; k < r.defects.size(); ++k) {
+    bool all_known = r.defects[k].occurrences > 0;
+    for (const auto& f : r.failures)
+      if (f.defect == static_cast<int>(k)) all_known = all_known && f.attribution.known;
+    defects[k]["attribution"]["known"] = all_known;
+  }
   for (const auto& u : r.unconfirmed)
     unconfirmed.push_back({{"case", u.index}, {"invariants", u.invariants}, {"message", u.message}});
   j["failures"] = failures;
+  j["failing_cases"] = r.failures.size();
+  j["explained"] = r.explained;
+  j["new"] = r.fresh;
+  j["known_defects"] = o.registry.path.empty() ? nlohmann::json(nullptr)
+                                               : nlohmann::json{{"file", o.registry.path}, {"entries", o.registry.defects.size()},
+                                                                {"given", o.known_defects_given}, {"checked", r.known_defects_checked}};
+  j["known_defect_problems"] = r.known_defect_problems;
+  j["ok"] = !r.failed() && executed_problems(r.counts, o.min_executed, this_command_line()).empty();
   j["defects"] = defects;
   j["unconfirmed"] = unconfirmed;
   return j;

@@ -16,11 +16,18 @@
 #include <vector>
 
 #include "core/scenario.hpp"
+#include "harness/sweep/attribution.hpp"
 #include "harness/traces/trace_io.hpp"
 
 namespace muoncheck {
 
-using CaseRunner = std::function<Trace(const Scenario&)>;
+// Runs one case with a set of known-defect fixes applied (none for the case itself; attribution
+// re-runs it with some). A runner that cannot apply fixes answers a trace whose error says so.
+using CaseRunner = std::function<Trace(const Scenario&, const FixSet&)>;
+
+// The error a runner's trace carries when a fix cannot be applied (the Python exception's name,
+// as the adapters format errors: "FixDoesNotApply: known defect ID: why").
+inline constexpr const char* kFixDoesNotApply = "FixDoesNotApply: ";
 
 class RunnerPool {
  public:

@@ -50,19 +50,23 @@ void print_sweep_summary(std::FILE* out, const SweepOptions& o, const SweepResul
     for (const auto& p : sweep_executed_problems(o, r)) std::fprintf(out, "not OK: %s\n", p.c_str());
   };
   if (!r.failure) {
+    for (const auto& p : r.known_defect_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
     if (o.faults.empty())
-      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_executed_problems(o, r).empty() ? "PASS: " : "");
+      std::fprintf(out, "%sno generated scenario violated an invariant\n", sweep_executed_problems(o, r).empty() && !r.failed() ? "PASS: " : "");
     else std::fprintf(out, "NOT FOUND: fault %s survived %d cases\n", joined(o.faults, " ").c_str(), r.cases_run);
     print_counts();
     return;
   }
   const auto& c = *r.failure;
-  if (o.faults.empty()) std::fprintf(out, "FAIL after %d cases: %s\n", c.found_after, c.message.c_str());
+  if (c.attribution.known) std::fprintf(out, "KNOWN DEFECT after %d cases: %s\n", c.found_after, c.message.c_str());
+  else if (o.faults.empty()) std::fprintf(out, "FAIL after %d cases: %s\n", c.found_after, c.message.c_str());
   else std::fprintf(out, "found fault %s after %d cases: %s\n", joined(o.faults, " ").c_str(), c.found_after, c.message.c_str());
   std::fprintf(out, "invariants failing on the minimal case (float128): %s\n", joined(c.invariants, ", ").c_str());
   std::fprintf(out, "shrunk in %d steps (%d judgements) from %s\n  to %s\n", c.shrink_steps, c.shrink_judgements,
                describe(c.original_size).c_str(), describe(c.shrunk_size).c_str());
   std::fprintf(out, "minimal scenario: %s\n%s\nregenerate: %s\n", c.path.c_str(), c.repro.c_str(), c.regenerate.c_str());
+  if (c.attribution.verdict != AttributionVerdict::not_asked) std::fprintf(out, "attribution: %s\n", c.attribution.text().c_str());
+  for (const auto& p : r.known_defect_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
   print_counts();
 }
 
@@ -113,10 +117,26 @@ nlohmann::json sweep_json(const SweepOptions& o, const SweepResult& r) {
                     {"message", c.message},               {"original", size_json(c.original_size)},
                     {"shrunk", size_json(c.shrunk_size)}, {"shrink_steps", c.shrink_steps},
                     {"shrink_judgements", c.shrink_judgements}, {"scenario_file", c.path},
-                    {"repro", c.repro}, {"regenerate", c.regenerate}};
+                    {"repro", c.repro}, {"regenerate", c.regenerate}, {"attribution", attribution_json(c.attribution)}};
   } else {
     j["failure"] = nullptr;
   }
+  // The record every sweep writes (impl_sweep_report.cpp the same): defects, failing cases, the
+  // known-defect check, and the verdict. Our sweep stops at its first failure: one case, one defect.
+  json defects = json::array(), failures = json::array();
+  if (r.failure) {
+    json d = j["failure"];
+    d["occurrences"] = 1;
+    defects.push_back(d);
+    failures.push_back({{"case", r.failure->found_after}, {"invariants", r.failure->invariants}, {"message", r.failure->message},
+                        {"defect", 1}, {"attribution", attribution_json(r.failure->attribution)}});
+  }
+  j["defects"] = defects;
+  j["failures"] = failures;
+  j["failing_cases"] = failures.size();
+  j["known_defects"] = r.known_defects.empty() ? json(nullptr) : json{{"file", r.known_defects}, {"given", true}};
+  j["known_defect_problems"] = r.known_defect_problems;
+  j["ok"] = !r.failed() && sweep_executed_problems(o, r).empty();
   return j;
 }
 

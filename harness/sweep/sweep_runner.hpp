@@ -14,6 +14,7 @@
 #include "core/scenario.hpp"
 #include "harness/judge/executed_counts.hpp"
 #include "harness/judge/judge_scenario.hpp"
+#include "harness/sweep/attribution.hpp"
 #include "properties/generators/focus.hpp"
 #include "harness/sweep/sweep_defaults.hpp"
 #include "properties/generators/scenario_gen.hpp"
@@ -51,6 +52,7 @@ struct SweepCounterexample {
   std::string path;                       // the saved minimal scenario
   std::string repro;                      // `muoncheck run PATH --invariant ID --fault ID...`
   std::string regenerate;                 // `muoncheck sweep --seed S --cases N ...`: the case again, from its seed
+  Attribution attribution;                // with a known-defect registry (own_attribution.hpp)
 };
 
 struct UnconfirmedCase {
@@ -94,7 +96,11 @@ struct SweepResult {
   std::vector<SweepCaseRecord> cases;     // in case order
   // Adds one case to every count above and to `cases`.
   void add(const SweepCaseRecord& c);
+  std::string known_defects;              // the registry given with --known-defects ("" for none)
+  std::vector<std::string> known_defect_problems;   // entries that no longer reproduce or whose fix fails
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
+  // A counterexample not explained by a known defect, or a known-defect problem (coverage apart).
+  bool failed() const { return (failure && !failure->attribution.known) || !known_defect_problems.empty(); }
 };
 
 // How many of the o.cases cases are this shard's.

@@ -118,13 +118,19 @@ std::string html_report(const nlohmann::json& report) {
     out << "</table></section>\n";
   }
   if (const auto* sweep = views::sweep_of(report)) {
-    out << "<section><h2>Sweep</h2><p>seed " << sweep->value("seed", 0) << ", " << sweep->value("cases_run", 0) << " cases, "
-        << fmt("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
-    if (views::sweep_failed(*sweep))
-      out << "<span class=\"FAIL\">found a counterexample</span></p><p>" << xml_escape(str((*sweep)["failure"], "message"))
-          << "</p><p><code>" << xml_escape(str((*sweep)["failure"], "repro")) << "</code></p>";
-    else
-      out << "<span class=\"PASS\">clean</span></p>";
+    const std::string impl = str(*sweep, "impl");
+    const auto findings = views::sweep_findings(*sweep);
+    out << "<section><h2>Sweep" << (impl.empty() ? "" : " --impl " + xml_escape(impl)) << "</h2><p>seed " << sweep->value("seed", 0)
+        << ", " << sweep->value("cases_run", 0) << " cases, " << fmt("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
+    if (views::sweep_failed(*sweep)) out << "<span class=\"FAIL\">FAILED</span></p>";
+    else out << "<span class=\"PASS\">" << (findings.empty() ? "clean" : "only known defects") << "</span></p>";
+    if (!findings.empty()) {
+      out << "<table><tr><th>finding</th><th>status</th><th>message</th><th>attribution</th><th>repro</th></tr>\n";
+      for (const auto& f : findings)
+        out << "<tr><td>" << xml_escape(f.title) << "</td><td class=\"" << (f.known ? "SKIPPED\">known" : "FAIL\">FAIL") << "</td><td>"
+            << xml_escape(f.message) << "</td><td>" << xml_escape(f.attribution) << "</td><td><code>" << xml_escape(f.repro) << "</code></td></tr>\n";
+      out << "</table>";
+    }
     out << "</section>\n";
   }
   out << "</body></html>\n";

@@ -128,16 +128,31 @@ std::string junit_xml(const nlohmann::json& report) {
     suites.push_back(m);
   }
   if (const auto* sweep = views::sweep_of(report)) {
+    // One case for the sweep's verdict (a failure whenever the sweep exited 1), then one per
+    // finding: a defect or case not explained as known is a failure, a known one is skipped.
     Suite w{"sweep", num(*sweep, "seconds"), {}};
-    Case c{"sweep", "seed " + std::to_string(sweep->value("seed", 0)) + ", " + std::to_string(sweep->value("cases_run", 0)) + " cases",
+    const std::string impl = str(*sweep, "impl");
+    const auto findings = views::sweep_findings(*sweep);
+    Case c{"sweep", (impl.empty() ? "" : impl + " ") + "seed " + std::to_string(sweep->value("seed", 0)) + ", " +
+                        std::to_string(sweep->value("cases_run", 0)) + " cases",
            "pass", "", "", num(*sweep, "seconds")};
     if (views::sweep_failed(*sweep)) {
-      const auto& f = (*sweep)["failure"];
+      int unexplained = 0;
+      for (const auto& f : findings) unexplained += !f.known;
       c.outcome = "failure";
-      c.message = str(f, "message");
-      c.detail = c.message + "\nrepro: " + str(f, "repro") + (str(f, "regenerate").empty() ? "" : "\nregenerate: " + str(f, "regenerate"));
+      c.message = std::to_string(unexplained) + " finding" + (unexplained == 1 ? "" : "s") + " not explained by a known defect";
+      c.detail = c.message;
+      for (const auto& p : sweep->value("coverage_problems", nlohmann::json::array()))
+        if (p.is_string()) c.detail += "\nnot OK: " + p.get<std::string>();
     }
     w.cases.push_back(c);
+    for (const auto& f : findings) {
+      Case d{"sweep", f.title, f.known ? "skipped" : "failure", f.message, "", 0.0};
+      if (f.known) d.message = "known defect: " + f.attribution + " (" + f.message + ")";
+      d.detail = f.message + (f.attribution.empty() ? "" : "\nattribution: " + f.attribution) +
+                 (f.repro.empty() ? "" : "\nrepro: " + f.repro) + (f.regenerate.empty() ? "" : "\nregenerate: " + f.regenerate);
+      w.cases.push_back(d);
+    }
     suites.push_back(w);
   }
 

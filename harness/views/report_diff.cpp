@@ -90,12 +90,25 @@ ReportDiff diff_reports(const nlohmann::json& old_report, const nlohmann::json& 
     if (status == "KILLED" && now != "KILLED") d.regressions.push_back("mutant " + fault + ": KILLED -> " + now);
     if (status != "KILLED" && now == "KILLED") d.improvements.push_back("mutant " + fault + ": " + status + " -> KILLED");
   }
-  auto found = [](const nlohmann::json& r) {
-    const auto* sweep = views::sweep_of(r);
-    return sweep && views::sweep_failed(*sweep) ? sweep : nullptr;
+  // The sweep: failing tonight and not last night is a regression naming each unexplained finding;
+  // while both fail, a finding whose message is new tonight is one too.
+  auto unexplained = [](const nlohmann::json& r) {
+    std::map<std::string, std::string> out;   // message -> "title (repro)"
+    if (const auto* sweep = views::sweep_of(r))
+      for (const auto& f : views::sweep_findings(*sweep))
+        if (!f.known) out[f.message] = f.title + (f.repro.empty() ? "" : " (" + f.repro + ")");
+    return out;
   };
-  if (const auto* now = found(new_report); now && !found(old_report))
-    d.regressions.push_back("sweep: found a counterexample (" + str((*now)["failure"], "repro") + ")");
+  auto failed = [](const nlohmann::json& r) {
+    const auto* sweep = views::sweep_of(r);
+    return sweep && views::sweep_failed(*sweep);
+  };
+  const auto old_found = unexplained(old_report), new_found = unexplained(new_report);
+  if (failed(new_report) && !failed(old_report) && new_found.empty())
+    d.regressions.push_back("sweep: not OK now (was OK)");
+  for (const auto& [message, where] : new_found)
+    if (!failed(old_report) || !old_found.count(message)) d.regressions.push_back("sweep: found " + where + ": " + message);
+  if (failed(old_report) && !failed(new_report)) d.improvements.push_back("sweep: OK now (was not OK)");
   return d;
 }
 

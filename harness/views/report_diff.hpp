@@ -4,7 +4,8 @@
 //   - an invariant executed before (PASS/FAIL) and now SKIPPED or UNSUPPORTED (lost coverage);
 //   - a PASS whose ratio metric/threshold grew by more than kRatioGrowth and is now above
 //     kRatioFloor (see below);
-//   - a fault killed before and not now; a sweep that was clean and now found a case.
+//   - a fault killed before and not now; a sweep that was OK and now is not, or a sweep finding
+//     (defect or case) not explained by a known defect whose message is new.
 // kRatioGrowth = 2: the noise band moves by up to 1.76× when one valid rounding order is left
 // out of the control ensemble (docs/invariants.md, leave-one-out), so a larger growth is more
 // than a change of rounding order explains. kRatioFloor = 0.5: below half the band a ratio is

@@ -63,13 +63,21 @@ std::string summary_markdown(const nlohmann::json& report) {
     out << "\n";
   }
   if (const auto* sweep = views::sweep_of(report)) {
-    out << "### Sweep: seed " << sweep->value("seed", 0) << ", " << sweep->value("cases_run", 0) << " cases, "
-        << views::format("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
+    const std::string impl = str(*sweep, "impl");
+    out << "### Sweep" << (impl.empty() ? "" : " --impl " + cell(impl)) << ": seed " << sweep->value("seed", 0) << ", "
+        << sweep->value("cases_run", 0) << " cases, " << views::format("%.0f", sweep->value("cases_per_minute", 0.0)) << " cases/min: ";
     if (sweep->value("inconclusive_cases", 0) > 0) out << sweep->value("inconclusive_cases", 0) << " INCONCLUSIVE, ";
-    if (views::sweep_failed(*sweep))
-      out << "FOUND A COUNTEREXAMPLE\n\n" << cell(str((*sweep)["failure"], "message")) << "\n\n```\n" << str((*sweep)["failure"], "repro") << "\n" << str((*sweep)["failure"], "regenerate") << "\n```\n";
-    else
-      out << "clean\n";
+    const auto findings = views::sweep_findings(*sweep);
+    if (views::sweep_failed(*sweep)) out << "FAILED\n\n";
+    else out << (findings.empty() ? "clean\n" : "only known defects\n\n");
+    for (const auto& f : findings) {
+      out << "- " << (f.known ? "known: " : "**") << cell(f.title) << (f.known ? "" : "**") << ": " << cell(f.message) << "\n";
+      if (!f.attribution.empty()) out << "  - attribution: " << cell(f.attribution) << "\n";
+      if (!f.repro.empty()) out << "  - repro: `" << f.repro << "`\n";
+      if (!f.regenerate.empty()) out << "  - regenerate: `" << f.regenerate << "`\n";
+    }
+    for (const auto& p : sweep->value("coverage_problems", nlohmann::json::array()))
+      if (p.is_string()) out << "- not OK: " << cell(p.get<std::string>()) << "\n";
   }
   return out.str();
 }

@@ -20,50 +20,10 @@
 #include "harness/sweep/impl_sweep_report.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "properties/generators/focus.hpp"
+#include "tests/harness/engine_as_implementation.hpp"
 
 namespace muoncheck {
 namespace {
-
-// Scenarios DeepSpeed can express (what its plugin's knobs map onto), as these tests have drawn them.
-Scenario into_deepspeed_region(Scenario s, int dp) {
-  auto& o = s.optimizer;
-  auto& e = s.engine;
-  o.momentum_form = MomentumForm::ema;
-  o.nesterov = true;
-  o.ns_steps = 5;
-  o.ns_coefficients = {NsCoefficients{}};   // DeepSpeed's fixed quintic
-  o.ns_schedule.clear();
-  o.ns_dtype = o.ns_method == NsMethod::standard ? DType::bf16 : DType::fp16;   // what DeepSpeed's NS computes in
-  o.scale_rule = ScaleRule::deepspeed;
-  o.groups.clear();
-  e.grad_accum_dtype = e.param_dtype;
-  e.comm_dtype = e.param_dtype;
-  if (e.param_dtype == DType::fp16 && s.loss_scaler.type == ScalerType::none) {
-    s.loss_scaler.type = ScalerType::static_scale;   // DeepSpeed's fp16 always scales: by 1 here
-    s.loss_scaler.initial_scale_power = 0;
-  }
-  if (e.param_dtype != DType::fp16) s.loss_scaler = LossScalerConfig{};
-  e.dp = dp;
-  // DeepSpeed asserts bucket sizes are multiples of its 4-byte alignment in 16-bit elements (2):
-  // a precondition of its config, not a defect; rounded up, so every drawn size stays expressible.
-  e.reduce_bucket_size += e.reduce_bucket_size % 2;
-  e.allgather_bucket_size += e.allgather_bucket_size % 2;
-  for (auto& inj : s.overflow) inj.rank %= dp;
-  return s;
-}
-
-rc::Gen<Scenario> deepspeed_scenario(const generators::Focus& f, int dp) {
-  return rc::gen::map(generators::scenario(f), [dp](Scenario s) { return into_deepspeed_region(std::move(s), dp); });
-}
-
-
-CaseRunner our_engine(std::vector<std::string> faults) {
-  return [faults](const Scenario& s) {
-    impl::ImplOptions o;
-    o.faults = faults;
-    return trace_from_observation(s, observation_of(impl::run_impl(s, o)), faults, 0);
-  };
-}
 
 ImplSweepOptions options(const std::string& dir, int cases) {
   ImplSweepOptions o;
@@ -113,7 +73,7 @@ TEST(ImplSweep, theCorrectEnginePassesTheSameCases) {
 }
 
 TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
-  const CaseRunner raising = [](const Scenario& s) {
+  const CaseRunner raising = [](const Scenario& s, const FixSet&) {
     Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
     if (s.engine.gas > 2) {
       t.unsupported = "engine.gas " + std::to_string(s.engine.gas) + ": not here";
@@ -144,7 +104,7 @@ TEST(ImplSweep, errorsGroupIntoOneDefectAndDeclinesAreCountedByFeature) {
 // its minimal case (stage and dtype included) is attributed to it; any other is unattributed and
 // saved with a repro line whose case file exists.
 TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
-  const CaseRunner raising = [](const Scenario& s) {
+  const CaseRunner raising = [](const Scenario& s, const FixSet&) {
     Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);
     if (s.engine.stage == 2) t.error = "RuntimeError: size of tensor a (" + std::to_string(s.steps) + ") must match b";
     else if (s.engine.stage == 3) t.error = "ValueError: another defect";
@@ -182,10 +142,10 @@ TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
 struct Concurrency {
   std::atomic<int> now{0}, most{0};
   CaseRunner wrap(CaseRunner run) {
-    return [this, run](const Scenario& s) {
+    return [this, run](const Scenario& s, const FixSet& fixes) {
       const int n = ++now;
       for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {}
-      Trace t = run(s);
+      Trace t = run(s, fixes);
       --now;
       return t;
     };
@@ -204,14 +164,14 @@ nlohmann::json record_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
 // defect to shrink) that also declines gas > 2 (so there are declines). Shrinking is bounded by
 // judgements only, so both shrink the same path.
 TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
-  const CaseRunner faulty = [engine = our_engine({"clip-muon-update"})](const Scenario& s) {
+  const CaseRunner faulty = [engine = our_engine({"clip-muon-update"})](const Scenario& s, const FixSet&) {
     if (s.engine.gas > 2) {
-      Trace t = engine(s);
+      Trace t = engine(s, {});
       t.unsupported = "engine.gas " + std::to_string(s.engine.gas) + ": not here";
       t.steps.clear();
       return t;
     }
-    return engine(s);
+    return engine(s, {});
   };
   const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   ImplSweepOptions o = options("impl-sweep-workers", 8);

@@ -2,6 +2,8 @@
 // reports, on synthetic reports whose every verdict is known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "harness/views/html_report.hpp"
@@ -58,7 +60,66 @@ TEST(Junit, MutantsSurvivingAndSweepCounterexampleAreFailures) {
   const std::string xml = junit_xml(r);
   EXPECT_NE(xml.find("name=\"mutants\" tests=\"2\" failures=\"1\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("repro: muoncheck mutants --fault f2"), std::string::npos) << xml;
-  EXPECT_NE(xml.find("name=\"sweep\" tests=\"1\" failures=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("name=\"sweep\" tests=\"2\" failures=\"2\""), std::string::npos) << xml;   // the verdict and the case
+}
+
+// The record `sweep --impl NAME --json` writes (the same shape as our own sweep's): a defect with
+// its attribution, a case left unshrunk, and the verdict the exit code gave.
+json impl_sweep_record(bool known) {
+  json attribution = known ? json{{"verdict", "explained"}, {"known", true}, {"text", "known defect ds-clip: conforms with its fix"}}
+                           : json{{"verdict", "new"}, {"known", false}, {"text", "NEW: still fails with every applicable fix (ds-clip)"}};
+  return {{"command", "sweep"}, {"impl", "deepspeed=0.19.8"}, {"seed", 3}, {"cases_run", 40}, {"seconds", 12.0},
+          {"ok", known}, {"failing_cases", 3},
+          {"defects", json::array({{{"occurrences", 2}, {"message", "trajectory-conforms: momentum off by 256x"},
+                                    {"repro", "muoncheck repro reports/cases/c7.json --for deepspeed"}, {"attribution", attribution}}})},
+          {"failures", json::array({{{"case", 7}, {"defect", 1}, {"message", "x"}, {"attribution", attribution}},
+                                    {{"case", 9}, {"defect", 1}, {"message", "x"}, {"attribution", attribution}},
+                                    {{"case", 31}, {"defect", nullptr}, {"message", "ns-once-per-matrix-per-step: 2 NS calls"},
+                                     {"repro", "muoncheck repro reports/cases/c31.json --for deepspeed"}, {"attribution", attribution}}})},
+          {"known_defect_problems", json::array()}};
+}
+
+TEST(SweepRecord, AFailingImplementationSweepIsAFailureInEveryView) {
+  const json r = impl_sweep_record(false);
+  const std::string xml = junit_xml(r);
+  EXPECT_NE(xml.find("<testsuites name=\"muoncheck sweep\" tests=\"3\" failures=\"3\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("attribution: NEW: still fails"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("repro: muoncheck repro reports/cases/c31.json --for deepspeed"), std::string::npos) << xml;
+  const std::string md = summary_markdown(r);
+  EXPECT_NE(md.find("### Sweep --impl deepspeed=0.19.8"), std::string::npos) << md;
+  EXPECT_NE(md.find("FAILED"), std::string::npos) << md;
+  EXPECT_NE(md.find("momentum off by 256x"), std::string::npos) << "names the defect: " << md;
+  EXPECT_NE(md.find("case 31 (not shrunk)"), std::string::npos) << md;
+  EXPECT_NE(md.find("NEW: still fails with every applicable fix"), std::string::npos) << md;
+  EXPECT_EQ(md.find("clean"), std::string::npos) << md;
+  const std::string html = html_report(r);
+  EXPECT_NE(html.find("class=\"FAIL\">FAILED"), std::string::npos) << html;
+  EXPECT_NE(html.find("momentum off by 256x"), std::string::npos);
+  // Not OK now and OK before: a regression in the diff; the same findings again are none.
+  json clean = r;
+  clean["ok"] = true, clean["defects"] = json::array(), clean["failures"] = json::array();
+  const auto d = diff_reports(clean, r);
+  ASSERT_EQ(d.regressions.size(), 2u) << "the defect and the unshrunk case";
+  EXPECT_TRUE(std::any_of(d.regressions.begin(), d.regressions.end(),
+                          [](const std::string& x) { return x.find("defect 1 (2 cases)") != std::string::npos &&
+                                                            x.find("momentum off by 256x") != std::string::npos; }));
+  EXPECT_FALSE(diff_reports(r, r).regressed());
+  EXPECT_FALSE(diff_reports(r, clean).regressed());
+}
+
+TEST(SweepRecord, FailuresExplainedAsKnownAreReportedNotFailed) {
+  const json r = impl_sweep_record(true);
+  const std::string xml = junit_xml(r);
+  EXPECT_NE(xml.find("tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<skipped message=\"known defect: known defect ds-clip"), std::string::npos) << xml;
+  EXPECT_NE(summary_markdown(r).find("only known defects"), std::string::npos) << summary_markdown(r);
+  EXPECT_NE(html_report(r).find("only known defects"), std::string::npos);
+  // Still a failure where the record says the run was not OK (a known-defect problem).
+  json stale = r;
+  stale["ok"] = false;
+  stale["known_defect_problems"] = json::array({"known defect ds-clip no longer reproduces on 0.19.9"});
+  EXPECT_NE(junit_xml(stale).find("no longer reproduces"), std::string::npos);
+  EXPECT_NE(junit_xml(stale).find("<testsuites name=\"muoncheck sweep\" tests=\"4\" failures=\"2\""), std::string::npos) << junit_xml(stale);
 }
 
 TEST(XmlEscape, DropsControlCharactersXmlForbids) {

@@ -1,0 +1,137 @@
+"""Known-defect fixes applied for one case (`"fixes": [ids]` in a resident request): the adapter
+side of a known-defect registry (docs/known-defects.md; harness/sweep/known_defects.hpp reads the
+same file and checks every field).
+
+A fix of kind "replacement" names its `target` (`module:Qualified.name`, the function or method
+the defect lives in) and its `replacement` (`module:attribute`, a function that takes the original
+and returns what replaces it). `expects`, when given, is a line of the original's source the fix
+was written against: if the installed code no longer has it, the fix no longer applies. Every
+replacement is reverted when the case ends, so the next case runs the implementation as shipped.
+
+A fix that cannot be applied raises FixDoesNotApply naming the entry; the worker reports it as
+the case's error "FixDoesNotApply: known defect ID: why" (adapters/case.py), which the harness
+reads as a stale registry, never as a verdict about the implementation. Plugin.fixes() returns
+the registry's fixes as adapters.plugin.Fix (plugin_fixes), so `"fixes": [ids]` in a request and
+`--fix ID` reach them.
+"""
+import contextlib
+import importlib
+import inspect
+import json
+import os
+
+
+class FixDoesNotApply(Exception):
+    pass
+
+
+def load(path):
+    """The registry at `path`: {"implementation", "defects": {id: entry}}; {} entries when path is None."""
+    if not path:
+        return {"implementation": None, "defects": {}}
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    entries = {}
+    for k, e in enumerate(data.get("defects") or []):
+        if not isinstance(e, dict) or not isinstance(e.get("id"), str):
+            raise ValueError(f"{path}: defects[{k}]: expected an entry with a string id")
+        entries[e["id"]] = e
+    return {"implementation": data.get("implementation"), "defects": entries, "path": path}
+
+
+def _resolve(spec, entry_id, field):
+    module_name, _, qual = spec.partition(":")
+    if not qual:
+        raise FixDoesNotApply(f"known defect {entry_id}: {field} {spec!r}: expected module:attribute")
+    try:
+        owner = importlib.import_module(module_name)
+    except Exception as e:   # the module moved or cannot be imported here
+        raise FixDoesNotApply(f"known defect {entry_id}: {field} {spec!r}: cannot import {module_name}: {e}") from None
+    parts = qual.split(".")
+    for name in parts[:-1]:
+        if not hasattr(owner, name):
+            raise FixDoesNotApply(f"known defect {entry_id}: {field} {spec!r}: {name} is not there")
+        owner = getattr(owner, name)
+    if not hasattr(owner, parts[-1]):
+        raise FixDoesNotApply(f"known defect {entry_id}: {field} {spec!r}: {parts[-1]} is not there")
+    return owner, parts[-1]
+
+
+def _raw(owner, attr):
+    """The attribute as stored (a staticmethod stays one), so reverting restores it exactly."""
+    return owner.__dict__[attr] if isinstance(owner, type) and attr in owner.__dict__ else getattr(owner, attr)
+
+
+def apply_one(registry, fix_id):
+    """Applies one fix of `registry`; returns the callable that reverts it."""
+    undo = []
+    with _collect(registry, [fix_id], undo, keep=True):
+        pass
+    def revert():
+        for owner, attr, original in reversed(undo):
+            setattr(owner, attr, original)
+    return revert
+
+
+def plugin_fixes(implementation):
+    """{id: adapters.plugin.Fix} of the plugin's registry (registry_for): what Plugin.fixes() returns."""
+    from ..plugin import Fix
+    registry = registry_for(implementation)
+    return {fix_id: Fix(fix_id, entry.get("title", ""), lambda fix_id=fix_id: apply_one(registry, fix_id))
+            for fix_id, entry in registry["defects"].items()
+            if (entry.get("fix") or {}).get("kind") == "replacement"}
+
+
+@contextlib.contextmanager
+def applied(registry, ids):
+    """Applies the fixes `ids` of `registry` for the duration of the block; reverts them after."""
+    undo = []
+    with _collect(registry, ids, undo, keep=False):
+        yield
+
+
+@contextlib.contextmanager
+def _collect(registry, ids, undo, keep):
+    """Applies `ids` in order, recording (owner, attr, original) in `undo`; reverts them when the
+    block ends unless `keep` (then only when applying one of them failed)."""
+    done = False
+    try:
+        for fix_id in ids or []:
+            entry = registry["defects"].get(fix_id)
+            if entry is None:
+                raise FixDoesNotApply(f"known defect {fix_id}: no such entry in {registry.get('path') or 'the registry'}")
+            fix = entry.get("fix") or {}
+            if fix.get("kind") != "replacement":
+                raise FixDoesNotApply(f"known defect {fix_id}: a fix of kind {fix.get('kind')!r} is not applied at run time "
+                                      "(a patch goes to the site: muoncheck judge-patch)")
+            owner, attr = _resolve(fix.get("target", ""), fix_id, "target")
+            original = _raw(owner, attr)
+            expects = fix.get("expects")
+            if expects:
+                func = getattr(original, "__func__", original)
+                try:
+                    source = inspect.getsource(func)
+                except (OSError, TypeError):
+                    source = ""
+                if expects not in source:
+                    raise FixDoesNotApply(f"known defect {fix_id}: {fix['target']} no longer has the line the fix was written "
+                                          f"against ({expects!r})")
+            make_owner, make_attr = _resolve(fix.get("replacement", ""), fix_id, "replacement")
+            replacement = getattr(make_owner, make_attr)(getattr(owner, attr))
+            setattr(owner, attr, replacement)
+            undo.append((owner, attr, original))
+        yield
+        done = True
+    finally:
+        if not (keep and done):
+            for owner, attr, original in reversed(undo):
+                setattr(owner, attr, original)
+
+
+def registry_for(implementation):
+    """$MUONCHECK_KNOWN_DEFECTS (a user's file) if set, else the plugin's own next to it."""
+    path = os.environ.get("MUONCHECK_KNOWN_DEFECTS")
+    if not path:
+        own = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), implementation, "known_defects.json")
+        path = own if os.path.exists(own) else None
+    return load(path)

@@ -1,0 +1,136 @@
+#!/usr/bin/env python3
+"""A patch judged: the same seeded sweep (and, with --witnesses, the known-defect witnesses) run on
+the implementation as installed (the base site) and with a patch applied to a copy of it, side by
+side: what the patch fixes (failing before, conforming after), what it leaves (failing in both),
+what it breaks (conforming before, failing after). Same seed, same cases: the sweep draws its
+cases from muoncheck's generator, so case N is the same scenario on both trees.
+
+    scripts/judge-patch.py --impl deepspeed=0.19.6 --base-site /tmp/ds-0.19.6 --patch FIX.diff OUT_DIR
+    scripts/judge-patch.py --impl deepspeed=0.19.6 --base-site A --patched-site B OUT_DIR
+      [--seed S] [--cases N] [--dp N] [--workers N] [--title TEXT] [--witnesses REGISTRY]
+
+A patch is a unified diff with paths relative to the site (a/deepspeed/runtime/...; -p1). It is
+applied to a copy of the base site (OUT_DIR/patched-site); a patch that does not apply is an
+error naming its file (exit 2). Writes OUT_DIR/judgement.json and OUT_DIR/judgement.md; exit 0
+when the patch breaks nothing, 1 when it breaks a case that conformed.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def patched_site(base, patch, out):
+    site = os.path.join(out, "patched-site")
+    if os.path.exists(site):
+        shutil.rmtree(site)
+    shutil.copytree(base, site, symlinks=True)
+    run = subprocess.run(["patch", "-p1", "--batch", "--forward", "-d", site, "-i", os.path.abspath(patch)],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"{patch}: the patch does not apply to {base}:\n{run.stdout}{run.stderr}")
+    return site
+
+
+def sweep(args, site, name, out):
+    record = os.path.join(out, f"sweep-{name}.json")
+    cmd = [args.muoncheck, "sweep", "--impl", args.impl, "--impl-site", site, "--seed", str(args.seed),
+           "--cases", str(args.cases), "--dp", str(args.dp), "--workers", str(args.workers),
+           "--max-defects", str(args.max_defects), "--shrink-seconds", str(args.shrink_seconds),
+           "--cases-dir", os.path.join(out, f"cases-{name}"), "--json", record]
+    if args.witnesses:
+        cmd += ["--known-defects", args.witnesses]
+    with open(os.path.join(out, f"sweep-{name}.log"), "w") as log:
+        code = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT).returncode
+    if not os.path.exists(record):
+        sys.exit(f"sweep on {site} wrote no record (exit {code}); see {out}/sweep-{name}.log")
+    with open(record) as f:
+        return json.load(f)
+
+
+def failing(record):
+    """case number -> (first failing invariant, message, attribution text)."""
+    return {f["case"]: (f["invariants"][0] if f["invariants"] else "ERROR", f["message"],
+                        (f.get("attribution") or {}).get("text", "")) for f in record.get("failures", [])}
+
+
+def judge(base, patched):
+    b, p = failing(base), failing(patched)
+    cases = min(base.get("cases_run", 0), patched.get("cases_run", 0))
+    fixed = sorted(c for c in b if c not in p and c <= cases)
+    left = sorted(c for c in b if c in p)
+    broken = sorted(c for c in p if c not in b and c <= cases)
+    row = lambda c, src: {"case": c, "invariant": src[c][0], "message": src[c][1][:300], "attribution": src[c][2]}
+    problems = lambda r: r.get("known_defect_problems", [])
+    return {"cases": cases, "fixes": [row(c, b) for c in fixed], "leaves": [row(c, p) for c in left],
+            "breaks": [row(c, p) for c in broken],
+            "witnesses": {"base": problems(base), "patched": problems(patched),
+                          "checked_base": (base.get("known_defects") or {}).get("checked", []),
+                          "checked_patched": (patched.get("known_defects") or {}).get("checked", [])}}
+
+
+def markdown(args, j):
+    lines = [f"# {args.title or 'Patch judged'}: {args.impl}", "",
+             f"`scripts/judge-patch.py --impl {args.impl} --seed {args.seed} --cases {args.cases} --dp {args.dp}`"
+             f" on the base site and with {os.path.basename(args.patch) if args.patch else 'the patched site'}; "
+             f"{j['cases']} cases on both.", "",
+             "| | cases |", "|---|---|",
+             f"| fixes (failing before, conforming after) | {len(j['fixes'])} |",
+             f"| leaves (failing in both) | {len(j['leaves'])} |",
+             f"| breaks (conforming before, failing after) | {len(j['breaks'])} |", ""]
+    for title, key in (("Fixes", "fixes"), ("Leaves", "leaves"), ("Breaks", "breaks")):
+        if j[key]:
+            lines += [f"## {title}", "", "| case | invariant | message | attribution |", "|---|---|---|---|"]
+            lines += [f"| {r['case']} | {r['invariant']} | {r['message'].replace('|', '/')} | {r['attribution'].replace('|', '/')} |"
+                      for r in j[key]]
+            lines.append("")
+    if args.witnesses:
+        w = j["witnesses"]
+        lines += ["## Known-defect witnesses", "",
+                  f"- base: reproduced and cured by their fix: {', '.join(w['checked_base']) or 'none'}"]
+        lines += [f"  - {p}" for p in w["base"]]
+        lines += [f"- patched: reproduced and cured by their fix: {', '.join(w['checked_patched']) or 'none'}"]
+        lines += [f"  - {p}" for p in w["patched"]]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--impl", required=True, help="deepspeed=VERSION or torch=VERSION")
+    ap.add_argument("--base-site", required=True)
+    g = ap.add_mutually_exclusive_group(required=True)
+    g.add_argument("--patch", help="unified diff, paths relative to the site (-p1)")
+    g.add_argument("--patched-site")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--cases", type=int, default=40)
+    ap.add_argument("--dp", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--max-defects", type=int, default=4)
+    ap.add_argument("--shrink-seconds", type=int, default=60)
+    ap.add_argument("--witnesses", help="a known-defect registry whose witnesses are run on both trees")
+    ap.add_argument("--title")
+    ap.add_argument("--muoncheck", default=os.environ.get("MUONCHECK", os.path.join(ROOT, "build/harness/muoncheck")))
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    site = args.patched_site or patched_site(args.base_site, args.patch, args.out)
+    base = sweep(args, args.base_site, "base", args.out)
+    patched = sweep(args, site, "patched", args.out)
+    j = judge(base, patched)
+    j.update({"impl": args.impl, "seed": args.seed, "patch": args.patch, "title": args.title})
+    with open(os.path.join(args.out, "judgement.json"), "w") as f:
+        json.dump(j, f, indent=2)
+    with open(os.path.join(args.out, "judgement.md"), "w") as f:
+        f.write(markdown(args, j) + "\n")
+    print(f"fixes {len(j['fixes'])}, leaves {len(j['leaves'])}, breaks {len(j['breaks'])} of {j['cases']} cases; "
+          f"{args.out}/judgement.md")
+    return 1 if j["breaks"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

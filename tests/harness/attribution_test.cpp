@@ -1,0 +1,282 @@
+// Attribution by counterfactual (harness/sweep/attribution.hpp) and the known-defect registry
+// (known_defects.hpp): ddmin finds the smallest set of fixes under which a case conforms and shows
+// each of its fixes is needed; a case no fix set cures is NEW; a claimed attribution whose fixes
+// do not make the case conform is REJECTED; a fix that cannot be applied names its entry; a
+// malformed registry entry is an error naming the entry and the field. Then the sweep against an
+// implementation (our own engine with planted faults as its defects, removing a fault as the fix):
+// failures explained by --known-defects pass, a planted new defect fails, a known defect that no
+// longer reproduces fails, and every view says what the exit code says.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
+#include "harness/sweep/attribution.hpp"
+#include "harness/sweep/impl_sweep.hpp"
+#include "harness/sweep/impl_sweep_report.hpp"
+#include "harness/sweep/known_defects.hpp"
+#include "harness/traces/trace_observation.hpp"
+#include "harness/views/junit.hpp"
+#include "harness/views/summary_markdown.hpp"
+#include "core/scenario_io.hpp"
+#include "harness/judge/verify_traces.hpp"
+#include "impl/run_impl.hpp"
+#include "properties/generators/focus.hpp"
+#include "tests/harness/engine_as_implementation.hpp"
+
+namespace muoncheck {
+namespace {
+
+using nlohmann::json;
+
+bool contains(const FixSet& s, const std::string& x) { return std::find(s.begin(), s.end(), x) != s.end(); }
+
+// A synthetic implementation whose case conforms exactly when fixes b and d are both applied.
+FixRun needs_b_and_d(const FixSet& fixes) {
+  FixRun r;
+  r.conforms = contains(fixes, "b") && contains(fixes, "d");
+  if (!r.conforms) r.failed = {"trajectory-conforms"}, r.message = "trajectory-conforms: off";
+  return r;
+}
+
+FixRun failing_case() {
+  FixRun f;
+  f.failed = {"trajectory-conforms"};
+  f.message = "trajectory-conforms: off";
+  return f;
+}
+
+TEST(Attribution, ddminFindsTheSmallestSetAndShowsEachFixIsNeeded) {
+  const Attribution a = attribute({"a", "b", "c", "d", "e"}, failing_case(), needs_b_and_d);
+  ASSERT_EQ(a.verdict, AttributionVerdict::explained) << a.text();
+  EXPECT_EQ(a.fixes, (FixSet{"b", "d"}));
+  EXPECT_TRUE(a.minimal);
+  auto ran = [&](const FixSet& s, bool conforms) {
+    return std::any_of(a.runs.begin(), a.runs.end(), [&](const FixRun& r) {
+      return std::is_permutation(r.fixes.begin(), r.fixes.end(), s.begin(), s.end()) && r.conforms == conforms;
+    });
+  };
+  EXPECT_TRUE(ran({"a", "b", "c", "d", "e"}, true)) << "every fix applied first";
+  EXPECT_TRUE(ran({"b", "d"}, true));
+  EXPECT_TRUE(ran({"b"}, false)) << "the evidence that d is needed";
+  EXPECT_TRUE(ran({"d"}, false)) << "the evidence that b is needed";
+  EXPECT_NE(a.text().find("b + d"), std::string::npos) << a.text();
+  const json j = attribution_json(a);
+  EXPECT_EQ(j["verdict"], "explained");
+  EXPECT_EQ(j["runs"].size(), a.runs.size());
+}
+
+TEST(Attribution, aCaseNoFixCuresIsNew) {
+  const Attribution a = attribute({"a", "c"}, failing_case(), needs_b_and_d);
+  EXPECT_EQ(a.verdict, AttributionVerdict::new_defect);
+  EXPECT_EQ(a.runs.size(), 2u) << "the case itself and one re-run with every fix";
+  EXPECT_EQ(a.text().rfind("NEW", 0), 0u) << a.text();
+  EXPECT_EQ(attribute({}, failing_case(), needs_b_and_d).verdict, AttributionVerdict::new_defect);
+}
+
+TEST(Attribution, aClaimIsRejectedWhenItsFixesDoNotMakeTheCaseConform) {
+  const Attribution wrong = check_claim({"b"}, failing_case(), needs_b_and_d);
+  EXPECT_EQ(wrong.verdict, AttributionVerdict::rejected);
+  EXPECT_NE(wrong.text().find("REJECTED"), std::string::npos) << wrong.text();
+  EXPECT_EQ(check_claim({"d", "b"}, failing_case(), needs_b_and_d).verdict, AttributionVerdict::confirmed);
+}
+
+TEST(Attribution, aFixThatCannotBeAppliedIsItsOwnVerdictNamingTheEntry) {
+  const FixTrial stale = [](const FixSet& fixes) {
+    FixRun r = needs_b_and_d(fixes);
+    if (contains(fixes, "c")) r.conforms = false, r.fix_error = "known defect c: target gone";
+    return r;
+  };
+  const Attribution a = attribute({"a", "b", "c", "d"}, failing_case(), stale);
+  EXPECT_EQ(a.verdict, AttributionVerdict::fix_does_not_apply);
+  EXPECT_NE(a.text().find("known defect c"), std::string::npos) << a.text();
+}
+
+// ---- the registry
+
+std::string write(const std::string& name, const json& j) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / name;
+  std::ofstream(path) << j.dump(2);
+  return path.string();
+}
+
+json entry() {
+  return {{"id", "clip-over-muon-update"},
+          {"title", "t"},
+          {"report", "ours"},
+          {"versions", {"v1"}},
+          {"fix", {{"kind", "fault"}, {"from", "ours"}, {"target", "clip-muon-update"}}},
+          {"invariants", {"trajectory-conforms"}},
+          {"witness", std::filesystem::absolute("scenarios/four-square-clip.json").string()}};
+}
+
+json registry(json entries) {
+  return {{"format", "muoncheck-known-defects/1"}, {"implementation", "muoncheck"}, {"defects", entries}};
+}
+
+void expect_bad(json e, const std::string& field, const std::string& expected_text) {
+  const std::string path = write("bad-registry.json", registry(json::array({entry(), e})));
+  try {
+    load_known_defects(path);
+    FAIL() << "accepted a registry with a bad " << field;
+  } catch (const Error& err) {
+    const std::string what = err.what();
+    EXPECT_EQ(err.kind(), ErrorKind::BadInput);
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("/defects/1 (id '" + e.value("id", std::string()) + "')"), std::string::npos) << "names the entry: " << what;
+    EXPECT_NE(what.find(field), std::string::npos) << what;
+    EXPECT_NE(what.find(expected_text), std::string::npos) << what;
+  }
+}
+
+TEST(KnownDefects, loadsAndSaysWhatLivesInAVersion) {
+  json other = entry();
+  other["id"] = "other";
+  other["versions"] = {"v0", "v2"};
+  const KnownDefects k = load_known_defects(write("good-registry.json", registry(json::array({entry(), other}))));
+  ASSERT_EQ(k.defects.size(), 2u);
+  EXPECT_EQ(k.applicable("v1"), (FixSet{"clip-over-muon-update"}));
+  EXPECT_EQ(k.applicable("v2"), (FixSet{"other"}));
+  EXPECT_EQ(k.find("other")->fix.target, "clip-muon-update");
+}
+
+TEST(KnownDefects, aMalformedEntryIsAnErrorNamingTheEntryAndTheField) {
+  json e = entry();
+  e["id"] = "x1";
+  e.erase("versions");
+  expect_bad(e, "versions", "required");
+  e = entry(), e["id"] = "x2", e["invariants"] = {"no-such-invariant"};
+  expect_bad(e, "invariants", "no-such-invariant");
+  e = entry(), e["id"] = "x3", e["fix"]["target"] = "no-such-fault";
+  expect_bad(e, "target", "a fault of the catalogue");
+  e = entry(), e["id"] = "x4", e["fix"] = {{"kind", "replacement"}, {"from", "upstream"}, {"target", "m:f"}};
+  expect_bad(e, "pr", "upstream pull request");
+  e = entry(), e["id"] = "x5", e["witness"] = "nowhere.json";
+  expect_bad(e, "witness", "does not exist");
+  e = entry(), e["id"] = "x8", e["fix"] = {{"kind", "replacement"}, {"from", "ours"}, {"target", "m:f"}};
+  expect_bad(e, "replacement", "module:attribute");
+  e = entry(), e["id"] = "x6", e["fix"]["kind"] = "magic";
+  expect_bad(e, "kind", "one of");
+  e = entry(), e["id"] = "x7", e["colour"] = "red";
+  expect_bad(e, "colour", "");
+  e = entry();   // the same id twice
+  expect_bad(e, "id", "an id no other entry has");
+}
+
+// ---- the sweep against an implementation, with known defects
+
+ImplSweepOptions sweep_options(const std::string& dir, int cases, const KnownDefects& k) {
+  ImplSweepOptions o;
+  o.impl = "ours";
+  o.cases = cases;
+  o.seed = 1;
+  o.cases_dir = (std::filesystem::path(::testing::TempDir()) / dir).string();
+  o.max_shrink_judgements = 20;
+  o.max_shrink_seconds = 60;
+  o.registry = k;
+  o.known_defects_given = true;
+  o.version = "v1";
+  return o;
+}
+
+KnownDefects clip_registry() {
+  json stage0 = entry();
+  stage0["id"] = "stage0-no-ns";
+  stage0["fix"]["target"] = "stage0-no-newton-schulz";
+  stage0["versions"] = {"v0"};   // not in v1: never tried there
+  stage0["witness"] = std::filesystem::absolute("scenarios/stage0-basic.json").string();
+  return load_known_defects(write("clip-registry.json", registry(json::array({entry(), stage0}))));
+}
+
+int junit_failures(const json& record) {
+  const std::string xml = junit_xml(record);
+  const auto at = xml.find("failures=\"");
+  return std::stoi(xml.substr(at + 10));
+}
+
+TEST(KnownDefectSweep, failuresExplainedByKnownDefectsPassAndEveryViewSaysSo) {
+  const KnownDefects k = clip_registry();
+  const ImplSweepOptions o = sweep_options("known-covered", 4, k);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const ImplSweepResult r = run_impl_sweep(o, gen, {our_engine({"clip-muon-update"}, k)});
+  ASSERT_FALSE(r.failures.empty()) << "seed 1 draws no clipping case";
+  for (const auto& f : r.failures) {
+    EXPECT_EQ(f.attribution.verdict, AttributionVerdict::explained) << f.attribution.text();
+    EXPECT_EQ(f.attribution.fixes, (FixSet{"clip-over-muon-update"}));
+    EXPECT_TRUE(f.attribution.known);
+  }
+  EXPECT_EQ(r.known_defects_checked, (std::vector<std::string>{"clip-over-muon-update"}));
+  EXPECT_TRUE(r.known_defect_problems.empty()) << r.known_defect_problems.front();
+  EXPECT_FALSE(r.failed());
+  const json record = impl_sweep_json(o, r);
+  EXPECT_EQ(junit_failures(record), 0) << junit_xml(record);
+  EXPECT_NE(junit_xml(record).find("<skipped message=\"known defect"), std::string::npos) << junit_xml(record);
+  EXPECT_NE(summary_markdown(record).find("only known defects"), std::string::npos) << summary_markdown(record);
+}
+
+TEST(KnownDefectSweep, aPlantedNewDefectFailsTheRunAndIsNamedInEveryView) {
+  const KnownDefects k = clip_registry();
+  ImplSweepOptions o = sweep_options("known-new", 4, k);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("stage0-no-newton-schulz"), 1);
+  const ImplSweepResult r = run_impl_sweep(o, gen, {our_engine({"clip-muon-update", "stage0-no-newton-schulz"}, k)});
+  ASSERT_FALSE(r.failures.empty());
+  EXPECT_GT(r.fresh, 0) << "no failure was NEW: the stage-0 fault has no fix in the registry";
+  EXPECT_TRUE(r.failed());
+  const json record = impl_sweep_json(o, r);
+  EXPECT_FALSE(record["ok"].get<bool>());
+  EXPECT_GE(junit_failures(record), 1) << junit_xml(record);
+  const std::string md = summary_markdown(record);
+  EXPECT_NE(md.find("FAILED"), std::string::npos) << md;
+  EXPECT_NE(md.find("NEW: still fails with every applicable fix (clip-over-muon-update)"), std::string::npos) << md;
+  EXPECT_NE(md.find(record["defects"][0]["message"].get<std::string>().substr(0, 40)), std::string::npos) << "names the defect: " << md;
+}
+
+TEST(KnownDefectSweep, anAttributionIsRejectedWhenTheFixDoesNotMakeTheCaseConform) {
+  const KnownDefects k = clip_registry();
+  const Scenario s = load_scenario("scenarios/stage0-basic.json");
+  const CaseRunner engine = our_engine({"stage0-no-newton-schulz"}, k);
+  auto trial = [&](const FixSet& fixes) {
+    const Trace t = engine(s, fixes);
+    FixRun r;
+    r.conforms = t.error.empty();
+    for (const auto& v : verify_one_trace(s, t, {}, VerifyOptions{}).verdicts)
+      if (v.status == Status::fail) r.conforms = false, r.failed.push_back(v.invariant), r.message = v.message;
+    return r;
+  };
+  const FixRun failing = trial({});
+  ASSERT_FALSE(failing.conforms) << "the stage-0 fault shows on stage0-basic";
+  const Attribution claim = check_claim({"clip-over-muon-update"}, failing, trial);
+  EXPECT_EQ(claim.verdict, AttributionVerdict::rejected) << claim.text();
+  EXPECT_EQ(attribute(k.applicable("v1"), failing, trial).verdict, AttributionVerdict::new_defect);
+}
+
+TEST(KnownDefectSweep, aKnownDefectThatNoLongerReproducesFailsTheRun) {
+  const KnownDefects k = clip_registry();
+  const ImplSweepOptions o = sweep_options("known-fixed", 2, k);
+  const ImplSweepResult r = run_impl_sweep(o, deepspeed_scenario({}, 1), {our_engine({}, k)});
+  EXPECT_TRUE(r.failures.empty());
+  ASSERT_EQ(r.known_defect_problems.size(), 1u);
+  EXPECT_NE(r.known_defect_problems.front().find("known defect clip-over-muon-update"), std::string::npos);
+  EXPECT_NE(r.known_defect_problems.front().find("no longer reproduces"), std::string::npos) << r.known_defect_problems.front();
+  EXPECT_TRUE(r.failed());
+  EXPECT_GE(junit_failures(impl_sweep_json(o, r)), 1);
+}
+
+TEST(KnownDefectSweep, aFixThatNoLongerAppliesFailsTheRunNamingTheEntry) {
+  json e = entry();
+  e["fix"] = {{"kind", "replacement"}, {"from", "ours"}, {"target", "engine:clip"}, {"replacement", "fixes:clip"}};   // our engine cannot apply it
+  const KnownDefects k = load_known_defects(write("stale-registry.json", registry(json::array({e}))));
+  const ImplSweepOptions o = sweep_options("known-stale", 2, k);
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const ImplSweepResult r = run_impl_sweep(o, gen, {our_engine({"clip-muon-update"}, k)});
+  ASSERT_FALSE(r.known_defect_problems.empty());
+  EXPECT_NE(r.known_defect_problems.front().find("clip-over-muon-update"), std::string::npos);
+  EXPECT_NE(r.known_defect_problems.front().find("does not apply"), std::string::npos) << r.known_defect_problems.front();
+  for (const auto& f : r.failures) EXPECT_EQ(f.attribution.verdict, AttributionVerdict::fix_does_not_apply);
+  EXPECT_TRUE(r.failed());
+}
+
+}  // namespace
+}  // namespace muoncheck
