@@ -163,6 +163,10 @@ class DeepSpeedMuon(EnginePlugin):
             return Decline(e.knob or _knob_of(str(e)), str(e))
         return None
 
+    def fixes(self):
+        import fixes
+        return dict(fixes.FIXES)
+
     def install_ns_counter(self, counter, scenario):
         if scenario.compile:
             counter.install_at_update_entry()
