@@ -36,8 +36,9 @@ struct TraceJudgement {
 // each knob's value as "knob NAME=VALUE": a defect keeps the knobs its minimal case needs.
 std::vector<std::string> features_of(const Scenario& s) {
   auto out = case_features(s);
-  if (!s.impl_config.empty())
-    for (const auto& [k, v] : nlohmann::json::parse(s.impl_config).items()) out.push_back("knob " + k + "=" + v.dump());
+  if (s.impl_config.empty()) return out;
+  const nlohmann::json config = nlohmann::json::parse(s.impl_config);   // items() refers into it: keep it alive
+  for (const auto& [k, v] : config.items()) out.push_back("knob " + k + "=" + v.dump());
   return out;
 }
 
