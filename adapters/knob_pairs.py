@@ -156,7 +156,7 @@ def report(impl, dims, feasible, covered, infeasible, rows):
              f"Pairs of values of two different knobs (and dp) of the `{impl}` plugin: **{len(covered)} of "
              f"{len(feasible)} feasible pairs covered** ({100.0 * len(covered) / max(1, len(feasible)):.0f} %) by "
              f"{len(rows)} cases; {len(infeasible)} pairs are infeasible (no case the plugin runs can hold them).",
-             "", "Regenerate: `python3 -m adapters.knob_pairs --impl " + impl + " ...` (adapters/knob_pairs.py).", "",
+             "", "Regenerate: `PYTHONPATH=SITE python3 -m adapters.knob_pairs " + " ".join(sys.argv[1:]) + "`.", "",
              "## Dimensions", ""]
     lines += [f"- `{n}`: {', '.join(json.dumps(v) for v in vs)}" for n, vs in dims]
     lines += ["", "## Infeasible pairs", "", "| pair | why |", "|---|---|"]
