@@ -72,12 +72,11 @@ class Checker:
             doc = self.scenario_json(row)
         except Unsupported as e:
             return self.memo.setdefault(key, (e.knob, e.reason))
-        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-            json.dump(doc, f)
-        try:
-            done = subprocess.run([self.binary, "resolve", f.name], capture_output=True, text=True)
-        finally:
-            os.unlink(f.name)
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, doc["name"] + ".json")   # a scenario file is named by its stem
+            with open(path, "w") as f:
+                json.dump(doc, f)
+            done = subprocess.run([self.binary, "resolve", path], capture_output=True, text=True)
         if done.returncode != 0:
             reason = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "rejected"
             return self.memo.setdefault(key, (None, "muoncheck rejects the mapped scenario: " + reason.split(": ", 1)[-1]))
@@ -157,7 +156,7 @@ def report(impl, dims, feasible, covered, infeasible, rows):
              f"Pairs of values of two different knobs (and dp) of the `{impl}` plugin: **{len(covered)} of "
              f"{len(feasible)} feasible pairs covered** ({100.0 * len(covered) / max(1, len(feasible)):.0f} %) by "
              f"{len(rows)} cases; {len(infeasible)} pairs are infeasible (no case the plugin runs can hold them).",
-             "", "Regenerate: `python3 -m adapters.knob_pairs --impl " + impl + " ...` (adapters/knob_pairs.py).", "",
+             "", "Regenerate: `PYTHONPATH=SITE python3 -m adapters.knob_pairs " + " ".join(sys.argv[1:]) + "`.", "",
              "## Dimensions", ""]
     lines += [f"- `{n}`: {', '.join(json.dumps(v) for v in vs)}" for n, vs in dims]
     lines += ["", "## Infeasible pairs", "", "| pair | why |", "|---|---|"]

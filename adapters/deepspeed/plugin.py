@@ -106,6 +106,8 @@ class DeepSpeedMuon(EnginePlugin):
         accum = "fp32" if config["precision"] == "bf16_fp32_master" else param
         comm = {"default": accum}.get(config["communication_data_type"], config["communication_data_type"])
         e["grad_accum_dtype"], e["comm_dtype"] = accum, comm
+        if e.get("stage") != 3:   # deepspeed.zero.Init partitions at construction: ZeRO-3 only
+            e["zero_init"] = False
         # the knobs set gas and the steps: an injection or a save past them would make the scenario invalid
         out["overflow"] = [i for i in out.get("overflow", []) if int(i.get("micro_step", 0)) < int(e.get("gas", 1))
                            and int(i.get("step", 0)) < int(out.get("steps", 3))]

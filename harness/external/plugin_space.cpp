@@ -73,15 +73,14 @@ nlohmann::json default_config(const PluginSpace& space) {
 rc::Gen<nlohmann::json> config_gen(const PluginSpace& space) {
   rc::Gen<nlohmann::json> gen = rc::gen::just(nlohmann::json::object());
   for (const auto& k : space.knobs) {
-    std::vector<size_t> index(k.values.size());
-    for (size_t i = 0; i < index.size(); ++i) index[i] = i;
-    // elementOf shrinks towards earlier elements: a case moves towards the knob's default
+    // the value's index, shrinking towards 0 (gen::elementOf does not shrink): a case moves
+    // towards the knob's default
     gen = rc::gen::apply(
-        [name = k.name, values = k.values](nlohmann::json c, size_t i) {
-          c[name] = values[i];
+        [name = k.name, values = k.values](nlohmann::json c, int i) {
+          c[name] = values[static_cast<size_t>(i)];
           return c;
         },
-        gen, rc::gen::elementOf(index));
+        gen, rc::gen::inRange<int>(0, static_cast<int>(k.values.size())));
   }
   return gen;
 }

@@ -13,6 +13,7 @@
 #include "harness/sweep/symptom.hpp"
 #include "properties/invariant_table.hpp"
 #include "harness/sweep/shrink_failure.hpp"
+#include "properties/invariant_table.hpp"
 #include "properties/variants.hpp"
 
 namespace muoncheck {
@@ -79,6 +80,9 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
   }
   for (const auto& v : j.result.verdicts) {
     if (v.status != Status::fail) continue;
+    // a relation whose re-split crashed: that crash is counted (partner_errors) and is a defect of
+    // its own, found and shrunk when the sweep draws that case; not a second failure of this one
+    if (v.message.rfind(kCrashedPartnerPrefix, 0) == 0) continue;
     if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
     j.failed.push_back(v.invariant);
     j.symptoms.push_back(j.error.empty() ? verdict_symptom(c.scenario, v) : error_symptom(j.error));

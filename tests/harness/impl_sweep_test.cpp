@@ -155,7 +155,8 @@ struct Concurrency {
 // The record without its timings (wall time, time in the implementation, rate, worker count).
 nlohmann::json record_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
   nlohmann::json j = impl_sweep_json(o, r);
-  for (const char* timing : {"seconds", "implementation_seconds", "implementation_share", "cases_per_minute", "workers"})
+  for (const char* timing : {"seconds", "implementation_seconds", "implementation_share", "cases_per_minute", "workers",
+                             "step_seconds", "overhead_seconds_per_case", "overhead_share"})
     j.erase(timing);
   return j;
 }

@@ -223,11 +223,11 @@ TEST(MuoncheckCli, VerifyWithAGivenScenarioAndNoTraceIsAnErrorNamingIt) {
   std::filesystem::create_directories(dir);
   const std::string trace = (dir / "stage0-basic.trace.json").string();
   ASSERT_EQ(run("run stage0-basic --write-trace " + trace).exit_code, 0);
-  const auto both = run("verify stage0-basic four-square-clip --trace " + trace);
+  const auto both = run("verify stage0-basic four-square-clip --min-executed 0.3 --trace " + trace);
   EXPECT_EQ(both.exit_code, 1) << both.output;
   EXPECT_NE(both.output.find("four-square-clip"), std::string::npos) << both.output;
   EXPECT_NE(both.output.find("no trace for this scenario"), std::string::npos) << both.output;
-  const auto one = run("verify stage0-basic --trace " + trace);   // the control: its one scenario traced
+  const auto one = run("verify stage0-basic --min-executed 0.3 --trace " + trace);   // the control: its one scenario traced
   EXPECT_EQ(one.exit_code, 0) << one.output;
   EXPECT_EQ(one.output.find("no trace for this scenario"), std::string::npos) << one.output;
   std::filesystem::remove_all(dir);

@@ -84,3 +84,6 @@ def test_deepspeed_declines_a_scenario_it_cannot_express_with_the_knob_and_reaso
     out = d.to_scenario({"precision": "bf16_fp32_master", "gas": 1, "checkpoint": "save_load"}, canonical())
     assert out["engine"]["grad_accum_dtype"] == "fp32" and out["overflow"] == []   # the micro-step-1 injection is gone at gas 1
     assert d.from_scenario(out)["precision"] == "bf16_fp32_master"
+    # a base drawn with zero_init (stage 3 only) mapped onto another stage leaves it off
+    assert d.to_scenario({"stage": 1}, canonical(stage=3, zero_init=True))["engine"]["zero_init"] is False
+    assert d.to_scenario({"stage": 3}, canonical(stage=3, zero_init=True))["engine"]["zero_init"] is True

@@ -19,12 +19,13 @@ def test_the_plugin_fits_in_sixty_lines(tmp_path):
 
 def test_verify_impl_judges_a_plugin_muoncheck_does_not_know(plugin_site, tmp_path):
     report = tmp_path / "verify.json"
-    r = muoncheck("verify", "--impl", "mymuon", SCENARIO, "--report", str(report), site=plugin_site)
+    r = muoncheck("verify", "--impl", "mymuon", SCENARIO, "--report", str(report), "--min-executed", "0.4",
+                  site=plugin_site)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(report.read_text())
     (row,) = doc["scenarios"]
     assert "My Muon 0.1" in row["scenario"]
-    verdicts = {v["invariant"]: v["status"] for v in row["verdicts"]}
+    verdicts = {v["id"]: v["status"] for v in row["invariants"]}
     assert verdicts["trajectory-conforms"] == "PASS", r.stdout
     assert verdicts["ns-once-per-matrix-per-step"] == "PASS", r.stdout   # its own NS function was counted
     assert verdicts["gas-invariant"] == "PASS", r.stdout                  # its re-splits ran too
@@ -33,7 +34,7 @@ def test_verify_impl_judges_a_plugin_muoncheck_does_not_know(plugin_site, tmp_pa
 def test_sweep_impl_draws_its_knobs_and_judges_it(plugin_site, tmp_path):
     record = tmp_path / "sweep.json"
     r = muoncheck("sweep", "--impl", "mymuon", "--cases", "3", "--seed", "2", "--json", str(record),
-                  "--cases-dir", str(tmp_path / "cases"), site=plugin_site)
+                  "--cases-dir", str(tmp_path / "cases"), "--min-executed", "0.2", site=plugin_site)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads(record.read_text())
     assert doc["cases_run"] == 3 and not doc["failures"], doc
