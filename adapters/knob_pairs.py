@@ -3,7 +3,7 @@ two different knobs (and the data-parallel world, `dp`, as one more dimension) t
 plugin does not decline can hold together, and which of them the suite's cases hold.
 
     python3 -m adapters.knob_pairs --impl deepspeed --base SCENARIO.json --dp 1 2 4 \\
-        --design scenarios/deepspeed/pairs --report reports/deepspeed-knob-pairs.md
+        --design scenarios/deepspeed/pairs --report reports/deepspeed/knob-pairs.md
 
 A case is a scenario file carrying its `implementation_config` (the knob values). `--design DIR`
 first writes cases (greedily, AETG-style: each starts from the first pair no case covers yet and

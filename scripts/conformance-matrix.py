@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The conformance matrix: every judged Muon implementation × version × invariant, from the published
-verdict tables, as JSON (reports/conformance-matrix.json, schema reports/conformance-matrix.schema.json)
+verdict tables, as JSON (reports/conformance-matrix.json, schema schemas/conformance-matrix.schema.json)
 and as one self-contained page (reports/conformance-matrix.html): summary first, failures first,
 every cell linked to its report and repro line, each verdict's sensitivity shown.
 

@@ -1,5 +1,5 @@
 """scripts/conformance-matrix.py: the matrix regenerated from the committed reports validates against
-reports/conformance-matrix.schema.json, and matches the committed reports/conformance-matrix.json;
+schemas/conformance-matrix.schema.json, and matches the committed reports/conformance-matrix.json;
 the schema rejects a malformed matrix; a failing verdict sorts its column and its defect first and
 its cell carries the repro line and the band."""
 import copy
@@ -18,7 +18,7 @@ import importlib.util  # noqa: E402
 spec = importlib.util.spec_from_file_location("matrix", os.path.join(ROOT, "scripts", "conformance-matrix.py"))
 matrix = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(matrix)
-schema = json.load(open(os.path.join(ROOT, "reports", "conformance-matrix.schema.json")))
+schema = json.load(open(os.path.join(ROOT, "schemas", "conformance-matrix.schema.json")))
 
 failures = []
 
