@@ -24,7 +24,7 @@ rc=$?
 set -e
 cat "$dir/out.txt"
 [ "$rc" -eq 1 ] || { echo "expected exit 1 for a broken trace, got $rc"; exit 1; }
-grep -q "muoncheck verify scenarios/two-layer-gas4-z2.json --trace $dir/broken.json --oracle-precision double --invariant ns-once-per-matrix-per-step" "$dir/out.txt"
+grep -q "muoncheck verify [^ ]*scenarios/two-layer-gas4-z2.json --trace $dir/broken.json --oracle-precision double --invariant ns-once-per-matrix-per-step" "$dir/out.txt"
 "$bin" variants two-layer-gas4-z2 --out-dir "$dir/v" --invariant dp-invariant > "$dir/v.txt"
 dp_file=$(awk '$1 == "dp" {print $2}' "$dir/v.txt")
 [ -f "$dp_file" ] || { echo "variants wrote no dp variant"; cat "$dir/v.txt"; exit 1; }

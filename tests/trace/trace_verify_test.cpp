@@ -136,7 +136,7 @@ TEST(Verify, anExtraNsCallFailsNsOncePerMatrixPerStep) {
   broken.steps[1].ns_calls[0] += 1;
   const auto v = verdicts({t.gas4}, {broken});
   EXPECT_EQ(v.at("ns-once-per-matrix-per-step").status, Status::fail);
-  EXPECT_NE(v.at("ns-once-per-matrix-per-step").message.find("step 1 layers.0.weight: 2 NS calls"), std::string::npos)
+  EXPECT_NE(v.at("ns-once-per-matrix-per-step").message.find("step 1 param layers.0.weight: 2 NS calls"), std::string::npos)
       << v.at("ns-once-per-matrix-per-step").message;
   EXPECT_EQ(v.at("trajectory-conforms").status, Status::pass);
 }
