@@ -6,8 +6,8 @@ every cell linked to its report and repro line, each verdict's sensitivity shown
 
     python3 scripts/conformance-matrix.py [--reports DIR] [--out-json FILE] [--out-html FILE]
 
-Inputs (all under --reports, default reports/): deepspeed-verdicts.json and deepspeed-causes.json,
-torch-verdicts.json, and impl-verdicts/*.json (one per third-party plugin: rows in the same shape,
+Inputs (all under --reports, default reports/): deepspeed/verdicts.json and deepspeed/causes.json,
+torch/verdicts.json, and impl-verdicts/*.json (one per third-party plugin: rows in the same shape,
 its sweeps, declines and defects). Nothing else is read; the output is a function of those files.
 """
 import argparse
@@ -38,18 +38,18 @@ def _row(impl, title, version, device, r, source):
 def rows_from(reports):
     """Every verdict row, normalised: (rows, column metadata by (impl, version))."""
     rows, meta = [], {}
-    ds = os.path.join(reports, "deepspeed-verdicts.json")
+    ds = os.path.join(reports, "deepspeed", "verdicts.json")
     if os.path.exists(ds):
         for r in _load(ds)["rows"]:
-            rows.append(_row("deepspeed", "DeepSpeed Muon", r["version"], r.get("device", "?"), r, "deepspeed-verdicts.md"))
+            rows.append(_row("deepspeed", "DeepSpeed Muon", r["version"], r.get("device", "?"), r, "deepspeed/verdicts.md"))
             meta.setdefault(("deepspeed", r["version"]), {"plugin": {"module": "adapters/deepspeed/", "lines": None},
-                                                          "upstream": "deepspeed-upstream/README.md"})
-    tv = os.path.join(reports, "torch-verdicts.json")
+                                                          "upstream": "deepspeed/upstream/README.md"})
+    tv = os.path.join(reports, "torch", "verdicts.json")
     if os.path.exists(tv):
         for r in _load(tv)["rows"]:
-            rows.append(_row("torch", "torch.optim.Muon", r["torch"], r.get("device", "?"), r, "torch-verdicts.md"))
+            rows.append(_row("torch", "torch.optim.Muon", r["torch"], r.get("device", "?"), r, "torch/verdicts.md"))
             meta.setdefault(("torch", r["torch"]), {"plugin": {"module": "adapters/torch/", "lines": None},
-                                                    "upstream": "torch-upstream/"})
+                                                    "upstream": "torch/upstream/"})
     for path in sorted(glob.glob(os.path.join(reports, "impl-verdicts", "*.json"))):
         d = _load(path)
         rel = os.path.relpath(path, reports)
@@ -68,7 +68,7 @@ def _band(v):
 
 
 def _causes(reports):
-    p = os.path.join(reports, "deepspeed-causes.json")
+    p = os.path.join(reports, "deepspeed", "causes.json")
     return _load(p)["causes"] if os.path.exists(p) else []
 
 
@@ -96,7 +96,7 @@ def defects_of(rows, meta, reports):
         first = first if len(first) >= 16 else c["cause"]
         d = {"implementation": "deepspeed", "versions": [c["version"]], "title": first[:120],
              "detail": c["cause"], "invariants": c["invariants"], "scenarios": c["scenario"],
-             "report": "deepspeed-verdicts.md", "upstream": c.get("report", ""), "status": _status(c.get("report", "")),
+             "report": "deepspeed/verdicts.md", "upstream": c.get("report", ""), "status": _status(c.get("report", "")),
              "repro": ""}
         seen[key] = d
         out.append(d)
