@@ -51,6 +51,14 @@ def _apply_fixes(plugin, ids):
     return reverts
 
 
+def declines(plugin, resolved, config):
+    """Whether the plugin declines this resolved scenario and configuration on this device, in any
+    process world (the mapper's question, asked before a case is handed to a worker): a Decline or None."""
+    s = scenario_file.Scenario(resolved, "<declines request>")
+    s.config = space.full_config(plugin, config)
+    return plugin.declines_here(s, s.config) or plugin.declines(s, s.config)
+
+
 def run(plugin, resolved, config=None, fixes=(), repeat=0, source="<resident request>"):
     """The trace of one case on rank 0 (None elsewhere)."""
     start = time.time()
@@ -60,6 +68,8 @@ def run(plugin, resolved, config=None, fixes=(), repeat=0, source="<resident req
     try:
         config = space.full_config(plugin, config)
         details["config"] = s.config = config
+        if s.dp != ranks.world_size():
+            raise Unsupported(f"engine.dp {s.dp}: this worker has {ranks.world_size()} process(es)")
         decline = plugin.declines_here(s, config) or plugin.declines(s, config)
         if decline is not None:
             raise Unsupported(decline.reason, knob=decline.knob)

@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from .common import ranks
+from .common import optimizer_trace, ranks
 from .common import trace as trace_doc
 from .common.collectives import CollectiveRecorder
 from .common.model import ScenarioModel, make_batch
@@ -179,8 +179,18 @@ class Leg:
             steps.append({"step": t, "skipped": skipped, "loss": loss, "loss_scale": scale, "loss_scale_after": after,
                           "ns_calls": [sum(r[i] for r in per_rank) for i in range(len(self.named))],
                           "ns_unattributed": sum(r[-1] for r in per_rank),
+                          "ns_events": self._ns_events(per_rank),
                           "params": state, **({"scaler": counters} if counters else {})})
         return steps
+
+    def _ns_events(self, per_rank):
+        """Each rank's calls as events, so that a call replicated on two ranks is told from one
+        rank's second call; a call's head count is its param's tag (the counter sees no argument)."""
+        events = optimizer_trace.ns_events(per_rank)
+        for e in events:
+            if e["param"] >= 0:
+                e["heads"] = int(self.tags[e["param"]].get("num_heads") or 0)
+        return events
 
     def _digest(self, scale, skipped):
         h = hashlib.blake2b(digest_size=8)

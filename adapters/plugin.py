@@ -167,8 +167,8 @@ class Implementation:
         return None
 
     def declines_here(self, scenario, config):
-        """A `Decline` that depends on this worker, not on the configuration (a device without fp16,
-        a world size), else None. Kept apart from `declines` so that which knob pairs are feasible
+        """A `Decline` that depends on this worker's device, not on the configuration (a device
+        without fp16), else None; the process world is checked by the project. Kept apart from `declines` so that which knob pairs are feasible
         (adapters/knob_pairs.py) does not depend on the machine asking. Default none."""
         return None
 

@@ -57,6 +57,16 @@ def answer(plugin, request):
             return {"declined": case.decline_text(e.knob, e.reason), "knob": e.knob}
         except Exception as e:
             return {"error": f"plugin {plugin.name!r}: from_scenario: {type(e).__name__}: {e}"}
+    if "declines" in request:
+        try:
+            d = request["declines"]
+            decline = case.declines(plugin, d["scenario"], d.get("config") or {})
+            return {"declined": case.decline_text(decline.knob, decline.reason), "knob": decline.knob} if decline \
+                else {"runnable": {}}
+        except Unsupported as e:
+            return {"declined": case.decline_text(e.knob, e.reason), "knob": e.knob}
+        except Exception as e:
+            return {"error": f"plugin {plugin.name!r}: declines: {type(e).__name__}: {e}"}
     return case.run(plugin, request["scenario"], request.get("config"), request.get("fixes") or (),
                     int(request.get("repeat", 0)))
 

@@ -170,6 +170,10 @@ struct Scenario {
   std::string impl_problem;
 };
 
+// How impl_problem says the plugin declined the case (the reason follows): a sweep counts it and
+// draws again, a worker answers it with a declined trace.
+inline constexpr const char* kDeclinedDraw = "declined: ";
+
 // The matrix view of a layer shape: (shape[0], prod(rest)); rank 1 is (1, n).
 struct MatrixView {
   int64_t rows = 1, cols = 1;

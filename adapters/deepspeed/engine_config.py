@@ -26,7 +26,7 @@ def head_config(scenario):
     kv = [p for p in scenario.params if p.name.split(".")[-2] in ("k_proj", "v_proj", "key", "value", "wk", "wv")
           and p.num_heads]
     if not q:
-        raise Unsupported("per_head: DeepSpeed derives head counts from a model config; this scenario names no "
+        raise Unsupported("optimizer.per_head: DeepSpeed derives head counts from a model config; this scenario names no "
                           "query projection with num_heads")
     head_dim = q[0].rows // q[0].num_heads
     return types.SimpleNamespace(num_attention_heads=q[0].num_heads,
@@ -47,6 +47,8 @@ def check_runnable(s, deepspeed):
     check_engine_path(s)
     if s.per_head and not hasattr(deepspeed, "resolve_per_head_muon_after_sharding"):
         raise Unsupported(f"optimizer.per_head: DeepSpeed {deepspeed.__version__} has no per-head Muon")
+    if s.per_head:
+        head_config(s)   # raises when no query projection says the head count
     if s.param_dtype == "fp16" and s.loss_scaler["type"] == "none":
         raise Unsupported("fp16 without a loss scaler: DeepSpeed's fp16 always scales")
     if s.loss_scaler["type"] != "none" and s.param_dtype != "fp16":

@@ -143,9 +143,6 @@ class DeepSpeedMuon(EnginePlugin):
     def declines_here(self, s, config):
         if s.param_dtype == "fp16" and not _accelerator_has_fp16():
             return Decline("precision", f"{config['precision']}: DeepSpeed's {_device()} accelerator has no fp16")
-        from adapters.common import ranks
-        if s.dp != ranks.world_size():
-            return Decline(None, f"engine.dp {s.dp}: this worker has {ranks.world_size()} process(es)")
         return None
 
     def declines(self, s, config):
@@ -160,7 +157,7 @@ class DeepSpeedMuon(EnginePlugin):
             return Decline("checkpoint", f"checkpoint.resume.dp {s.resumed().dp}: another process world")
         try:
             import deepspeed
-            _check_all_but_world(s, deepspeed)   # the world this worker has is declines_here's
+            _check_all_but_world(s, deepspeed)   # the world this worker has is case.run's to check
         except Unsupported as e:
             return Decline(e.knob or _knob_of(str(e)), str(e))
         return None

@@ -20,38 +20,76 @@ def loss_scale(engine):
 
 
 def _flat_momenta_12(engine, named):
-    """ZeRO-1/2 keep Muon momentum as one flat buffer per group, laid out like the params of this
-    rank's partition (whole params, a straddling one included). {param index: full momentum} for
-    the Muon params this rank holds."""
+    """ZeRO-1/2 keep Muon momentum as one flat buffer per group. {param index: [(start, values)]}:
+    the fragments of each Muon param's momentum this rank holds, `start` its first element."""
     opt = engine.optimizer
     index_of = {id(p): i for i, (_, p) in enumerate(named)}
     out = {}
+    if getattr(opt, "cpu_offload", False):
+        _offloaded_fragments(opt, index_of, out)
+        return out
+    # on the device: laid out like the params of this rank's partition, whole params (a
+    # straddling one included)
     for gi, group in enumerate(getattr(opt, "params_in_partition", None) or []):
         flat = opt.optimizer.param_groups[gi]["params"][0]
         buf = opt.optimizer.state.get(flat, {}).get("momentum_buffer")
         offset = 0
         for q in group:
             if buf is not None and id(q) in index_of and getattr(q, "use_muon", False):
-                out[index_of[id(q)]] = buf.narrow(0, offset, q.numel()).detach().float().cpu().clone()
+                out.setdefault(index_of[id(q)], []).append((0, buf.narrow(0, offset, q.numel()).detach().float().cpu().clone()))
             offset += q.numel()
     return out
 
 
+def _offloaded_fragments(opt, index_of, out):
+    """With optimizer offload the buffer is laid out like this rank's fp32 partition: a param that
+    straddles two partitions has a fragment on each (stage_1_and_2.py, _apply_muon_updates_cpu_offload)."""
+    import torch.distributed as dist
+    for gi, group in enumerate(opt.round_robin_bit16_groups):
+        flat = opt.single_partition_of_fp32_groups[gi]
+        buf = opt.optimizer.state.get(flat, {}).get("momentum_buffer")
+        if buf is None:
+            continue
+        rank = dist.get_rank(group=opt.real_dp_process_group[gi])
+        size = int(opt.partition_size[gi])
+        for q in group:
+            pid = opt.get_param_id(q)
+            if id(q) not in index_of or not getattr(q, "use_muon", False) or rank not in opt.param_to_partition_ids[gi][pid]:
+                continue
+            start = int(opt.grad_start_offset[gi][rank][pid])
+            dest = int(opt.grad_partition_insertion_offset[gi][rank][pid])
+            n = int(min(q.numel() - start, size - dest))
+            if n > 0:
+                out.setdefault(index_of[id(q)], []).append((start, buf.narrow(0, dest, n).detach().float().cpu().clone()))
+
+
 def _muon_momenta_12(engine, named):
-    """Every Muon param's momentum at ZeRO-1/2, collected on rank 0 from the ranks that hold it.
-    A param held by two ranks (it straddles their partitions) must hold the same momentum on both:
-    DeepSpeed keeps a full copy on each; a disagreement is raised, never averaged away."""
+    """Every Muon param's momentum at ZeRO-1/2, assembled on rank 0 from the fragments the ranks
+    hold. Where two ranks hold the same element (a full copy of a straddling param on each) they
+    must agree: a disagreement is raised, never averaged away; so is an element no rank holds."""
     gathered = ranks.gather_to_rank0(_flat_momenta_12(engine, named))
     if gathered is None:
         return None
-    merged = {}
-    for r, momenta in enumerate(gathered):
-        for i, m in momenta.items():
-            if i in merged and not torch.equal(torch.nan_to_num(merged[i][1], 1.0, 2.0, 3.0),
-                                               torch.nan_to_num(m, 1.0, 2.0, 3.0)):
-                raise RuntimeError(f"{named[i][0]}: Muon momentum differs between ranks {merged[i][0]} and {r}")
-            merged.setdefault(i, (r, m))
-    return {i: m for i, (_, m) in merged.items()}
+    full, owner = {}, {}
+    for r, fragments in enumerate(gathered):
+        for i, parts in fragments.items():
+            p = named[i][1]
+            if i not in full:
+                full[i] = torch.zeros(p.numel(), dtype=torch.float32)
+                owner[i] = torch.full((p.numel(),), -1, dtype=torch.int64)
+            for start, values in parts:
+                span = slice(start, start + values.numel())
+                held = owner[i][span] >= 0
+                if held.any() and not torch.equal(torch.nan_to_num(full[i][span][held], 1.0, 2.0, 3.0),
+                                                  torch.nan_to_num(values[held], 1.0, 2.0, 3.0)):
+                    raise RuntimeError(f"{named[i][0]}: Muon momentum differs between ranks "
+                                       f"{int(owner[i][span][held][0])} and {r}")
+                full[i][span] = values
+                owner[i][span] = r
+    missing = [named[i][0] for i in full if (owner[i] < 0).any()]
+    if missing:
+        raise RuntimeError(f"{', '.join(missing)}: part of the Muon momentum is held by no rank")
+    return {i: full[i].view(named[i][1].shape) for i in full}
 
 
 def _stage0_masters(engine):

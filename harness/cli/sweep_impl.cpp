@@ -12,6 +12,7 @@
 #include "harness/cli/option_table.hpp"
 #include "harness/cli/options_from_args.hpp"
 #include "harness/external/implementation.hpp"
+#include "harness/external/resolved_scenario.hpp"
 #include "harness/judge/scenario_selection.hpp"
 #include "harness/judge/verify_traces.hpp"
 #include "harness/report/console_table.hpp"
@@ -97,7 +98,7 @@ Scenario mapped_case(Scenario base, const nlohmann::json& config, external::Resi
   const external::MapAnswer a = mapper.map(config, scenario_to_json(base));
   base.impl_config = config.dump();
   if (!a.declined.empty()) {
-    base.impl_problem = "declined: " + a.declined;
+    base.impl_problem = kDeclinedDraw + a.declined;
     return base;
   }
   if (!a.value) {
@@ -120,6 +121,10 @@ Scenario mapped_case(Scenario base, const nlohmann::json& config, external::Resi
   m.name = base.name;
   m.source = "<generated>";
   m.impl_config = config.dump();
+  // declined on this device in any world: known before a worker is asked to run it
+  const external::MapAnswer d = mapper.declines(config, resolved_scenario_json(m));
+  if (!d.declined.empty()) m.impl_problem = kDeclinedDraw + d.declined;
+  else if (!d.value) m.impl_problem = d.error;
   return m;
 }
 
@@ -218,7 +223,7 @@ Outcome run_impl_verify_command(const cli::Args& args) {
     if (s.impl_config.empty()) {   // a scenario without its configuration: the plugin's that expresses it
       const external::MapAnswer a = worker.from_scenario(scenario_to_json(given));
       if (a.value) s.impl_config = a.value->dump();
-      else if (!a.declined.empty()) s.impl_problem = "declined: " + a.declined;
+      else if (!a.declined.empty()) s.impl_problem = kDeclinedDraw + a.declined;
       else s.impl_problem = a.error;
     }
     const CaseRun run = run_impl_case(s, runner, true, static_cast<int>(i));

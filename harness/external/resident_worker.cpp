@@ -101,7 +101,7 @@ const PluginSpace& ResidentWorker::space() {
 }
 
 Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fixes) {
-  if (s.impl_problem.rfind("declined: ", 0) == 0) return declined_trace(s, s.impl_problem.substr(10));
+  if (s.impl_problem.rfind(kDeclinedDraw, 0) == 0) return declined_trace(s, s.impl_problem.substr(std::string(kDeclinedDraw).size()));
   if (!s.impl_problem.empty()) return error_trace(s, s.impl_problem);
   try {
     space();
@@ -174,6 +174,10 @@ MapAnswer ResidentWorker::map(const nlohmann::json& config, const nlohmann::json
 
 MapAnswer ResidentWorker::from_scenario(const nlohmann::json& canonical) {
   return ask({{"from_scenario", canonical}}, "config");
+}
+
+MapAnswer ResidentWorker::declines(const nlohmann::json& config, const nlohmann::json& resolved) {
+  return ask({{"declines", {{"config", config}, {"scenario", resolved}}}}, "runnable");
 }
 
 }  // namespace muoncheck::external

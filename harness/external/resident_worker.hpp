@@ -39,7 +39,7 @@ struct ResidentWorkerOptions {
                                       // worker reads it from $MUONCHECK_KNOWN_DEFECTS); "": the plugin's own
 };
 
-// A map or from_scenario answer: exactly one of the three is set.
+// A map, from_scenario or declines answer: exactly one of the three is set.
 struct MapAnswer {
   std::optional<nlohmann::json> value;   // the canonical scenario (map) or the config (from_scenario)
   std::string declined;                  // "knob K: reason"
@@ -79,6 +79,9 @@ class ResidentWorker {
   // plugin's faults (a crash or hang is `error`).
   MapAnswer map(const nlohmann::json& config, const nlohmann::json& canonical);
   MapAnswer from_scenario(const nlohmann::json& canonical);
+  // {"declines": {config, scenario}} with the resolved scenario: `declined` when the plugin
+  // declines it on this device in any process world, else `value` (an empty object).
+  MapAnswer declines(const nlohmann::json& config, const nlohmann::json& resolved);
 
   const ResidentWorkerOptions& options() const { return o_; }
   std::string implementation() const;   // "deepspeed 0.19.8" once started

@@ -405,8 +405,19 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
         break;
       }
       const int i = drawn++;
+      // a configuration the plugin declines is counted under its knob and drawn again: the case
+      // number counts cases the implementation runs
       rc::Shrinkable<Scenario> shrinkable = gen(random.split(), kGenSize);
       Scenario s = named(shrinkable.value(), case_name(o, i));
+      for (int in_a_row = 1; s.impl_problem.rfind(kDeclinedDraw, 0) == 0; ++in_a_row) {
+        ++r.declined_draws;
+        ++r.declines_by_feature[decline_feature(s.impl_problem.substr(std::string(kDeclinedDraw).size()))];
+        if (in_a_row >= o.max_declined_in_a_row)
+          throw Error(ErrorKind::BadInput, o.impl + ": " + std::to_string(in_a_row) + " configurations in a row were declined "
+                                           "(the last: " + s.impl_problem + "): its space has nothing this machine can run");
+        shrinkable = gen(random.split(), kGenSize);
+        s = named(shrinkable.value(), case_name(o, i));
+      }
       generators::check_round_trip(s);
       auto run = pool.submit([s = std::move(s), i, relational = o.relational](const CaseRunner& runner) {
         return run_impl_case(s, runner, relational, i);

@@ -61,7 +61,9 @@ struct ImplSweepOptions {
   bool known_defects_given = false;
   int max_attribution_runs = 32;          // re-runs per case
   std::string version;                    // the implementation's version; "" = from its first trace
+  int max_declined_in_a_row = 5000;       // drawn configurations declined before the sweep gives up
 };
+
 
 struct ImplFailure {
   int index = 0;                          // 1-based case
@@ -103,6 +105,8 @@ struct UnconfirmedImplCase {
 struct ImplSweepResult {
   std::string implementation;             // "deepspeed 0.19.8", from the traces
   int cases_run = 0, declined = 0, errors = 0;
+  int declined_draws = 0;                 // configurations declined when drawn, each drawn again
+                                          // (counted in declines_by_feature with the declined cases)
   int partner_runs = 0, partner_errors = 0;         // the gas/stage re-splits run for the relational invariants
   std::map<std::string, int> declines_by_feature;   // the decline's reason up to its first ':'
   std::map<std::string, int> features_drawn;        // over the cases the implementation ran

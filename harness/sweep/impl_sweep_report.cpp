@@ -24,7 +24,12 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
                r.workers == 1 ? "" : "s", r.cases_per_minute(), 100 * implementation_share(r),
                r.seconds > 0 ? 100 * r.step_seconds / (r.seconds * r.workers) : 0.0, r.declined,
                r.cases_run ? 100.0 * r.declined / r.cases_run : 0.0, r.errors, r.budget_exhausted ? " (stopped by --budget)" : "");
-  for (const auto& [feature, n] : r.declines_by_feature) std::fprintf(out, "  declined %4d  %s\n", n, feature.c_str());
+  const int draws = r.cases_run + r.declined_draws;
+  if (r.declined_draws)
+    std::fprintf(out, "%d configuration%s drawn, %d declined when drawn and drawn again (%.0f%%)\n", draws,
+                 draws == 1 ? "" : "s", r.declined_draws, 100.0 * r.declined_draws / draws);
+  for (const auto& [feature, n] : r.declines_by_feature)
+    std::fprintf(out, "  declined %4d  (%4.1f%% of the draws)  %s\n", n, draws ? 100.0 * n / draws : 0.0, feature.c_str());
   if (r.partner_runs)
     std::fprintf(out, "%d gas/stage re-splits run for the relational invariants, %d of them raised (such an ERROR is a "
                  "defect of its own, shrunk when the sweep draws that case)\n", r.partner_runs, r.partner_errors);
@@ -76,6 +81,7 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
   using nlohmann::json;
   json j = {{"command", "sweep"}, {"impl", o.impl}, {"implementation", r.implementation}, {"seed", o.seed},
             {"cases_requested", o.cases}, {"cases_run", r.cases_run}, {"declined", r.declined},
+            {"declined_draws", r.declined_draws}, {"draws", r.cases_run + r.declined_draws},
             {"declines_by_feature", r.declines_by_feature}, {"features_drawn", r.features_drawn},
             {"errors", r.errors}, {"partner_runs", r.partner_runs}, {"partner_errors", r.partner_errors}, {"seconds", r.seconds}, {"workers", r.workers},
             {"implementation_seconds", r.implementation_seconds},   // summed over the workers

@@ -111,11 +111,24 @@ TEST_P(BrokenRuns, OneUlpInTheStepZeroGradientFailsPlumbing) {
   expect_fail(grad_plumbing_exact(f.bundle(broken)));
 }
 
-TEST_P(BrokenRuns, ExtraNewtonSchulzCallFails) {
+TEST_P(BrokenRuns, ExtraNewtonSchulzCallOnTheSameRankFails) {
   const auto& f = clean();
   auto broken = f.impl;
-  broken.trajectory.steps[2].ns_calls.push_back({2, 0, 1, 0});
+  ASSERT_FALSE(broken.trajectory.steps[2].ns_calls.empty());
+  broken.trajectory.steps[2].ns_calls.push_back(broken.trajectory.steps[2].ns_calls.front());   // that rank, twice
   expect_fail(ns_once_per_matrix_per_step(f.bundle(broken)));
+}
+
+// A matrix whose update two ranks both compute (DeepSpeed's copy ranks of a straddling param) is
+// replicated work, not a second step of Muon: one call per rank is not a miscount.
+TEST_P(BrokenRuns, TheSameCallReplicatedOnAnotherRankPasses) {
+  const auto& f = clean();
+  auto replicated = f.impl;
+  ASSERT_FALSE(replicated.trajectory.steps[2].ns_calls.empty());
+  NsCall again = replicated.trajectory.steps[2].ns_calls.front();
+  again.rank += 1;
+  replicated.trajectory.steps[2].ns_calls.push_back(again);
+  expect_pass(ns_once_per_matrix_per_step(f.bundle(replicated)));
 }
 
 TEST_P(BrokenRuns, WrongTagOnOneRankFails) {
