@@ -254,6 +254,30 @@ TEST_P(BrokenRuns, SkippedStepThatMovesStateFailsOverflowSkipClean) {
   expect_fail(overflow_skip_clean(f.bundle(wrong_scale)));
 }
 
+// An update computed before the overflow was known and then discarded (DeepSpeed stages the
+// momentum and throws it away) leaves the state untouched: wasted work, not a failure; the same
+// computation that reaches the momentum, or run twice on one rank, fails.
+TEST_P(BrokenRuns, NsDiscardedOnASkippedStepPassesUnlessItTouchesTheState) {
+  const auto& f = with_overflow();
+  ASSERT_TRUE(f.exact.steps[1].skipped);
+  int muon = -1;
+  for (size_t p = 0; p < f.exact.tags.size() && muon < 0; ++p)
+    if (f.exact.tags[p].use_muon) muon = static_cast<int>(p);
+  ASSERT_GE(muon, 0);
+  auto discarded = f.impl;
+  discarded.trajectory.steps[1].ns_calls.push_back({1, muon, 0, 0});
+  expect_pass(overflow_skip_clean(f.bundle(discarded)));
+  expect_pass(ns_once_per_matrix_per_step(f.bundle(discarded)));
+
+  auto applied = discarded;
+  applied.trajectory.steps[1].params[static_cast<size_t>(muon)].momentum[0] += 1e-3;
+  expect_fail(overflow_skip_clean(f.bundle(applied)));
+
+  auto twice = discarded;
+  twice.trajectory.steps[1].ns_calls.push_back({1, muon, 0, 0});
+  expect_fail(ns_once_per_matrix_per_step(f.bundle(twice)));
+}
+
 // The scaler's counters are compared on good steps too, where overflow-skip-clean looks at
 // nothing: each field of the state, broken alone on a step that was not skipped, fails.
 TEST_P(BrokenRuns, ScalerStateThatDriftsOnAGoodStepFailsScalerStateExact) {
