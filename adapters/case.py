@@ -14,7 +14,7 @@ from . import engine_loop, optimizer_loop, space
 from .common import ranks
 from .common import scenario as scenario_file
 from .common import trace as trace_doc
-from .plugin import PluginError, Unsupported
+from .plugin import Decline, PluginError, Unsupported
 
 DEVICE = os.environ.get("MUONCHECK_DEVICE", "cpu")
 
@@ -56,6 +56,11 @@ def declines(plugin, resolved, config):
     process world (the mapper's question, asked before a case is handed to a worker): a Decline or None."""
     s = scenario_file.Scenario(resolved, "<declines request>")
     s.config = space.full_config(plugin, config)
+    if plugin.shape == "optimizer":   # what DDP/FSDP2 and the loop cannot run, whatever the plugin: drawn again too
+        try:
+            optimizer_loop.check_wrappable(s, s.dp)
+        except Unsupported as e:
+            return Decline(e.knob, e.reason)
     return plugin.declines_here(s, s.config) or plugin.declines(s, s.config)
 
 

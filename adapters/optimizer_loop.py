@@ -164,9 +164,9 @@ def run(plugin, s, details, device):
     counter = NsCounter(named)
     checks = list(plugin.ns_observers()) if hasattr(plugin, "ns_observers") else []
     counter.observers.extend(checks)
-    counter.install_functions(plugin.ns_functions, f"plugin {plugin.name!r}")
+    plugin.install_ns_counter(counter, s)   # the default wraps its ns_functions
     where = ["train"]
-    recorder = CollectiveRecorder(optimizer_trace.classify(counter, lambda: where[0]))
+    recorder = CollectiveRecorder(optimizer_trace.classify(counter, lambda: where[0], getattr(plugin, "ns_scalars", False)))
     tags = [{"name": p.name, "use_muon": p.use_muon, "num_heads": 0} for p in s.params]
     keys = plugin.state_keys
     initial = read_state(s, par.params, opts, keys)
@@ -204,7 +204,7 @@ def run(plugin, s, details, device):
                 torch.cuda.synchronize()
             details["step_seconds"].append(round(time.perf_counter() - begin, 6))
             state = read_state(s, par.params, opts, keys)
-            digests.append(optimizer_trace.replicated_digest(par, opts))
+            digests.append(optimizer_trace.replicated_digest(par, opts, optimizer_trace.held_everywhere(par.params, opts)))
             mine = {"ns": [counter.calls.get(i, 0) for i in range(len(named))] + [counter.unattributed],
                     "comm": {"forward_backward": train_counts, "optimizer_step": _since(recorder.counts, counts_before)}}
             per_rank = ranks.gather_to_rank0(mine)

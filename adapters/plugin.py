@@ -192,6 +192,8 @@ class Implementation:
         from .common import fixes
         return fixes.plugin_fixes(self.name)
 
+    ns_scalars = False    # True: a one-element reduction inside its NS is the norm (a scalar, fp32), not the iterate
+
     def ns_observers(self):
         """Optional: callables (G, out, *args, **kwargs) run after each counted NS call. One that
         ends the run with a non-empty `differing` list declines it with its first entry (a

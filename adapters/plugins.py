@@ -8,7 +8,11 @@ from .plugin import Implementation, PluginError
 from . import space
 
 GROUP = "muoncheck.implementations"
-BUILT_IN = {"torch": "adapters.torch.plugin:TorchMuon", "deepspeed": "adapters.deepspeed.plugin:DeepSpeedMuon"}
+BUILT_IN = {"torch": "adapters.torch.plugin:TorchMuon", "deepspeed": "adapters.deepspeed.plugin:DeepSpeedMuon",
+            # in-tree plugins of third-party packages (adapters/impls/; their entry points in
+            # adapters/pyproject.toml serve the installed package)
+            "muon-optimizer": "adapters.impls.keller_muon:Plugin", "emerging-optimizers": "adapters.impls.emerging:Plugin",
+            "heavyball": "adapters.impls.heavyball_muon:Plugin", "pytorch-optimizer": "adapters.impls.pytorch_optimizer_muon:Plugin"}
 
 
 def _entry_points():

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages muoncheck builds against, and the Python packages the
-# torch adapter's tests need (tests/torch: torch and pytest from PyPI, about 90 s). Idempotent:
+# torch adapter's tests need (tests/torch: torch and pytest from PyPI, about 90 s), and the four
+# third-party Muon packages at the versions judged (tests/impls, adapters/impls/). Idempotent:
 # a package that is already installed is not fetched again, and apt-get update runs only
 # when something is missing.
 set -euo pipefail
@@ -14,6 +15,24 @@ python_packages() {
   echo "bootstrap: pip install $want"
   python3 -m pip install -q $want 2>/dev/null ||
     python3 -m pip install -q --break-system-packages $want   # Debian's python (PEP 668)
+}
+
+impl_packages() {
+  # the third-party Muon packages the plugins of adapters/impls/ judge, at the judged versions
+  # (docs/implementations.md); emerging-optimizers declares Python >= 3.12 for typing.override
+  # alone, which its plugin supplies from typing_extensions on older Pythons
+  local pins="muon-optimizer==0.1.0 heavyball==3.2.1 pytorch_optimizer==4.1.0 emerging-optimizers==0.3.0"
+  python3 - $pins <<'PY' && { echo "bootstrap: $pins present"; return; }
+import sys
+from importlib.metadata import version, PackageNotFoundError
+try:
+    sys.exit(0 if all(version(n) == v for n, v in (p.split("==") for p in sys.argv[1:])) else 1)
+except PackageNotFoundError:
+    sys.exit(1)
+PY
+  echo "bootstrap: pip install $pins"
+  local pip="python3 -m pip install -q --ignore-requires-python typing_extensions $pins"
+  $pip 2>/dev/null || $pip --break-system-packages   # Debian's python (PEP 668)
 }
 
 packages=(
@@ -40,6 +59,7 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "bootstrap: all packages present"
   python_packages
+  impl_packages
   exit 0
 fi
 
@@ -49,3 +69,4 @@ echo "bootstrap: installing ${missing[*]}"
 $sudo apt-get update -qq
 DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 python_packages
+impl_packages

@@ -8,8 +8,12 @@ Purposes, from where the collective ran (the adapter knows; torch does not say):
   weight has a one-element bucket;
 - the optimizer step (clipping, Muon, AdamW): inside torch's NS function (the NS counter's depth)
   an `ns_internal` (FSDP2: DTensor's partial products and redistributions of the NS iterate, in
-  the NS dtype); outside it a one-element reduction is a `scalar` (norms), any other collective a
-  `grad_reduce` (none is expected: AdamW and Muon's momentum work on local shards).
+  the NS dtype; with `ns_scalars` — a plugin whose NS normalizes in fp32 before casting — a
+  one-element reduction there is a `scalar`, the norm); outside it a one-element reduction is a
+  `scalar` (norms), an all-gather a `weight_sync` (an optimizer that splits its parameters over
+  ranks gathers the stepped weights: muon-optimizer's Muon, pytorch-optimizer's DistributedMuon),
+  any other collective a `grad_reduce` (none is expected: AdamW and Muon's momentum work on local
+  shards).
 Phases: every micro-step but the last is `micro_step`; the last one (its backward syncs the
 gradients) and the optimizer step are `boundary`.
 
@@ -17,7 +21,10 @@ Replicated state (the digest, 16 hex digits of sha256): under DDP each rank's wh
 module params, fp32 masters, every optimizer state tensor; under FSDP2 params, gradients and
 optimizer state are shards, so only what FSDP2 leaves whole: the optimizers' non-DTensor state
 (AdamW's step counts) and the groups' lr. Never a gathered tensor: gathering makes ranks agree by
-construction.
+construction. Only the state of parameters every rank holds state for (`held`): an optimizer that
+splits its parameters over ranks (muon-optimizer's Muon, pytorch-optimizer's DistributedMuon) keeps a
+parameter's momentum on the rank that stepped it alone — not replicated state; the trace reads it
+there (adapters/optimizer_loop.py's read_state).
 """
 import hashlib
 import struct
@@ -27,14 +34,16 @@ import torch
 from . import ranks
 
 
-def classify(counter, where):
+def classify(counter, where, ns_scalars=False):
     """The recorder's purpose function: `where()` is "train" or "step"; `counter` is the NsCounter."""
     def purpose(kind, elements):
         if where() == "train":
             return "param_gather" if kind == "all_gather" else "grad_reduce"
         if counter.inside > 0:
-            return "ns_internal"
-        return "scalar" if elements <= 1 else "grad_reduce"
+            return "scalar" if ns_scalars and elements <= 1 else "ns_internal"
+        if elements <= 1:
+            return "scalar"
+        return "weight_sync" if kind == "all_gather" else "grad_reduce"
     return purpose
 
 
@@ -42,8 +51,15 @@ def _is_dtensor(t):
     return hasattr(t, "full_tensor")
 
 
-def replicated_digest(par, opts):
-    """This rank's digest of what DDP/FSDP2 keep alike on every rank after a step (see above)."""
+def held_everywhere(params, opts):
+    """{id(param)} of the params every rank holds optimizer state for (one collective)."""
+    have = [any(len(o.state.get(p, {})) > 0 for o in opts) for p in params]
+    return {id(p) for p, all_have in zip(params, ranks.all_ranks_true(have)) if all_have}
+
+
+def replicated_digest(par, opts, held=None):
+    """This rank's digest of what DDP/FSDP2 keep alike on every rank after a step (see above);
+    `held`: the params whose optimizer state is digested (None: every one)."""
     h = hashlib.sha256()
 
     def add(t):
@@ -59,6 +75,8 @@ def replicated_digest(par, opts):
         for g in opt.param_groups:
             h.update(struct.pack("<d", float(g["lr"])))
             for p in g["params"]:
+                if held is not None and id(p) not in held:
+                    continue
                 for key in sorted(opt.state.get(p, {})):
                     add(opt.state[p][key])
     h.update(struct.pack("<d?", 1.0, False))   # the loss scale and skip flag: torch has no scaler, never skips

@@ -4,7 +4,8 @@ import typing
 from importlib.metadata import version
 
 from ..plugin import Decline, Knob, OptimizerPlugin
-from .configs import matching
+from .configs import expressing, matching
+from .groups import clamp_norm
 
 if not hasattr(typing, "override"):   # the package needs Python ≥ 3.12 only for typing.override
     typing.override = __import__("typing_extensions").override
@@ -22,7 +23,8 @@ class Plugin(OptimizerPlugin):
              Knob("scale_mode", ["spectral", "shape_scaling", "unit_rms_norm"]), Knob("extra_scale_factor", [1.0, 0.2]),
              Knob("fp32_matmul_prec", ["medium", "highest"], fields={"medium": {"optimizer.ns_dtype": "bf16"},
                                                                    "highest": {"optimizer.ns_dtype": "fp32"}})]
-    ns_functions, ns_norm = [("emerging_optimizers.orthogonalized_optimizers.muon_utils", "newton_schulz")], "clamp"   # max(‖U‖, eps)
+    ns_functions = [("emerging_optimizers.orthogonalized_optimizers.muon_utils", "newton_schulz")]
+    ns_observers, ns_scalars = clamp_norm, True   # its NS divides by max(‖U‖, eps), the norm taken (and reduced) in fp32
 
     def version(self):
         return version("emerging-optimizers")
@@ -36,11 +38,9 @@ class Plugin(OptimizerPlugin):
         return out
 
     def from_scenario(self, sj):
-        base, keys = matching(self, sj), ("ns_steps", "ns_coefficients", "scale_rule")
-        found = (c for kind, steps, (mode, extra) in itertools.product(COEFFS, STEPS, SCALE)
-                 for c in [{**base, "coefficient_type": kind, "num_ns_steps": steps, "scale_mode": mode, "extra_scale_factor": extra}]
-                 if all(self.to_scenario(c, sj)["optimizer"][k] == sj["optimizer"].get(k) for k in keys))
-        return next(found, base)
+        base = matching(self, sj)
+        return expressing(self, sj, ({**base, "coefficient_type": kind, "num_ns_steps": steps, "scale_mode": mode, "extra_scale_factor": extra}
+                                     for kind, steps, (mode, extra) in itertools.product(COEFFS, STEPS, SCALE)))
 
     def declines(self, s, c):
         if (c["scale_mode"], c["extra_scale_factor"]) not in SCALE:
@@ -54,7 +54,7 @@ class Plugin(OptimizerPlugin):
     def optimizer(self, muon_groups, adam_groups, s):
         import torch
         from emerging_optimizers.orthogonalized_optimizers import Muon
-        c = {k: v for k, v in s.config.items() if k not in F}
+        self.ns_dtype, c = s.ns_dtype, {k: v for k, v in s.config.items() if k not in F}
         out = [Muon(muon_groups, lr=s.lr, momentum=s.momentum, weight_decay=s.weight_decay, nesterov=s.nesterov, **c)] if muon_groups else []
         return out + ([torch.optim.AdamW(adam_groups, lr=s.adam["lr"], betas=tuple(s.adam["betas"]), eps=s.adam["eps"],
                                          weight_decay=s.weight_decay)] if adam_groups else [])

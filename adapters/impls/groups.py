@@ -23,3 +23,51 @@ def merged(groups, specs):
 
 def of_kind(s, use_muon):
     return [p for p in s.params if p.use_muon == use_muon]
+
+
+# NS observations the packages need beyond the generic counter (adapters/common/ns_counter.py).
+
+class ClampNorm:
+    """An NS observer (`ns_observers`) for a package whose NS divides by max(‖U‖, 1e-7) where the
+    semantics divide by ‖U‖ + 1e-7: both divisors from the call's own input, rounded to the
+    scenario's ns_dtype (`plugin.ns_dtype`, set by its factory); where they differ (an fp32 NS of a
+    matrix whose norm is below about 1.7) the run is declined after the fact."""
+
+    def __init__(self, plugin):
+        self.plugin, self.calls, self.differing = plugin, 0, []
+
+    def __call__(self, G, out, *args, **kwargs):
+        import torch
+        name = getattr(self.plugin, "ns_dtype", "fp32")
+        dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(name, torch.float32)
+        with torch.no_grad():
+            n = (G.full_tensor() if hasattr(G, "full_tensor") else G).detach().float().norm()
+            clamped, added = n.clamp(min=1e-7).to(dtype), (n + 1e-7).to(dtype)
+        self.calls += 1
+        if not torch.equal(clamped, added):
+            self.differing.append(f"NS input norm {float(n):.3e} ({name}): max(n, 1e-7) and n + 1e-7 differ in {name}")
+
+
+def clamp_norm(plugin):
+    return [ClampNorm(plugin)]
+
+
+def count_by_shape(counter, scenario):
+    """NS calls attributed by matrix shape, for an optimizer that stacks same-shape matrices into one
+    batched call and whose NS caller holds a stale `p` (pytorch-optimizer's foreach path): each matrix
+    of a batch is one call of the Muon parameter of that shape (transposed or not); a shape several
+    parameters share is attributed in order when the batch holds them all, else unattributed."""
+    import types
+    muon = {i for i, p in enumerate(scenario.params) if p.use_muon}
+
+    def record(self, G, out):
+        self.dtypes.add(str(out.dtype).replace("torch.", ""))
+        rows, cols, batch = int(G.shape[-2]), int(G.shape[-1]), int(G.shape[0]) if G.ndim == 3 else 1
+        candidates = [i for i in self.shapes.get((rows, cols), []) or self.shapes.get((cols, rows), []) if i in muon]
+        if len(candidates) == batch or (batch == 1 and len(candidates) == 1):
+            for index in candidates:
+                self.calls[index] = self.calls.get(index, 0) + 1
+                self.heads[index] = 0
+        else:
+            self.unattributed += batch
+    counter._record = types.MethodType(record, counter)

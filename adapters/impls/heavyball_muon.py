@@ -2,7 +2,8 @@
 from importlib.metadata import version
 
 from ..plugin import Decline, Knob, OptimizerPlugin
-from .configs import matching
+from .configs import expressing, matching
+from .groups import clamp_norm
 
 F = {k: {v: {"optimizer." + k: v} for v in vs} for k, vs in
      (("nesterov", [True, False]), ("momentum", [0.9, 0.95, 0.5]), ("weight_decay", [0.0, 0.01, 0.1]))}
@@ -21,10 +22,10 @@ class Plugin(OptimizerPlugin):
              Knob("semantics", ["heavyball"], fields={"heavyball": FIXED}, doc="what every configuration does"),
              Knob("multi_tensor", [True, False]), Knob("caution", [False, True])]
     ns_functions = [("heavyball.utils", "zeropower_via_newtonschulz5")]
-    ns_norm = "clamp"   # its NS divides by max(‖U‖, 1e-7)
+    ns_observers = clamp_norm   # its NS divides by max(‖U‖, 1e-7)
 
     def from_scenario(self, scenario_json):
-        return matching(self, scenario_json)
+        return expressing(self, scenario_json, [matching(self, scenario_json)])
 
     def version(self):
         return version("heavyball")
@@ -52,7 +53,7 @@ class Plugin(OptimizerPlugin):
         import torch
         heavyball.utils.compile_mode = None   # eager: torch.compile of every step on the CPU costs minutes per shape
         torch.manual_seed(s.seed)             # its stochastic rounding draws from torch's generator
-        c = s.config
+        c, self.ns_dtype = s.config, s.ns_dtype
         out = [heavyball.Muon(muon_groups, betas=(s.momentum, 0.99), nesterov=s.nesterov, heavyball_momentum=c["heavyball_momentum"],
                               multi_tensor=c["multi_tensor"], caution=c["caution"])] if muon_groups else []
         return out + ([torch.optim.AdamW(adam_groups, lr=s.adam["lr"], betas=tuple(s.adam["betas"]), eps=s.adam["eps"])]

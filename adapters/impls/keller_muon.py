@@ -4,7 +4,7 @@ from importlib.metadata import version
 import torch
 
 from ..plugin import Decline, Knob, OptimizerPlugin, Unsupported
-from .configs import matching
+from .configs import expressing, matching
 from .groups import merged, of_kind
 
 # What every class always does (no knob for it): EMA momentum with Nesterov, the standard quintic
@@ -25,14 +25,10 @@ class Plugin(OptimizerPlugin):
     ns_functions = [("muon", "zeropower_via_newtonschulz5")]
 
     def from_scenario(self, scenario_json):
-        return matching(self, scenario_json)
+        return expressing(self, scenario_json, [matching(self, scenario_json)])
 
     def version(self):
         return version("muon-optimizer")
-
-    def fixes(self):
-        from .keller_muon_fixes import FIXES
-        return FIXES
 
     def declines(self, s, config):
         if s.stage != 0:

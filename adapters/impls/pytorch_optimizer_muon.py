@@ -2,8 +2,8 @@
 from importlib.metadata import version
 
 from ..plugin import Decline, Knob, OptimizerPlugin
-from .configs import matching
-from .groups import merged, of_kind
+from .configs import expressing, matching
+from .groups import clamp_norm, count_by_shape, merged, of_kind
 COEFFS, STEPS = ["original", "quintic", "polar_express", "polar_express_safer"], [5, 3, 7]
 F = {k: {v: {"optimizer." + k: v} for v in vs} for k, vs in
      (("nesterov", [True, False]), ("momentum", [0.95, 0.9, 0.5]), ("weight_decay", [0.0, 0.01, 0.1]))}
@@ -19,7 +19,11 @@ class Plugin(OptimizerPlugin):
                                                           True: {"optimizer.scale_rule": "moonlight"}}),
              Knob("weight_decouple", [True, False]), Knob("foreach", [None, False])]
     ns_functions = [("pytorch_optimizer.optimizer.muon.base", f) for f in ("zero_power_via_newton_schulz_5", "zero_power_via_gram_newton_schulz")]
-    ns_attribution, ns_norm = "shape", "clamp"   # foreach stacks same-shape matrices, its NS caller's `p` is stale; max(‖U‖, 1e-7)
+    ns_observers = clamp_norm   # its NS divides by max(‖U‖, 1e-7)
+
+    def install_ns_counter(self, counter, scenario):   # foreach stacks same-shape matrices; its NS caller's `p` is stale
+        super().install_ns_counter(counter, scenario)
+        count_by_shape(counter, scenario)
 
     def version(self):
         return version("pytorch_optimizer")
@@ -34,13 +38,7 @@ class Plugin(OptimizerPlugin):
 
     def from_scenario(self, scenario_json):
         base = matching(self, scenario_json)
-        for kind in COEFFS:
-            for steps in STEPS:
-                c = {**base, "ns_coeffs": kind, "ns_steps": steps}
-                if all(self.to_scenario(c, scenario_json)["optimizer"][k] == scenario_json["optimizer"].get(k)
-                       for k in ("ns_steps", "ns_coefficients")):
-                    return c
-        return base
+        return expressing(self, scenario_json, ({**base, "ns_coeffs": kind, "ns_steps": steps} for kind in COEFFS for steps in STEPS))
 
     def declines(self, s, c):
         if c["class"] == "DistributedMuon" and s.stage != 0:
@@ -51,7 +49,7 @@ class Plugin(OptimizerPlugin):
 
     def optimizer(self, muon_groups, adam_groups, s):
         import pytorch_optimizer as po
-        c = s.config
+        c, self.ns_dtype = s.config, s.ns_dtype
         adam = dict(betas=tuple(s.adam["betas"]), eps=s.adam["eps"], use_muon=False)
         groups = [dict(g, use_muon=True) for g in merged(muon_groups, of_kind(s, True))]
         groups += [dict(g, **adam) for g in merged(adam_groups, of_kind(s, False))]

@@ -1,8 +1,9 @@
-"""The third-party plugins (adapters/impls/): found by their entry points, their spaces well formed,
-each at most 60 lines, each config mapped onto a scenario the runner accepts as expressing it (and a
-config that does not express a scenario declined under the knob at fault), the fix registry applied
-and reverted, and the runner's merged groups. Needs the four packages (scripts/bootstrap.sh); exit 77
-(ctest SKIP) without them. No training runs here (scripts/impl-run.sh judges them)."""
+"""The third-party plugins (adapters/impls/) through the generic worker's path (adapters/worker.py,
+adapters/case.py): loaded by name, their spaces well formed, each at most 60 lines, each config's
+scenario mapped back to a config that expresses it (worker `from_scenario`), a scenario no config
+expresses declined under the knob at fault, one small case of each run through adapters.case, the
+known-defect registries' fixes applied and reverted, and the merged groups. Needs the four packages
+(scripts/bootstrap.sh); exit 77 (ctest SKIP) without them."""
 import copy
 import importlib.util
 import json
@@ -26,75 +27,75 @@ def check(cond, what):
         failures.append(what)
 
 
-# Entry points from the checkout: the dist-info scripts/impl-run.sh lays, from adapters/pyproject.toml.
-ep = tempfile.mkdtemp()
-info = os.path.join(ep, "muoncheck_checkout_plugins-0.dist-info")
-os.makedirs(info)
-open(os.path.join(info, "METADATA"), "w").write("Metadata-Version: 2.1\nName: muoncheck-checkout-plugins\nVersion: 0\n")
-lines, on = ["[muoncheck.implementations]"], False
-for line in open(os.path.join(ROOT, "adapters", "pyproject.toml")):
-    if line.startswith("["):
-        on = line.strip() == '[project.entry-points."muoncheck.implementations"]'
-    elif on and " = " in line:
-        lines.append(line.replace('"', "").replace("muoncheck_adapters.", "adapters.").strip())
-open(os.path.join(info, "entry_points.txt"), "w").write("\n".join(lines) + "\n")
-sys.path.insert(0, ep)
-
-from adapters import plugins, space  # noqa: E402
-from adapters.impls import run as runner  # noqa: E402
+from adapters import case, plugins, space, worker  # noqa: E402
+from adapters.common import scenario as scenario_file  # noqa: E402
 from adapters.impls.groups import merged  # noqa: E402
 
 NAMES = ["muon-optimizer", "emerging-optimizers", "heavyball", "pytorch-optimizer"]
-check(all(n in plugins.names() for n in NAMES), f"the four plugins are found by entry point: {plugins.names()}")
+check(all(n in plugins.names() for n in NAMES), f"the four plugins load by name in the generic worker: {plugins.names()}")
+toml = open(os.path.join(ROOT, "adapters", "pyproject.toml")).read()
+check(all(f"\n{n} = " in toml for n in NAMES), "adapters/pyproject.toml keeps their entry points for the installed package")
 
-
-class Resolved:
-    """What the runner reads of a resolved scenario (adapters.common.scenario.Scenario), without muoncheck."""
-
-    def __init__(self, raw, config):
-        self.raw, self.config = raw, config
-        o = raw["optimizer"]
-        self.ns_steps = o["ns_steps"]
-        c = o["ns_coefficients"]
-        c = [c] if c and isinstance(c[0], (int, float)) else c
-        self.ns_iterations = [tuple(t) for t in (c * self.ns_steps if len(c) == 1 else c)]
-
-
-BASE = {"name": "t", "seed": 1, "steps": 3, "model": {"params": [{"name": "layers.0.weight", "shape": [4, 64]}]},
+BASE = {"name": "t", "seed": 1, "steps": 2, "model": {"params": [{"name": "layers.0.weight", "shape": [4, 64]},
+                                                               {"name": "norm.weight", "shape": [8]}]},
         "engine": {"stage": 0, "dp": 1, "gas": 1, "micro_batch": 2, "param_dtype": "fp32"},
         "optimizer": {"lr": 0.02, "momentum": 0.95, "momentum_form": "ema", "nesterov": True, "ns_method": "standard",
-                      "ns_steps": 5, "ns_coefficients": [[3.4445, -4.775, 2.0315]], "ns_dtype": "bf16",
+                      "ns_steps": 5, "ns_coefficients": [3.4445, -4.775, 2.0315], "ns_dtype": "bf16",
                       "scale_rule": "deepspeed", "weight_decay": 0.0}}
+
+
+def resolved(scenario_json):
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, scenario_json["name"] + ".json")
+    json.dump(scenario_json, open(path, "w"))
+    return scenario_file.resolve(path)
+
+
+worker.init_process_group("cpu")
 for name in NAMES:
     p = plugins.load(name)
     source = sys.modules[type(p).__module__].__file__
     n = sum(1 for _ in open(source))
     check(n <= 60, f"{name}: plugin {os.path.relpath(source, ROOT)} has {n} lines (at most 60)")
     check(bool(p.version()), f"{name}: version {p.version()}")
+    hello = worker.hello(p, 1, "cpu")
+    check(hello["implementation"] == name and hello["space"]["knobs"], f"{name}: hello names it and its space")
     for k in p.knobs:   # every value of every knob, the others at their defaults
         for v in k.values:
             config = space.full_config(p, {k.name: v})
-            mapped = p.to_scenario(config, copy.deepcopy(BASE))
-            s = Resolved(mapped, config)
-            why = runner._not_expressed(p, s)
-            check(why is None, f"{name}: {k.name}={v!r} maps to a scenario it expresses ({why})")
-    # A planted mismatch: the scenario's momentum is no value of the knob's; the runner declines under that knob.
-    config = space.full_config(p, {})
-    mapped = p.to_scenario(config, copy.deepcopy(BASE))
-    wrong = copy.deepcopy(mapped)
+            mapped = worker.answer(p, {"map": {"config": config, "scenario": copy.deepcopy(BASE)}})["scenario"]
+            back = worker.answer(p, {"from_scenario": mapped})
+            same = "config" in back and p.to_scenario(back["config"], copy.deepcopy(mapped)) == mapped
+            check(same, f"{name}: {k.name}={v!r}: from_scenario gives a config that maps the scenario onto itself ({back})")
+    # A planted mismatch: the scenario's momentum is no value of the knob's; from_scenario declines under that knob.
+    wrong = worker.answer(p, {"map": {"config": space.full_config(p, {}), "scenario": copy.deepcopy(BASE)}})["scenario"]
     wrong["optimizer"]["momentum"] = 0.3
-    why = runner._not_expressed(p, Resolved(wrong, config)) or ""
-    check(why.startswith("knob momentum:"), f"{name}: a scenario the config does not express is declined under its knob: {why[:80]}")
+    why = worker.answer(p, {"from_scenario": wrong})
+    check(why.get("knob") == "momentum", f"{name}: a scenario no config expresses is declined under its knob: {why}")
+    # One small case through the generic loop, as a resident worker runs it (heavyball declines Nesterov with EMA).
+    config = space.full_config(p, {"nesterov": False} if any(k.name == "nesterov" for k in p.knobs) else {})
+    mine = worker.answer(p, {"map": {"config": config, "scenario": copy.deepcopy(BASE)}})["scenario"]
+    trace = case.run(p, resolved(mine), config)
+    check(trace.get("error") is None and trace.get("unsupported") is None and len(trace.get("steps", [])) == 2,
+          f"{name}: a 2-step case runs through adapters.case ({trace.get('error') or trace.get('unsupported')})")
 
-# The fix registry: applied, it replaces; reverted, the package is as shipped.
+# The known-defect registries (adapters/NAME/known_defects.json): applied, each fix replaces; reverted, the package is as shipped.
 import muon  # noqa: E402
+from pytorch_optimizer.optimizer.muon import distributed_muon  # noqa: E402
 p = plugins.load("muon-optimizer")
+check(len(p.fixes()) == 4, f"muon-optimizer: four registry fixes ({sorted(p.fixes())})")
 originals = (muon.muon_update, muon.Muon.step, muon.MuonWithAuxAdam.step)
 reverts = [f.apply() for f in p.fixes().values()]
-check((muon.muon_update, muon.Muon.step, muon.MuonWithAuxAdam.step) != originals, "the fixes replace muon_update and the steps")
-for r in reverts:
+check(all(a is not b for a, b in zip((muon.muon_update, muon.Muon.step, muon.MuonWithAuxAdam.step), originals)),
+      "the fixes replace muon_update and the steps")
+for r in reversed(reverts):
     r()
 check((muon.muon_update, muon.Muon.step, muon.MuonWithAuxAdam.step) == originals, "reverted, muon is as shipped")
+p, original = plugins.load("pytorch-optimizer"), distributed_muon.all_gather
+revert = p.fixes()["pytorch-optimizer-distributed-muon-mixed-shapes"].apply()
+check(distributed_muon.all_gather is not original, "pytorch-optimizer: the fix replaces DistributedMuon's all_gather")
+revert()
+check(distributed_muon.all_gather is original, "reverted, pytorch_optimizer is as shipped")
 
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
