@@ -6,9 +6,13 @@ every cell linked to its report and repro line, each verdict's sensitivity shown
 
     python3 scripts/conformance-matrix.py [--reports DIR] [--out-json FILE] [--out-html FILE]
 
-Inputs (all under --reports, default reports/): deepspeed/verdicts.json and deepspeed/causes.json,
-torch/verdicts.json, and impl-verdicts/*.json (one per third-party plugin: rows in the same shape,
-its sweeps, declines and defects). Nothing else is read; the output is a function of those files.
+Inputs (all under --reports, default reports/), one folder per implementation: deepspeed/verdicts.json
+and deepspeed/causes.json, torch/verdicts.json, and NAME/verdicts*.json of each third-party plugin
+(schema muoncheck-impl-verdicts/1: rows in the same shape, declines and defects; verdicts-LABEL.json:
+a run with registry fixes), and every implementation's sweep records NAME/sweeps/*.json (`muoncheck
+sweep --impl NAME --json`: cases per dp, cases per minute, executed share, declines per knob, and
+each failing case's attribution: explained by a registry fix, or new). Nothing else is read; the
+output is a function of those files.
 """
 import argparse
 import collections
@@ -50,15 +54,57 @@ def rows_from(reports):
             rows.append(_row("torch", "torch.optim.Muon", r["torch"], r.get("device", "?"), r, "torch/verdicts.md"))
             meta.setdefault(("torch", r["torch"]), {"plugin": {"module": "adapters/torch/", "lines": None},
                                                     "upstream": "torch/upstream/"})
-    for path in sorted(glob.glob(os.path.join(reports, "impl-verdicts", "*.json"))):
+    for path in sorted(glob.glob(os.path.join(reports, "*", "verdicts*.json"))):
         d = _load(path)
+        if d.get("schema") != "muoncheck-impl-verdicts/1":   # deepspeed's and torch's tables, read above
+            continue
         rel = os.path.relpath(path, reports)
         for r in d["rows"]:
             rows.append(_row(d["implementation"], d["title"], d["version"], r.get("device", "cpu"), r, rel))
-        meta[(d["implementation"], d["version"])] = {"plugin": d.get("plugin"), "sweeps": d.get("sweeps", []),
-                                                     "declines": d.get("declines", []), "defects": d.get("defects", []),
-                                                     "upstream": d.get("upstream"), "source": rel}
+        meta[(d["implementation"], d["version"])] = {"plugin": d.get("plugin"), "declines": d.get("declines", []),
+                                                     "defects": d.get("defects", []), "upstream": d.get("upstream"), "source": rel}
+    for (impl, version), m in meta.items():
+        m["sweeps"] = sweeps_of(reports, impl, version)
     return rows, meta
+
+
+def sweep_summary(path, reports):
+    """One sweep record (`muoncheck sweep --impl --json`) as the matrix shows it."""
+    d = _load(path)
+    dp = d.get("dp") or int((re.search(r"dp(\d+)", os.path.basename(path)) or re.search(r"(\d+)", "1")).group(1))
+    cases, failing, errors, declined = (int(d.get(k) or 0) for k in ("cases_run", "failing_cases", "errors", "declined"))
+    failing = failing or len(d.get("failures", []))
+    draws = int(d.get("draws") or cases)
+    by_knob = {k[len("knob "):]: n for k, n in (d.get("declines_by_feature") or {}).items() if k.startswith("knob ")}
+    verdicts = collections.Counter((f.get("attribution") or {}).get("verdict", "unattributed") for f in d.get("failures", []))
+    return {"dp": int(dp), "seed": d.get("seed"), "file": os.path.relpath(path, reports), "cases": cases,
+            "pass": max(0, cases - failing - errors - declined), "fail": failing, "error": errors, "declined": declined,
+            "minutes": round(float(d.get("seconds") or 0) / 60, 2), "cases_per_minute": round(float(d.get("cases_per_minute") or 0), 3),
+            "budget_exhausted": bool(d.get("budget_exhausted")), "executed_share": round(float(d.get("executed_share") or 0), 4),
+            "draws": draws, "declined_draws": int(d.get("declined_draws") or 0),
+            "declined_by_knob": by_knob, "declined_share_by_knob": {k: round(n / draws, 4) for k, n in by_knob.items()} if draws else {},
+            "declines_by_feature": {k: n for k, n in (d.get("declines_by_feature") or {}).items() if not k.startswith("knob ")},
+            "explained": int(d.get("explained") or verdicts.get("explained", 0)), "new": int(d.get("new") or 0),
+            "attribution": dict(verdicts),
+            "defects": [{"invariants": x.get("invariants", []), "message": (x.get("message") or "")[:300],
+                         "occurrences": x.get("occurrences"), "repro": x.get("repro", ""),
+                         "attribution": (x.get("attribution") or {}).get("verdict", "unattributed"),
+                         "fixes": (x.get("attribution") or {}).get("fixes", [])} for x in d.get("defects", [])]}
+
+
+def sweeps_of(reports, impl, version):
+    """The sweep records of NAME/sweeps/ whose implementation is this version (a record names
+    "TITLE VERSION"), by dp."""
+    out = []
+    for path in sorted(glob.glob(os.path.join(reports, impl, "sweeps", "*.json"))):
+        d = _load(path)
+        if not isinstance(d, dict) or "cases_run" not in d:
+            continue
+        recorded = str(d.get("implementation", "")).split(" ")[-1]   # torch's carries its local tag: 2.15.0+cu132
+        if " + " in version or recorded.split("+")[0] != version.split(" ")[0] or " " in version.strip():
+            continue
+        out.append(sweep_summary(path, reports))
+    return sorted(out, key=lambda x: (x["dp"], x["file"]))
 
 
 def _band(v):
@@ -149,7 +195,7 @@ def matrix(reports):
             "implementation": key[0], "title": mine[0]["title"], "version": key[1],
             "devices": sorted({r["device"] for r in mine}),
             "plugin": m.get("plugin"), "scenarios_by_dp": {str(k): v for k, v in sorted(by_dp.items())},
-            "sweep_cases_by_dp": {str(s["dp"]): s["cases"] for s in sweeps},
+            "sweep_cases_by_dp": {str(dp): sum(s["cases"] for s in sweeps if s["dp"] == dp) for dp in sorted({s["dp"] for s in sweeps})},
             "sweeps": sweeps, "verdicts": verdicts, "executed": executed,
             "executed_share": round(executed / verdicts, 4) if verdicts else 0.0,
             "failing_invariants": sorted(k for k, c in cells.items() if c["status"] in ("FAIL", "ERROR")),
@@ -161,7 +207,8 @@ def matrix(reports):
     executed = sum(c["executed"] for c in columns)
     return {
         "schema": SCHEMA,
-        "inputs": sorted({r["source"] for r in rows} | {"deepspeed-causes.json"} & set(os.listdir(reports))),
+        "inputs": sorted({r["source"] for r in rows} | {"deepspeed-causes.json"} & set(os.listdir(reports)) |
+                         {s["file"] for c in columns for s in c["sweeps"]}),
         "summary": {"implementations": len({c["implementation"] for c in columns}), "columns": len(columns),
                     "failing_columns": sum(c["status"] == "FAIL" for c in columns),
                     "verdicts": verdicts, "executed": executed,
@@ -200,6 +247,18 @@ def page(m):
                    f"<td>{c['executed']}/{c['verdicts']} ({100 * c['executed_share']:.0f}%)</td>"
                    f"<td>{html.escape(json.dumps(c['scenarios_by_dp']))}</td><td>{html.escape(json.dumps(c['sweep_cases_by_dp']) if c['sweep_cases_by_dp'] else '—')}</td>"
                    f"<td>{plugin.get('lines') if plugin.get('lines') is not None else '—'}</td></tr>")
+    out.append("</table><h2>Sweeps</h2><p><small>Each implementation's own configuration space drawn with the "
+               "base scenario (`muoncheck sweep --impl NAME --installed --dp N`); a drawn configuration the plugin "
+               "declines is drawn again and counted under its knob (share of the draws). A failing case is explained "
+               "when a fix of the implementation's known-defect registry makes it conform, else new.</small></p>"
+               "<table><tr><th>implementation</th><th>version</th><th>dp</th><th>cases</th><th>cases/min</th><th>executed</th>"
+               "<th>declined draws by knob</th><th>failing: explained / new</th><th>record</th></tr>")
+    for c in m["columns"]:
+        for sw in c["sweeps"]:
+            knobs = ", ".join(f"{k} {100 * v:.0f}%" for k, v in sorted(sw.get("declined_share_by_knob", {}).items(), key=lambda x: -x[1])) or "—"
+            out.append(f"<tr><td>{html.escape(c['title'])}</td><td>{html.escape(c['version'])}</td><td>{sw['dp']}</td><td>{sw['cases']}</td>"
+                       f"<td>{sw['cases_per_minute']:.2f}</td><td>{100 * sw.get('executed_share', 0):.0f}%</td><td>{html.escape(knobs)}</td>"
+                       f"<td>{sw['fail']}: {sw.get('explained', 0)} / {sw.get('new', 0)}</td><td>{_a(_link(sw['file']), sw['file'])}</td></tr>")
     out.append("</table><h2>Defects</h2><table><tr><th>implementation</th><th>versions</th><th>defect</th><th>invariants</th>"
                "<th>report</th><th>repro</th><th>upstream</th><th>status</th></tr>")
     for d in sorted(m["defects"], key=lambda d: (d.get("status") != "new", d["implementation"])):

@@ -51,21 +51,28 @@ try:
 except jsonschema.ValidationError:
     check(True, "a summary without its executed share is rejected")
 
-# A planted failure: one implementation, two versions, the newer failing one invariant.
+# A planted failure: one implementation, two versions, the newer failing one invariant; one folder
+# per implementation (planted/verdicts*.json) and its sweep records (planted/sweeps/).
 with tempfile.TemporaryDirectory() as d:
-    os.makedirs(os.path.join(d, "impl-verdicts"))
+    os.makedirs(os.path.join(d, "planted", "sweeps"))
     row = lambda status, band: {"scenario": "s1", "dp": 2, "device": "cpu", "repro": [f"muoncheck verify s1.json --trace t --invariant trajectory-conforms"],
                                 "invariants": {"trajectory-conforms": {"status": status, "metric": 3.0 if status == "FAIL" else 0.2,
                                                                        "threshold": 1.0, "message": "worst at step 1",
                                                                        "sensitivity": {"band_over_update": band, "where": "w"}},
                                                "ranks-agree": {"status": "PASS", "metric": 0, "threshold": 0, "message": ""}}}
-    for version, status in (("1.0", "PASS"), ("2.0", "FAIL")):
+    for version, status, file in (("1.0", "PASS", "verdicts-1.0.json"), ("2.0", "FAIL", "verdicts.json")):
         doc = {"schema": "muoncheck-impl-verdicts/1", "implementation": "planted", "title": "Planted Muon", "version": version,
-               "plugin": {"module": "x.py", "lines": 10}, "rows": [row(status, 0.4)], "sweeps": [],
+               "plugin": {"module": "x.py", "lines": 10}, "rows": [row(status, 0.4)],
                "declines": [{"knob": "k", "reason": "r", "count": 3}],
-               "defects": ([{"title": "planted defect", "invariants": ["trajectory-conforms"], "report": "impl-verdicts/x.md",
+               "defects": ([{"title": "planted defect", "invariants": ["trajectory-conforms"], "report": "planted/upstream/x.md",
                              "repro": "x_repro.py", "upstream": "drafted", "status": "new"}] if status == "FAIL" else [])}
-        json.dump(doc, open(os.path.join(d, "impl-verdicts", f"planted-{version}.json"), "w"))
+        json.dump(doc, open(os.path.join(d, "planted", file), "w"))
+    failure = lambda verdict: {"case": 1, "invariants": ["trajectory-conforms"], "message": "m", "attribution": {"verdict": verdict, "fixes": []}}
+    sweep = {"command": "sweep", "impl": "planted", "implementation": "Planted Muon 2.0", "seed": 1, "cases_run": 10, "draws": 20,
+             "declined_draws": 10, "declined": 0, "errors": 0, "failing_cases": 3, "explained": 2, "new": 1, "seconds": 120.0,
+             "cases_per_minute": 5.0, "executed_share": 0.5, "declines_by_feature": {"knob k": 8, "engine.stage 1": 2},
+             "failures": [failure("explained"), failure("explained"), failure("new")], "defects": []}
+    json.dump(sweep, open(os.path.join(d, "planted", "sweeps", "cpu-dp2-seed1.json"), "w"))
     pm = matrix.matrix(d)
     jsonschema.validate(pm, schema)
     check([c["version"] for c in pm["columns"]] == ["2.0", "1.0"], "the failing version's column comes first")
@@ -73,9 +80,15 @@ with tempfile.TemporaryDirectory() as d:
     check(cell["status"] == "FAIL" and "--invariant trajectory-conforms" in cell["worst"]["repro"], "the failing cell carries its repro line")
     check(cell["band_over_update_max"] == 0.4, "the cell shows the band over one update")
     check(pm["summary"]["new_defects"] == 1 and pm["summary"]["declines"] == 6, "defects and declines are counted")
+    sw = pm["columns"][0]["sweeps"]
+    check(pm["columns"][0]["sweep_cases_by_dp"] == {"2": 10} and not pm["columns"][1]["sweeps"], "the sweep record counts for its own version, by dp")
+    check(sw and sw[0]["declined_share_by_knob"] == {"k": 0.4} and sw[0]["explained"] == 2 and sw[0]["new"] == 1,
+          "declines per knob (share of draws) and failures explained / new come from the sweep record")
+    check("planted/sweeps/cpu-dp2-seed1.json" in pm["inputs"], "the sweep record is an input")
     page = matrix.page(pm)
     check(page.index("planted defect") < page.index("Invariants ×"), "the defects come before the grid")
     check("x_repro.py" in page and "band 0.40" in page, "the page links the repro script and shows the band")
+    check("k 40%" in page, "the page shows the declines per knob")
 
 print(f"{len(failures)} failed" if failures else "all checks passed")
 sys.exit(1 if failures else 0)

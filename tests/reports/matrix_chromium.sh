@@ -10,7 +10,7 @@ trap 'rm -rf "$dir"' EXIT
 python3 scripts/conformance-matrix.py --out-json "$dir/m.json" --out-html "$dir/m.html" > /dev/null
 grep -q "Muon conformance matrix" "$dir/m.html"
 if grep -qE "<script|<link|src=\"http|href=\"http" "$dir/m.html"; then echo "the page loads something"; exit 1; fi
-cp -r reports/impl-verdicts "$dir/" 2>/dev/null || true
+for d in reports/*/; do cp -r "$d" "$dir/" 2>/dev/null || true; done   # the per-implementation folders the page links into
 timeout 120 "$browser" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage --hide-scrollbars \
   --user-data-dir="$dir/profile" --window-size=1400,1600 --enable-logging=stderr --v=0 \
   --screenshot="$dir/shot.png" "file://$dir/m.html" > "$dir/chromium.log" 2>&1 || { cat "$dir/chromium.log"; exit 1; }
