@@ -1,7 +1,7 @@
 """muon-optimizer 0.1.0: a conv (4-D) weight cannot be stepped, and its Muon update is scaled by its
 kernel's kh/kw, not by its matrix view (out, in·kh·kw).
 
-    python3 reports/muon-optimizer-upstream/conv_update_scale_repro.py     # exit 1 while the defect is there
+    python3 reports/muon-optimizer/upstream/conv_update_scale_repro.py     # exit 1 while the defect is there
 
 muon.py, muon_update: the update is flattened for NS (`update.view(len(update), -1)` when ndim == 4)
 but scaled by `max(1, grad.size(-2) / grad.size(-1))**0.5`, the last two dimensions of the 4-D

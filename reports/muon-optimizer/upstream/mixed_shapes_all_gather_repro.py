@@ -1,7 +1,7 @@
 """muon-optimizer 0.1.0: `Muon` fails (or hangs) at world size ≥ 2 when one all-gather chunk holds
 parameters of different shapes.
 
-    python3 reports/muon-optimizer-upstream/mixed_shapes_all_gather_repro.py     # exit 1 while the defect is there
+    python3 reports/muon-optimizer/upstream/mixed_shapes_all_gather_repro.py     # exit 1 while the defect is there
 
 muon.py, Muon.step: after each chunk of W = world_size parameters it calls
 `dist.all_gather(params_pad[base_i:base_i + W], params_pad[base_i + rank])`. all_gather needs every

@@ -1,7 +1,7 @@
 """muon-optimizer 0.1.0: `Muon` raises at world size 4 with 5 (or 1, 9, ...) parameters of one
 shape: the padding does not complete the last chunk.
 
-    python3 reports/muon-optimizer-upstream/padding_world4_repro.py     # exit 1 while the defect is there
+    python3 reports/muon-optimizer/upstream/padding_world4_repro.py     # exit 1 while the defect is there
 
 muon.py, Muon.step: `params_pad = params + [torch.empty_like(params[-1])] * (len(params) % W)` adds
 len % W tensors where W − len % W are missing (1 instead of 3 here), so the last

@@ -1,7 +1,7 @@
 """muon-optimizer 0.1.0: a 3-D weight (a Conv1d kernel, out x in x k) is orthogonalized slice by
 slice, not as its (out, in·k) matrix.
 
-    python3 reports/muon-optimizer-upstream/rank3_batched_ns_repro.py     # exit 1 while the defect is there
+    python3 reports/muon-optimizer/upstream/rank3_batched_ns_repro.py     # exit 1 while the defect is there
 
 muon.py, muon_update: only `update.ndim == 4` is flattened (`update.view(len(update), -1)`); a 3-D
 update goes to zeropower_via_newtonschulz5 as is, which is batched over the leading dimension

@@ -1,7 +1,7 @@
 """pytorch-optimizer 4.1.0: `DistributedMuon` fails (or hangs) at world size ≥ 2 when one all-gather chunk holds
 parameters of different shapes.
 
-    python3 reports/pytorch-optimizer-upstream/distributed_muon_mixed_shapes_repro.py     # exit 1 while the defect is there
+    python3 reports/pytorch-optimizer/upstream/distributed_muon_mixed_shapes_repro.py     # exit 1 while the defect is there
 
 pytorch_optimizer/optimizer/muon/distributed_muon.py, DistributedMuon.step: after each chunk of W = world_size
 parameters it calls `all_gather(padded_params[i:i + W], padded_params[i + rank])`. all_gather needs every
