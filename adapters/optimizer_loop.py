@@ -77,20 +77,25 @@ def _snapshot(t):
     return full(t.detach()).float().cpu().clone()
 
 
-def read_state(s, params, opts, keys, grads=False):
+def read_state(s, params, opts, keys, grads=False, hook=None):
     """[{weight, momentum | adam_m, adam_v[, grad]}] on rank 0 (None elsewhere), in the scenario's
     order. A state tensor is taken from whichever rank holds it: every rank (replicated; DTensor
     shards are gathered whole), or only some (an optimizer that keeps a param's state on its owner
-    rank): then from the lowest rank holding it. Collective."""
-    state_of = {}
+    rank): then from the lowest rank holding it. Collective. `hook`: the plugin's param_state (state
+    `keys` cannot name)."""
+    state_of, opt_of = {}, {}
     for opt in opts:
         for p in (q for g in opt.param_groups for q in g["params"]):
-            state_of[id(p)] = opt.state.get(p, {})
+            state_of[id(p)], opt_of[id(p)] = opt.state.get(p, {}), opt
     mine, local = [], {}
     for i, (ps, p) in enumerate(zip(s.params, params)):
         entry = {"weight": _snapshot(p)}
         st = state_of.get(id(p), {})
+        extra = hook(opt_of[id(p)], p, ps.use_muon) if hook is not None and st else {}
         for field, names in keys.fields(ps.use_muon):
+            if torch.is_tensor(extra.get(field)):   # the plugin's own reading: a local tensor
+                local[(i, field)] = extra[field].detach().float().cpu().clone()
+                continue
             key = next((k for k in names if torch.is_tensor(st.get(k))), None)
             if key is None:
                 continue
@@ -168,8 +173,8 @@ def run(plugin, s, details, device):
     where = ["train"]
     recorder = CollectiveRecorder(optimizer_trace.classify(counter, lambda: where[0], getattr(plugin, "ns_scalars", False)))
     tags = [{"name": p.name, "use_muon": p.use_muon, "num_heads": 0} for p in s.params]
-    keys = plugin.state_keys
-    initial = read_state(s, par.params, opts, keys)
+    keys, hook = plugin.state_keys, getattr(plugin, "param_state", None)
+    initial = read_state(s, par.params, opts, keys, hook=hook)
     keep = ranks.rank() == 0
     steps, digests = [], []
     details.update({"ns_calls_by_rank": [], "collectives_by_rank": [], "clip_norms": [], "step_seconds": []})
@@ -188,7 +193,7 @@ def run(plugin, s, details, device):
                     (loss / s.gas).backward()
                 losses.append(float(loss.detach().float()))
             par.after_backward()
-            grads = read_state(s, par.params, opts, keys, grads=True)   # before clipping (it scales in place)
+            grads = read_state(s, par.params, opts, keys, grads=True, hook=hook)   # before clipping (it scales in place)
             train_counts, counts_before = _since(recorder.counts, counts_before), dict(recorder.counts)
             where[0] = "step"
             with recorder:
@@ -203,7 +208,7 @@ def run(plugin, s, details, device):
             if device.type == "cuda":
                 torch.cuda.synchronize()
             details["step_seconds"].append(round(time.perf_counter() - begin, 6))
-            state = read_state(s, par.params, opts, keys)
+            state = read_state(s, par.params, opts, keys, hook=hook)
             digests.append(optimizer_trace.replicated_digest(par, opts, optimizer_trace.held_everywhere(par.params, opts)))
             mine = {"ns": [counter.calls.get(i, 0) for i in range(len(named))] + [counter.unattributed],
                     "comm": {"forward_backward": train_counts, "optimizer_step": _since(recorder.counts, counts_before)}}

@@ -227,6 +227,12 @@ class OptimizerPlugin(Implementation):
 
     shape = "optimizer"
 
+    def param_state(self, optimizer, param, use_muon):
+        """Optional: {trace field ("momentum", "adam_m", "adam_v"): tensor} of a parameter's state
+        where `state_keys` cannot name it (state nested under another key, or kept rescaled: heavyball's
+        debiased EMA); asked only where `optimizer.state[param]` is not empty. Default {}."""
+        return {}
+
     def optimizer(self, muon_groups, adam_groups, scenario):
         """[torch.optim.Optimizer]: each group is a param-group dict holding one parameter with its
         `lr` and `weight_decay` (the scenario's groups applied); the rates follow the schedule
