@@ -10,10 +10,11 @@ Purposes, from where the collective ran (the adapter knows; torch does not say):
   an `ns_internal` (FSDP2: DTensor's partial products and redistributions of the NS iterate, in
   the NS dtype; with `ns_scalars` — a plugin whose NS normalizes in fp32 before casting — a
   one-element reduction there is a `scalar`, the norm); outside it a one-element reduction is a
-  `scalar` (norms), an all-gather a `weight_sync` (an optimizer that splits its parameters over
-  ranks gathers the stepped weights: muon-optimizer's Muon, pytorch-optimizer's DistributedMuon),
-  any other collective a `grad_reduce` (none is expected: AdamW and Muon's momentum work on local
-  shards).
+  `scalar` (norms); an all-gather, under DDP a `weight_sync` (an optimizer that splits its
+  parameters over ranks gathers the stepped weights: muon-optimizer's Muon, pytorch-optimizer's
+  DistributedMuon), under FSDP2 (`sharded`) a `muon_gather` (an optimizer gathering a sharded
+  update whole before its NS: pytorch-optimizer's Muon, DTensor.full_tensor()); any other
+  collective a `grad_reduce` (none is expected: AdamW and Muon's momentum work on local shards).
 Phases: every micro-step but the last is `micro_step`; the last one (its backward syncs the
 gradients) and the optimizer step are `boundary`.
 
@@ -34,7 +35,7 @@ import torch
 from . import ranks
 
 
-def classify(counter, where, ns_scalars=False):
+def classify(counter, where, ns_scalars=False, sharded=False):
     """The recorder's purpose function: `where()` is "train" or "step"; `counter` is the NsCounter."""
     def purpose(kind, elements):
         if where() == "train":
@@ -43,7 +44,9 @@ def classify(counter, where, ns_scalars=False):
             return "scalar" if ns_scalars and elements <= 1 else "ns_internal"
         if elements <= 1:
             return "scalar"
-        return "weight_sync" if kind == "all_gather" else "grad_reduce"
+        if kind == "all_gather":
+            return "muon_gather" if sharded else "weight_sync"
+        return "grad_reduce"
     return purpose
 
 
