@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from .common import optimizer_trace, ranks
+from .common import optimizer_trace, ranks, state_fields
 from .common import trace as trace_doc
 from .common.collectives import CollectiveRecorder
 from .common.model import ScenarioModel, make_batch
@@ -286,4 +286,6 @@ def run(plugin, s, details, device):
     as_values = lambda st: [{k: trace_doc.tensor_values(v) if torch.is_tensor(v) else v for k, v in e.items()}   # noqa: E731
                             for e in st]
     steps = [dict(x, params=as_values(x["params"])) for x in steps]
-    return {"dtypes": dtypes, "tags": tags, "initial": as_values(initial), "steps": steps, "ranks": summary["ranks"]}
+    initial = as_values(initial)
+    state_fields.exported_alike(initial, steps)
+    return {"dtypes": dtypes, "tags": tags, "initial": initial, "steps": steps, "ranks": summary["ranks"]}

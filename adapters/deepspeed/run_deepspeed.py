@@ -44,7 +44,7 @@ import ds_coverage  # noqa: E402
 from engine_config import (Unsupported, check_runnable, ds_config, extra_config_for,  # noqa: E402,F401
                            head_config, merged)   # the resident worker calls these through this module
 from engine_run import Run  # noqa: E402
-from state_readback import exported_alike, zero_before_created  # noqa: E402
+from adapters.common.state_fields import exported_alike, zero_before_created  # noqa: E402
 
 TRACE_FORMAT = trace_io.TRACE_FORMAT
 _DTYPE_NAME = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}

@@ -140,6 +140,7 @@ std::vector<OptionEntry> build_table() {
       flag("installed", "with --impl: judge the implementation installed in this Python environment (no site folder; "
                         "with =VERSION, the installed version must be it)"),
       repeated("fix", "with --impl: apply this fix of the plugin's known defects to every case (ids: its hello line)"),
+      repeated("knob", "with --impl: NAME=V1,V2,...: draw the plugin's knob NAME only from these values (a part of its space, e.g. --knob precision=fp16_static,fp16_dynamic on a GPU)"),
       value("max-defects", "with --impl: distinct failures shrunk; later ones are counted only", std::to_string(kDefaultMaxDefects)),
       value("known-defects", "with --impl: a known-defect registry (docs/known-defects.md; the plugin's own is "
                              "adapters/NAME/known_defects.json): a failure its fixes explain does not fail the run; a "

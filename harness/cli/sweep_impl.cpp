@@ -131,6 +131,8 @@ Scenario mapped_case(Scenario base, const nlohmann::json& config, external::Resi
 }  // namespace
 
 void reject_workers_without_impl(const cli::Args& args) {
+  if (!args.values("knob").empty())
+    throw Error(ErrorKind::Usage, "--knob needs --impl: it holds a knob of that implementation's plugin to some of its values");
   if (args.value("workers"))
     throw Error(ErrorKind::Usage, "--workers needs --impl: it sets how many resident workers of that implementation run "
                                   "side by side (our own engine's sweep runs one case at a time)");
@@ -146,7 +148,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   mo.log_path = external::worker_log_path(w.options);
   mo.log_path.insert(mo.log_path.size() - 4, "-map");
   external::ResidentWorker mapper(mo, external::worker_command(w.impl, mo));
-  const external::PluginSpace& space = mapper.space();
+  const external::PluginSpace space = external::restricted(mapper.space(), args.values("knob"));
 
   ImplSweepOptions o;
   o.impl = *args.value("impl");
@@ -188,7 +190,8 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   record["worker_logs"] = logs;
   nlohmann::json knobs = nlohmann::json::array();
   for (const auto& k : space.knobs) knobs.push_back({{"name", k.name}, {"values", k.values}, {"field_knob", !k.fields.empty()}});
-  record["space"] = knobs;
+  record["space"] = knobs;   // as drawn: --knob holds some knobs to part of their values
+  record["knobs_held"] = args.values("knob");
   if (const auto json = args.value("json")) {
     write_file_atomically(*json, record.dump(2) + "\n");
     std::printf("report: %s\n", json->c_str());

@@ -1,6 +1,8 @@
 #include "harness/external/plugin_space.hpp"
 
+#include <algorithm>
 #include <set>
+#include <sstream>
 
 #include "core/error.hpp"
 
@@ -68,6 +70,34 @@ nlohmann::json default_config(const PluginSpace& space) {
   nlohmann::json c = nlohmann::json::object();
   for (const auto& k : space.knobs) c[k.name] = k.values.front();
   return c;
+}
+
+PluginSpace restricted(PluginSpace space, const std::vector<std::string>& specs) {
+  for (const auto& spec : specs) {
+    const auto eq = spec.find('=');
+    const std::string name = spec.substr(0, eq);
+    auto knob = std::find_if(space.knobs.begin(), space.knobs.end(), [&](const Knob& k) { return k.name == name; });
+    if (eq == std::string::npos || knob == space.knobs.end()) {
+      std::string names;
+      for (const auto& k : space.knobs) names += (names.empty() ? "" : ", ") + k.name;
+      throw Error(ErrorKind::Usage, "--knob " + spec + ": expected NAME=V1,V2,... with NAME a knob of " +
+                                        space.implementation + " (" + names + ")");
+    }
+    Knob kept{knob->name, {}, {}};
+    std::stringstream list(spec.substr(eq + 1));
+    for (std::string text; std::getline(list, text, ',');) {
+      const nlohmann::json v = nlohmann::json::accept(text) ? nlohmann::json::parse(text) : nlohmann::json(text);
+      const auto at = std::find(knob->values.begin(), knob->values.end(), v);
+      if (at == knob->values.end())
+        throw Error(ErrorKind::Usage, "--knob " + spec + ": " + knob->name + " has no value " + v.dump() + " (its values: " +
+                                          nlohmann::json(knob->values).dump() + ")");
+      kept.values.push_back(v);
+      if (!knob->fields.empty()) kept.fields.push_back(knob->fields[static_cast<size_t>(at - knob->values.begin())]);
+    }
+    if (kept.values.empty()) throw Error(ErrorKind::Usage, "--knob " + spec + ": give at least one value");
+    *knob = std::move(kept);
+  }
+  return space;
 }
 
 rc::Gen<nlohmann::json> config_gen(const PluginSpace& space) {

@@ -31,6 +31,11 @@ PluginSpace space_from_hello(const nlohmann::json& hello, const std::string& imp
 // Every knob at its default.
 nlohmann::json default_config(const PluginSpace& space);
 
+// The space with knobs held to some of their values: each spec "NAME=V1,V2,..." (a value as JSON,
+// else as a string) keeps those values of knob NAME, in the order given (the first becomes the
+// one a case shrinks towards). Throws Error{Usage} naming the spec for an unknown knob or value.
+PluginSpace restricted(PluginSpace space, const std::vector<std::string>& specs);
+
 // A configuration drawn knob by knob (each a RapidCheck element of its values, shrinking towards
 // the first); an empty space gives {}.
 rc::Gen<nlohmann::json> config_gen(const PluginSpace& space);
