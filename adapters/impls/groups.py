@@ -38,9 +38,10 @@ class ClampNorm:
 
     def __call__(self, G, out, *args, **kwargs):
         import torch
+        from torch.utils._python_dispatch import _disable_current_modes
         name = getattr(self.plugin, "ns_dtype", "fp32")
         dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(name, torch.float32)
-        with torch.no_grad():
+        with torch.no_grad(), _disable_current_modes():   # our gather of a DTensor input: not the package's collective
             n = (G.full_tensor() if hasattr(G, "full_tensor") else G).detach().float().norm()
             clamped, added = n.clamp(min=1e-7).to(dtype), (n + 1e-7).to(dtype)
         self.calls += 1
