@@ -56,12 +56,13 @@ def declines(plugin, resolved, config):
     process world (the mapper's question, asked before a case is handed to a worker): a Decline or None."""
     s = scenario_file.Scenario(resolved, "<declines request>")
     s.config = space.full_config(plugin, config)
-    if plugin.shape == "optimizer":   # what DDP/FSDP2 and the loop cannot run, whatever the plugin: drawn again too
+    decline = plugin.declines_here(s, s.config) or plugin.declines(s, s.config)
+    if decline is None and plugin.shape == "optimizer":   # what DDP/FSDP2 and the loop cannot run (as case.run meets it)
         try:
             optimizer_loop.check_wrappable(s, s.dp)
         except Unsupported as e:
             return Decline(e.knob, e.reason)
-    return plugin.declines_here(s, s.config) or plugin.declines(s, s.config)
+    return decline
 
 
 def run(plugin, resolved, config=None, fixes=(), repeat=0, source="<resident request>"):

@@ -41,6 +41,8 @@ def check_wrappable(s, world_size):
     mode = parallelism(s)
     if s.zero_init:
         raise Unsupported("engine.zero_init: FSDP2 builds sharded params from a meta-device model; not mapped")
+    if s.per_head:
+        raise Unsupported("optimizer.per_head: a plain optimizer orthogonalizes whole matrices")
     if s.clip["max_norm"] > 0 and s.clip["mode"] != "raw_grad":
         raise Unsupported("optimizer.clip.mode update: the loop clips gradients (clip_grad_norm_), not Muon updates")
     if s.param_dtype == "fp16" or s.loss_scaler["type"] != "none":

@@ -10,9 +10,9 @@ Purposes, from where the collective ran (the adapter knows; torch does not say):
   an `ns_internal` (FSDP2: DTensor's partial products and redistributions of the NS iterate, in
   the NS dtype; with `ns_scalars` — a plugin whose NS normalizes in fp32 before casting — a
   one-element reduction there is a `scalar`, the norm); outside it a one-element reduction is a
-  `scalar` (norms); an all-gather, under DDP a `weight_sync` (an optimizer that splits its
-  parameters over ranks gathers the stepped weights: muon-optimizer's Muon, pytorch-optimizer's
-  DistributedMuon), under FSDP2 (`sharded`) a `muon_gather` (an optimizer gathering a sharded
+  `scalar` (norms); an all-gather, under DDP a `muon_exchange` (an optimizer that splits its
+  parameters over ranks gathers the weights it stepped, fp32 masters with the NS result applied
+  unrounded: muon-optimizer's Muon, pytorch-optimizer's DistributedMuon), under FSDP2 (`sharded`) a `muon_gather` (an optimizer gathering a sharded
   update whole before its NS: pytorch-optimizer's Muon, DTensor.full_tensor()); any other
   collective a `grad_reduce` (none is expected: AdamW and Muon's momentum work on local shards).
 Phases: every micro-step but the last is `micro_step`; the last one (its backward syncs the
@@ -45,7 +45,7 @@ def classify(counter, where, ns_scalars=False, sharded=False):
         if elements <= 1:
             return "scalar"
         if kind == "all_gather":
-            return "muon_gather" if sharded else "weight_sync"
+            return "muon_gather" if sharded else "muon_exchange"
         return "grad_reduce"
     return purpose
 
