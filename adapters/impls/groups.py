@@ -8,11 +8,16 @@ and schedule): muoncheck sets a group's rate from its first parameter before eve
 import json
 
 
+def rate(ps):
+    """What must be alike for two parameters to share a group: decay, lr scale and schedule."""
+    return ps.weight_decay, ps.lr_scale, json.dumps(ps.lr_schedule, sort_keys=True)
+
+
 def merged(groups, specs):
     """`groups` and their parameters' scenario entries (`specs`, same order) -> merged groups."""
     out, keys = [], []
     for g, ps in zip(groups, specs):
-        key = (g["lr"], g["weight_decay"], ps.lr_scale, json.dumps(ps.lr_schedule, sort_keys=True))
+        key = (g["lr"], g["weight_decay"], *rate(ps))
         if key in keys:
             out[keys.index(key)]["params"].extend(g["params"])
         else:

@@ -5,7 +5,7 @@ import torch
 
 from ..plugin import Decline, Knob, OptimizerPlugin, Unsupported
 from .configs import expressing, matching
-from .groups import merged, of_kind
+from .groups import merged, of_kind, rate
 
 # What every class always does (no knob for it): EMA momentum with Nesterov, the standard quintic
 # NS in bf16 (5 iterations of one triple), scale √max(1, r/c).
@@ -35,6 +35,8 @@ class Plugin(OptimizerPlugin):
             return Decline("class", f"engine.stage {s.stage}: the package steps and all-gathers whole parameters, FSDP2 shards them")
         if s.ns_iterations != [tuple(t) for t in FIXED["optimizer.ns_coefficients"]] or s.ns_dtype != "bf16":
             return Decline("semantics", "optimizer.ns_*: every class runs 5 bf16 iterations of one fixed triple")
+        if not config["class"].endswith("WithAuxAdam") and len({rate(p) for p in of_kind(s, True)}) > 1:
+            return Decline("class", "optimizer.groups: Muon and SingleDeviceMuon take one list of parameters, one rate")
         return None
 
     def optimizer(self, muon_groups, adam_groups, s):

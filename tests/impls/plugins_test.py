@@ -100,7 +100,7 @@ check(distributed_muon.all_gather is original, "reverted, pytorch_optimizer is a
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
     def __init__(self, scale, sched="constant"):
-        self.lr_scale, self.lr_schedule = scale, {"shape": sched}
+        self.lr_scale, self.lr_schedule, self.weight_decay = scale, {"shape": sched}, 0.0
 a, b, c = object(), object(), object()
 groups = [{"params": [a], "lr": 0.02, "weight_decay": 0.0}, {"params": [b], "lr": 0.02, "weight_decay": 0.0},
           {"params": [c], "lr": 0.01, "weight_decay": 0.0}]
