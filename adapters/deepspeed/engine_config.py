@@ -70,6 +70,13 @@ def check_engine_path(s):
                           "and ZeRO-2's fp32 gradient accumulation (bf16 params, fp32 grad_accum_dtype and comm_dtype)")
     if s.offload_optimizer != "none" and s.stage not in (1, 2, 3):
         raise Unsupported("engine.offload_optimizer: DeepSpeed offloads the optimizer only under ZeRO")
+    if bf16_optimizer_path(s):
+        # BF16_Optimizer.__init__ (0.19.8 runtime/bf16_optimizer.py:60-66) raises for a Muon param
+        # that is not a 2-D matrix: a limit DeepSpeed states, not a defect to judge
+        odd = [p.name for p in s.params if p.use_muon and len(p.shape) != 2]
+        if odd:
+            raise Unsupported(f"grad_accum_dtype fp32 with bf16 params at ZeRO-1 (BF16_Optimizer): DeepSpeed's BF16 "
+                              f"Muon supports dense 2-D matrices only, not {odd[0]} {s.params[[p.name for p in s.params].index(odd[0])].shape}")
     if s.offload_optimizer == "nvme" and s.stage != 3:
         raise Unsupported("engine.offload_optimizer nvme: DeepSpeed swaps the optimizer state to a file only at "
                           "ZeRO-3 (ZeRO-1/2 keep an nvme-offloaded optimizer in host memory, as for cpu)")

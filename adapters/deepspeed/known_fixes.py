@@ -82,3 +82,81 @@ def stage0_forwards_num_heads(original_step):
             mo.muon_update = plain
 
     return step
+
+
+def link_hp_in_flat_order(original_link_all_hp_params):
+    """Ours (no upstream change yet; reports/deepspeed/upstream/round-robin-hp-mapping.md): ZeRO-1/2
+    lay the flat buffer out in `round_robin_bit16_groups` order (round_robin_gradients reorders it,
+    and since PR #8277 per-param padding shifts it), and `round_robin_bit16_offsets` records where
+    each param starts. `_link_all_hp_params` passes those offsets to link_hp_params only when some
+    padding is non-zero; otherwise `_init_lp_to_hp_mapping` walks `bit16_groups` (model order) with
+    running offsets, so with round_robin_gradients every param is mapped to another param's span of
+    the fp32 partition (0.19.6 alike: it has no offsets and always walks model order):
+    safe_get_full_fp32_param / safe_get_full_optimizer_state return the wrong
+    elements (and checkpoint paths built on _hp_mapping read and write them). The training itself
+    (the flat partitions) is untouched. The fix links in the flat buffer's order
+    (round_robin_bit16_groups), with the real offsets where there is padding."""
+    import deepspeed.comm as dist
+    from deepspeed.runtime.zero import stage_1_and_2 as s12
+
+    def _link_all_hp_params(self):
+        if self.cpu_offload:
+            self._get_offload_gradient_dict()
+        for i, _ in enumerate(self.optimizer.param_groups):
+            partition_id = dist.get_rank(group=self.real_dp_process_group[i])
+            partition_size = self.bit16_groups_flat[i].numel() // dist.get_world_size(
+                group=self.real_dp_process_group[i])
+            kwargs, lp_list = {}, self.round_robin_bit16_groups[i]   # the flat buffer's order
+            if any(getattr(self, "round_robin_bit16_padding", [[0]] * (i + 1))[i]):
+                # 0.19.8 with per-param padding: the original already passes the real offsets
+                offset_by_param = {id(p): off for p, off in zip(self.round_robin_bit16_groups[i],
+                                                               self.round_robin_bit16_offsets[i])}
+                lp_list = self.bit16_groups[i]
+                kwargs["param_offsets"] = [offset_by_param[id(p)] for p in lp_list]
+            s12.link_hp_params(lp_param_list=lp_list,
+                               flat_hp_partition=self.single_partition_of_fp32_groups[i],
+                               gradient_dict=self.averaged_gradients,
+                               offload_gradient_dict=self.offload_gradient_dict,
+                               use_offload=self.cpu_offload,
+                               param_group_index=i,
+                               partition_start=partition_id * partition_size,
+                               partition_size=partition_size,
+                               dp_group=self.real_dp_process_group[i],
+                               **kwargs)
+
+    return _link_all_hp_params
+
+
+def bf16_optimizer_forwards_num_heads(original_prepare):
+    """Ours (the call site PR #8612 leaves out, reports/deepspeed/upstream/bf16-optimizer-per-head-dropped.md):
+    BF16_Optimizer._prepare_muon_updates (ZeRO-1 with bf16 params and fp32 gradient accumulation)
+    calls muon_update(grad, momentum, beta=..., ns_method=...) without num_heads, so a per-head
+    projection is orthogonalised whole. The method imports muon_update from original_muon at each
+    call; for the duration of the call that name is bound to a version that adds the tag of the
+    parameter each call is for, in the order the method visits them (layout['local_matrices'] of
+    each Muon group)."""
+    import deepspeed.runtime.zero.muon.original_muon as om
+
+    def _prepare_muon_updates(self):
+        order = []
+        for gi, group in enumerate(self.optimizer.param_groups):
+            if group.get("use_muon", False):
+                params = self.bf16_groups[gi]
+                order += [getattr(params[entry[0]], "muon_num_heads", None)
+                          for entry in self._muon_exchange_layouts[gi]["local_matrices"]]
+        heads = iter(order)
+        plain = om.muon_update
+
+        def muon_update(grad, momentum, *args, **kwargs):
+            n = next(heads, None)
+            if kwargs.get("num_heads") is None and n is not None:
+                kwargs["num_heads"] = n
+            return plain(grad, momentum, *args, **kwargs)
+
+        om.muon_update = muon_update
+        try:
+            return original_prepare(self)
+        finally:
+            om.muon_update = plain
+
+    return _prepare_muon_updates
