@@ -8,6 +8,10 @@ cases from muoncheck's generator, so case N is the same scenario on both trees.
     scripts/judge-patch.py --impl deepspeed=0.19.6 --base-site /tmp/ds-0.19.6 --patch FIX.diff OUT_DIR
     scripts/judge-patch.py --impl deepspeed=0.19.6 --base-site A --patched-site B OUT_DIR
       [--seed S] [--cases N] [--dp N] [--workers N] [--title TEXT] [--witnesses REGISTRY]
+      [--knob NAME=V1,V2]... [--case-timeout-s S]
+
+--knob (repeatable) holds a knob of the plugin to some of its values on both trees, to aim the
+sweep at what the patch touches (sweep --impl --knob).
 
 A patch is a unified diff with paths relative to the site (a/deepspeed/runtime/...; -p1). It is
 applied to a copy of the base site (OUT_DIR/patched-site); a patch that does not apply is an
@@ -41,7 +45,10 @@ def sweep(args, site, name, out):
     cmd = [args.muoncheck, "sweep", "--impl", args.impl, "--impl-site", site, "--seed", str(args.seed),
            "--cases", str(args.cases), "--dp", str(args.dp), "--workers", str(args.workers),
            "--max-defects", str(args.max_defects), "--shrink-seconds", str(args.shrink_seconds),
+           "--case-timeout-s", str(args.case_timeout_s),
            "--cases-dir", os.path.join(out, f"cases-{name}"), "--json", record]
+    for knob in args.knob:
+        cmd += ["--knob", knob]
     if args.witnesses:
         cmd += ["--known-defects", args.witnesses]
     with open(os.path.join(out, f"sweep-{name}.log"), "w") as log:
@@ -60,13 +67,16 @@ def failing(record):
 
 def judge(base, patched):
     b, p = failing(base), failing(patched)
+    # a sweep cut short (--budget, a crash) runs fewer cases: judge only the cases both trees ran
     cases = min(base.get("cases_run", 0), patched.get("cases_run", 0))
     fixed = sorted(c for c in b if c not in p and c <= cases)
-    left = sorted(c for c in b if c in p)
+    left = sorted(c for c in b if c in p and c <= cases)
     broken = sorted(c for c in p if c not in b and c <= cases)
     row = lambda c, src: {"case": c, "invariant": src[c][0], "message": src[c][1][:300], "attribution": src[c][2]}
+    # a case failing on both trees may fail another way after the patch: say what it failed on before
+    leave = lambda c: dict(row(c, p), base_invariant=b[c][0], base_message=b[c][1][:300])
     problems = lambda r: r.get("known_defect_problems", [])
-    return {"cases": cases, "fixes": [row(c, b) for c in fixed], "leaves": [row(c, p) for c in left],
+    return {"cases": cases, "fixes": [row(c, b) for c in fixed], "leaves": [leave(c) for c in left],
             "breaks": [row(c, p) for c in broken],
             "witnesses": {"base": problems(base), "patched": problems(patched),
                           "checked_base": (base.get("known_defects") or {}).get("checked", []),
@@ -75,7 +85,8 @@ def judge(base, patched):
 
 def markdown(args, j):
     lines = [f"# {args.title or 'Patch judged'}: {args.impl}", "",
-             f"`scripts/judge-patch.py --impl {args.impl} --seed {args.seed} --cases {args.cases} --dp {args.dp}`"
+             f"`scripts/judge-patch.py --impl {args.impl} --seed {args.seed} --cases {args.cases} --dp {args.dp}"
+             + "".join(f" --knob {k}" for k in args.knob) + "`"
              f" on the base site and with {os.path.basename(args.patch) if args.patch else 'the patched site'}; "
              f"{j['cases']} cases on both.", "",
              "| | cases |", "|---|---|",
@@ -113,16 +124,23 @@ def main(argv=None):
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--max-defects", type=int, default=4)
     ap.add_argument("--shrink-seconds", type=int, default=60)
+    ap.add_argument("--knob", action="append", default=[], help="NAME=V1,V2: hold a plugin knob to these values (repeatable)")
+    ap.add_argument("--case-timeout-s", type=int, default=120)
     ap.add_argument("--witnesses", help="a known-defect registry whose witnesses are run on both trees")
     ap.add_argument("--title")
     ap.add_argument("--muoncheck", default=os.environ.get("MUONCHECK", os.path.join(ROOT, "build/harness/muoncheck")))
     args = ap.parse_args(argv)
+    # the sweeps run in the repository root: every path they are given must not depend on our cwd
+    args.out, args.base_site = os.path.abspath(args.out), os.path.abspath(args.base_site)
+    args.patched_site = args.patched_site and os.path.abspath(args.patched_site)
+    args.witnesses = args.witnesses and os.path.abspath(args.witnesses)
     os.makedirs(args.out, exist_ok=True)
     site = args.patched_site or patched_site(args.base_site, args.patch, args.out)
     base = sweep(args, args.base_site, "base", args.out)
     patched = sweep(args, site, "patched", args.out)
     j = judge(base, patched)
-    j.update({"impl": args.impl, "seed": args.seed, "patch": args.patch, "title": args.title})
+    j.update({"impl": args.impl, "seed": args.seed, "dp": args.dp, "knobs": args.knob, "patch": args.patch,
+              "title": args.title})
     with open(os.path.join(args.out, "judgement.json"), "w") as f:
         json.dump(j, f, indent=2)
     with open(os.path.join(args.out, "judgement.md"), "w") as f:
