@@ -95,8 +95,11 @@ def read_state(s, params, opts, keys, grads=False, hook=None):
         st = state_of.get(id(p), {})
         extra = hook(opt_of[id(p)], p, ps.use_muon) if hook is not None and st else {}
         for field, names in keys.fields(ps.use_muon):
-            if torch.is_tensor(extra.get(field)):   # the plugin's own reading: a local tensor
-                local[(i, field)] = extra[field].detach().float().cpu().clone()
+            if torch.is_tensor(extra.get(field)):   # the plugin's own reading (a DTensor: gathered whole)
+                if hasattr(extra[field], "full_tensor"):
+                    entry[field] = _snapshot(extra[field])
+                else:
+                    local[(i, field)] = extra[field].detach().float().cpu().clone()
                 continue
             key = next((k for k in names if torch.is_tensor(st.get(k))), None)
             if key is None:
