@@ -62,11 +62,14 @@ def count_by_shape(counter, scenario):
     """NS calls attributed by matrix shape, for an optimizer that stacks same-shape matrices into one
     batched call and whose NS caller holds a stale `p` (pytorch-optimizer's foreach path): each matrix
     of a batch is one call of the Muon parameter of that shape (transposed or not); a shape several
-    parameters share is attributed in order when the batch holds them all, else unattributed."""
+    parameters share is attributed in order when the batch holds them all, else unattributed. A call
+    of one matrix is the counter's own (its caller's `p`: DistributedMuon's loop over its params)."""
     import types
-    muon = {i for i, p in enumerate(scenario.params) if p.use_muon}
+    muon, single = {i for i, p in enumerate(scenario.params) if p.use_muon}, counter._record
 
     def record(self, G, out):
+        if G.ndim != 3:
+            return single(G, out)
         self.dtypes.add(str(out.dtype).replace("torch.", ""))
         rows, cols, batch = int(G.shape[-2]), int(G.shape[-1]), int(G.shape[0]) if G.ndim == 3 else 1
         candidates = [i for i in self.shapes.get((rows, cols), []) or self.shapes.get((cols, rows), []) if i in muon]
