@@ -130,14 +130,14 @@ std::string repro_line(const std::string& path, const ImplSweepOptions& o) {
 // case in float128 (walking back along the path when a smaller case failed only in double).
 ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun& run_of_case, int index,
                          const std::set<std::string>& confirmed, const std::string& error, const std::string& lead,
-                         const ImplSweepOptions& o, RunnerPool& pool, double& impl_seconds) {
+                         const ImplSweepOptions& o, RunnerPool& pool, ImplTime& time) {
   const std::string name = case_name(o, index);
   const bool partners = o.relational && std::any_of(confirmed.begin(), confirmed.end(), is_relational);
   std::map<std::string, CaseRun> runs{{scenario_hash(named(failing.value(), name)), run_of_case}};
   auto still_fails = [&](const Scenario& candidate) {
     const Scenario s = named(candidate, name);
     CaseRun c = pool.submit([&](const CaseRunner& run) { return run_impl_case(s, run, partners, index); }).get();
-    impl_seconds += c.seconds;
+    time.implementation += c.seconds, time.steps += c.step_seconds;
     bool fails;
     if (!error.empty()) fails = !c.trace.error.empty() && error_kind(c.trace.error) == error_kind(error);
     else {
@@ -188,9 +188,9 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
 // The case run again with `fixes` applied and judged with every invariant, failures confirmed
 // in float128: one re-run of attribution's evidence.
 FixRun fix_trial(const Scenario& s, const FixSet& fixes, bool partners, int index, const ImplSweepOptions& o,
-                 RunnerPool& pool, double& impl_seconds) {
+                 RunnerPool& pool, ImplTime& time) {
   CaseRun c = pool.submit([&](const CaseRunner& run) { return run_impl_case(s, run, partners, index, fixes); }).get();
-  impl_seconds += c.seconds;
+  time.implementation += c.seconds, time.steps += c.step_seconds;
   FixRun r;
   r.fixes = fixes;
   if (c.trace.error.rfind(kFixDoesNotApply, 0) == 0) {
@@ -227,11 +227,11 @@ std::string version_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
 }
 
 Attribution attribute_case(const Scenario& s, const FixRun& failing, const std::vector<std::string>& failed, int index,
-                           const ImplSweepOptions& o, const ImplSweepResult& r, RunnerPool& pool, double& impl_seconds) {
+                           const ImplSweepOptions& o, const ImplSweepResult& r, RunnerPool& pool, ImplTime& time) {
   const bool partners = o.relational && std::any_of(failed.begin(), failed.end(), is_relational);
   const FixSet applicable = o.registry.applicable(version_of(o, r));
   Attribution a = attribute(applicable, failing, [&](const FixSet& fixes) {
-    return fix_trial(s, fixes, partners, index, o, pool, impl_seconds);
+    return fix_trial(s, fixes, partners, index, o, pool, time);
   }, o.max_attribution_runs);
   a.known = o.known_defects_given && a.verdict == AttributionVerdict::explained;
   return a;
@@ -260,18 +260,7 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
                 RunnerPool& pool, const std::function<void()>& settle, ImplSweepResult& r) {
   const Scenario& s = c.scenario;
   const Trace& trace = c.trace;
-  r.implementation_seconds += c.seconds;
-  auto steps_of = [](const Trace& t) {
-    double sum = 0;
-    if (t.impl_details.contains("step_seconds") && t.impl_details["step_seconds"].is_array())
-      for (const auto& x : t.impl_details["step_seconds"])
-        if (x.is_number()) sum += x.get<double>();
-    if (t.impl_details.contains("engine_setup_seconds") && t.impl_details["engine_setup_seconds"].is_number())
-      sum += t.impl_details["engine_setup_seconds"].get<double>();   // building and tearing down its engine
-    return sum;
-  };
-  r.step_seconds += steps_of(c.trace);
-  for (const auto& pt : c.partners) r.step_seconds += steps_of(pt.second);
+  r.time.implementation += c.seconds, r.time.steps += c.step_seconds;
   r.partner_runs += static_cast<int>(c.partners.size());
   for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
   if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
@@ -306,7 +295,7 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
   if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
     settle();
     ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, lead, o, pool,
-                                 r.implementation_seconds);
+                                 r.time);
     f.defect = defect_of(r.defects, d.symptom, d.features);
     if (f.defect < 0) {
       r.defects.push_back(std::move(d));
@@ -320,8 +309,8 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
     ImplDefect* d = f.defect >= 0 ? &r.defects[f.defect] : nullptr;
     if (d && d->attribution.verdict == AttributionVerdict::not_asked)   // its minimal case first
       d->attribution = attribute_case(d->shrunk, failing_run(d->invariants, d->message), d->invariants, d->found_after - 1, o, r,
-                                      pool, r.implementation_seconds);
-    f.attribution = attribute_case(s, failing_run(failed, message), failed, i, o, r, pool, r.implementation_seconds);
+                                      pool, r.time);
+    f.attribution = attribute_case(s, failing_run(failed, message), failed, i, o, r, pool, r.time);
     r.explained += f.attribution.verdict == AttributionVerdict::explained;
     r.fresh += f.attribution.verdict == AttributionVerdict::new_defect;
   }
@@ -350,19 +339,34 @@ void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepR
       continue;
     }
     const bool partners = o.relational && std::any_of(d.invariants.begin(), d.invariants.end(), is_relational);
-    const FixRun bare = fix_trial(w, {}, partners, 0, o, pool, r.implementation_seconds);
+    const FixRun bare = fix_trial(w, {}, partners, 0, o, pool, r.time);
     if (bare.conforms) {
       r.known_defect_problems.push_back(where + " no longer reproduces on " + (version.empty() ? "this version" : version) +
                                         ": its witness " + d.witness + " conforms without the fix (fixed upstream? remove the "
                                         "entry or narrow its versions)");
       continue;
     }
-    const FixRun fixed = fix_trial(w, {id}, partners, 0, o, pool, r.implementation_seconds);
+    const FixRun fixed = fix_trial(w, {id}, partners, 0, o, pool, r.time);
     if (!fixed.fix_error.empty()) r.known_defect_problems.push_back(where + ": the fix does not apply: " + fixed.fix_error);
     else if (!fixed.conforms)
       r.known_defect_problems.push_back(where + ": its fix does not make its witness " + d.witness + " conform: " + fixed.message);
     else r.known_defects_checked.push_back(id);
   }
+}
+
+}  // namespace
+
+namespace {
+
+// The seconds a trace says the implementation spent in its own steps and building its engine.
+double own_seconds(const Trace& t) {
+  double sum = 0;
+  if (t.impl_details.contains("step_seconds") && t.impl_details["step_seconds"].is_array())
+    for (const auto& x : t.impl_details["step_seconds"])
+      if (x.is_number()) sum += x.get<double>();
+  if (t.impl_details.contains("engine_setup_seconds") && t.impl_details["engine_setup_seconds"].is_number())
+    sum += t.impl_details["engine_setup_seconds"].get<double>();
+  return sum;
 }
 
 }  // namespace
@@ -382,6 +386,8 @@ CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partne
     }
   }
   c.seconds = since(t0);
+  c.step_seconds = own_seconds(c.trace);
+  for (const auto& pt : c.partners) c.step_seconds += own_seconds(pt.second);
   return c;
 }
 

@@ -102,6 +102,14 @@ struct UnconfirmedImplCase {
   std::string message;
 };
 
+// Worker-seconds spent in the implementation (summed over the workers: with N workers up to N ×
+// the sweep's seconds), and of that, in its own steps and engine set-up (its traces'
+// details.step_seconds and engine_setup_seconds): the rest of the workers' time is the harness's.
+struct ImplTime {
+  double implementation = 0;
+  double steps = 0;
+};
+
 struct ImplSweepResult {
   std::string implementation;             // "deepspeed 0.19.8", from the traces
   int cases_run = 0, declined = 0, errors = 0;
@@ -112,12 +120,8 @@ struct ImplSweepResult {
   std::map<std::string, int> features_drawn;        // over the cases the implementation ran
   int workers = 1;                        // runners the cases ran on side by side
   double seconds = 0;                     // wall time of the sweep
-  double implementation_seconds = 0;      // in the implementation, summed over the workers
-  double step_seconds = 0;                // of that, in the implementation's own steps and engine set-up
-                                          // (its traces' details.step_seconds and engine_setup_seconds,
-                                          // partners included): the rest of a case's wall time is the
-                                          // harness's overhead
-                                          // (worker-seconds: with N workers up to N × seconds)
+  ImplTime time;                          // every run of the implementation: the cases, their
+                                          // partners, shrinking, attribution and witness re-runs
   bool budget_exhausted = false;
   std::vector<ImplFailure> failures;
   std::vector<ImplDefect> defects;
@@ -140,6 +144,7 @@ struct CaseRun {
   Trace trace;
   std::vector<std::pair<Scenario, Trace>> partners;
   double seconds = 0;   // in the implementation, its partners included
+  double step_seconds = 0;   // of that, in its own steps and engine set-up (the traces say)
 };
 
 // Runs case `s` (and with `with_partners` its gas re-split and stage re-split number `index` of

@@ -7,10 +7,10 @@ namespace muoncheck {
 
 namespace {
 
-// The share of the workers' time spent in the implementation: implementation_seconds (summed over
+// The share of the workers' time spent in the implementation: time.implementation (summed over
 // the workers) over seconds × workers.
 double implementation_share(const ImplSweepResult& r) {
-  return r.seconds > 0 ? r.implementation_seconds / (r.seconds * r.workers) : 0.0;
+  return r.seconds > 0 ? r.time.implementation / (r.seconds * r.workers) : 0.0;
 }
 
 }  // namespace
@@ -22,7 +22,7 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
                o.impl.c_str(), r.implementation.empty() ? "?" : r.implementation.c_str(),
                static_cast<unsigned long long>(o.seed), r.cases_run, r.cases_run == 1 ? "" : "s", r.seconds, r.workers,
                r.workers == 1 ? "" : "s", r.cases_per_minute(), 100 * implementation_share(r),
-               r.seconds > 0 ? 100 * r.step_seconds / (r.seconds * r.workers) : 0.0, r.declined,
+               r.seconds > 0 ? 100 * r.time.steps / (r.seconds * r.workers) : 0.0, r.declined,
                r.cases_run ? 100.0 * r.declined / r.cases_run : 0.0, r.errors, r.budget_exhausted ? " (stopped by --budget)" : "");
   const int draws = r.cases_run + r.declined_draws;
   if (r.declined_draws)
@@ -84,12 +84,12 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
             {"declined_draws", r.declined_draws}, {"draws", r.cases_run + r.declined_draws},
             {"declines_by_feature", r.declines_by_feature}, {"features_drawn", r.features_drawn},
             {"errors", r.errors}, {"partner_runs", r.partner_runs}, {"partner_errors", r.partner_errors}, {"seconds", r.seconds}, {"workers", r.workers},
-            {"implementation_seconds", r.implementation_seconds},   // summed over the workers
+            {"implementation_seconds", r.time.implementation},   // summed over the workers
             {"implementation_share", implementation_share(r)},     // of seconds × workers
-            {"step_seconds", r.step_seconds},   // in the implementation's own steps, summed over the workers
+            {"step_seconds", r.time.steps},   // in the implementation's own steps, summed over the workers
             // the harness's overhead: each worker's wall time less the implementation's own steps, per case
-            {"overhead_seconds_per_case", r.cases_run ? (r.seconds * r.workers - r.step_seconds) / r.cases_run : 0.0},
-            {"overhead_share", r.seconds > 0 ? 1.0 - r.step_seconds / (r.seconds * r.workers) : 0.0},
+            {"overhead_seconds_per_case", r.cases_run ? (r.seconds * r.workers - r.time.steps) / r.cases_run : 0.0},
+            {"overhead_share", r.seconds > 0 ? 1.0 - r.time.steps / (r.seconds * r.workers) : 0.0},
             {"cases_per_minute", r.cases_per_minute()}, {"budget_seconds", o.budget_seconds},
             {"budget_exhausted", r.budget_exhausted}, {"oracle_precision", "double, failures confirmed in float128"},
             {"executed", r.counts.executed}, {"verdicts", r.counts.verdicts},
