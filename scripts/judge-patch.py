@@ -8,10 +8,11 @@ cases from muoncheck's generator, so case N is the same scenario on both trees.
     scripts/judge-patch.py --impl deepspeed=0.19.6 --base-site /tmp/ds-0.19.6 --patch FIX.diff OUT_DIR
     scripts/judge-patch.py --impl deepspeed=0.19.6 --base-site A --patched-site B OUT_DIR
       [--seed S] [--cases N] [--dp N] [--workers N] [--title TEXT] [--witnesses REGISTRY]
-      [--knob NAME=V1,V2]... [--case-timeout-s S]
+      [--knob NAME=V1,V2]... [--case-timeout-s S] [--reuse]
 
 --knob (repeatable) holds a knob of the plugin to some of its values on both trees, to aim the
-sweep at what the patch touches (sweep --impl --knob).
+sweep at what the patch touches (sweep --impl --knob). --reuse judges again from the sweep
+records OUT_DIR holds (sweep-base.json, sweep-patched.json), running only a missing one.
 
 A patch is a unified diff with paths relative to the site (a/deepspeed/runtime/...; -p1). It is
 applied to a copy of the base site (OUT_DIR/patched-site); a patch that does not apply is an
@@ -42,6 +43,9 @@ def patched_site(base, patch, out):
 
 def sweep(args, site, name, out):
     record = os.path.join(out, f"sweep-{name}.json")
+    if args.reuse and os.path.exists(record):
+        with open(record) as f:
+            return json.load(f)
     cmd = [args.muoncheck, "sweep", "--impl", args.impl, "--impl-site", site, "--seed", str(args.seed),
            "--cases", str(args.cases), "--dp", str(args.dp), "--workers", str(args.workers),
            "--max-defects", str(args.max_defects), "--shrink-seconds", str(args.shrink_seconds),
@@ -60,9 +64,12 @@ def sweep(args, site, name, out):
 
 
 def failing(record):
-    """case number -> (first failing invariant, message, attribution text)."""
-    return {f["case"]: (f["invariants"][0] if f["invariants"] else "ERROR", f["message"],
-                        (f.get("attribution") or {}).get("text", "")) for f in record.get("failures", [])}
+    """case number -> (first failing invariant, message, attribution text, every failing invariant).
+    A case whose implementation raised is an ERROR, whatever invariant the sweep filed it under."""
+    def first(f):
+        return "ERROR" if f["message"].startswith("ERROR") or not f["invariants"] else f["invariants"][0]
+    return {f["case"]: (first(f), f["message"], (f.get("attribution") or {}).get("text", ""), f["invariants"])
+            for f in record.get("failures", [])}
 
 
 def judge(base, patched):
@@ -74,7 +81,10 @@ def judge(base, patched):
     broken = sorted(c for c in p if c not in b and c <= cases)
     row = lambda c, src: {"case": c, "invariant": src[c][0], "message": src[c][1][:300], "attribution": src[c][2]}
     # a case failing on both trees may fail another way after the patch: say what it failed on before
-    leave = lambda c: dict(row(c, p), base_invariant=b[c][0], base_message=b[c][1][:300])
+    # and which of its invariants the patch cured or broke (none cured where it now raises: nothing was judged)
+    leave = lambda c: dict(row(c, p), base_invariant=b[c][0], base_message=b[c][1][:300],
+                           cured=[] if p[c][0] == "ERROR" else [i for i in b[c][3] if i not in p[c][3]],
+                           newly_failing=[i for i in p[c][3] if i not in b[c][3]])
     problems = lambda r: r.get("known_defect_problems", [])
     return {"cases": cases, "fixes": [row(c, b) for c in fixed], "leaves": [leave(c) for c in left],
             "breaks": [row(c, p) for c in broken],
@@ -93,7 +103,13 @@ def markdown(args, j):
              f"| fixes (failing before, conforming after) | {len(j['fixes'])} |",
              f"| leaves (failing in both) | {len(j['leaves'])} |",
              f"| breaks (conforming before, failing after) | {len(j['breaks'])} |", ""]
-    for title, key in (("Fixes", "fixes"), ("Leaves", "leaves"), ("Breaks", "breaks")):
+    if j["leaves"]:
+        lines += ["## Leaves", "", "| case | before | after | invariants cured | newly failing | attribution |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| {r['case']} | {r['base_invariant']} | {r['invariant']} | {', '.join(r['cured']) or '-'} | "
+                  f"{', '.join(r['newly_failing']) or '-'} | {r['attribution'].replace('|', '/')} |" for r in j["leaves"]]
+        lines.append("")
+    for title, key in (("Fixes", "fixes"), ("Breaks", "breaks")):
         if j[key]:
             lines += [f"## {title}", "", "| case | invariant | message | attribution |", "|---|---|---|---|"]
             lines += [f"| {r['case']} | {r['invariant']} | {r['message'].replace('|', '/')} | {r['attribution'].replace('|', '/')} |"
@@ -128,6 +144,7 @@ def main(argv=None):
     ap.add_argument("--case-timeout-s", type=int, default=120)
     ap.add_argument("--witnesses", help="a known-defect registry whose witnesses are run on both trees")
     ap.add_argument("--title")
+    ap.add_argument("--reuse", action="store_true", help="take the sweep records OUT_DIR holds; run only a missing one")
     ap.add_argument("--muoncheck", default=os.environ.get("MUONCHECK", os.path.join(ROOT, "build/harness/muoncheck")))
     args = ap.parse_args(argv)
     # the sweeps run in the repository root: every path they are given must not depend on our cwd
@@ -135,7 +152,9 @@ def main(argv=None):
     args.patched_site = args.patched_site and os.path.abspath(args.patched_site)
     args.witnesses = args.witnesses and os.path.abspath(args.witnesses)
     os.makedirs(args.out, exist_ok=True)
-    site = args.patched_site or patched_site(args.base_site, args.patch, args.out)
+    reused = args.reuse and os.path.exists(os.path.join(args.out, "sweep-patched.json"))
+    site = args.patched_site or (os.path.join(args.out, "patched-site") if reused
+                                 else patched_site(args.base_site, args.patch, args.out))
     base = sweep(args, args.base_site, "base", args.out)
     patched = sweep(args, site, "patched", args.out)
     j = judge(base, patched)
