@@ -45,7 +45,7 @@ class Plugin(OptimizerPlugin):
     def declines(self, s, c):
         if (c["scale_mode"], c["extra_scale_factor"]) not in SCALE:
             return Decline("extra_scale_factor", f"{c['scale_mode']} × {c['extra_scale_factor']}: no scenario scale rule")
-        if c["weight_decay_method"] != "decoupled" and s.weight_decay > 0:
+        if c["weight_decay_method"] != "decoupled" and any(p.weight_decay > 0 for p in s.params):   # groups included
             return Decline("weight_decay_method", f"{c['weight_decay_method']}: the semantics decay decoupled by lr·wd")
         if any(p.use_muon and len(p.shape) != 2 for p in s.params):
             return Decline(None, "a Muon parameter that is not 2-D: Muon.orthogonalize raises ValueError (documented)")

@@ -38,15 +38,12 @@ class Plugin(OptimizerPlugin):
         return None
 
     def param_state(self, opt, p, use_muon):
-        """opt.state[p][0], keys named by chain position; exp_avg is the debiased m/(1−βᵗ): the semantics' M is m."""
+        """opt.state[p][0], keys named by chain position. Its EMA (exp_avg) is kept debiased, m/(1−βᵗ), by
+        another recurrence: m itself is not recoverable to the ulp, so only the `sum` form's buffer is shown."""
         if not use_muon or type(opt).__module__.split(".")[0] != "heavyball":
             return {}
-        st = opt.state[p][0]
-        key = next(k for k in st if "momentum" in k or k.startswith("exp_avg"))
-        m = st[key].float()
-        if key.startswith("exp_avg"):
-            m = m * (1 - opt.param_groups[0]["betas"][0] ** int(st["step"]))
-        return {"momentum": m}
+        key = next((k for k in opt.state[p][0] if "momentum" in k), None)
+        return {"momentum": opt.state[p][0][key]} if key else {}
 
     def optimizer(self, muon_groups, adam_groups, s):
         import heavyball.utils

@@ -43,7 +43,7 @@ class Plugin(OptimizerPlugin):
     def declines(self, s, c):
         if c["class"] == "DistributedMuon" and s.stage != 0:
             return Decline("class", "DistributedMuon all-gathers whole parameters (replicated, DDP); FSDP2 shards them")
-        if not c["weight_decouple"] and s.weight_decay > 0:
+        if not c["weight_decouple"] and any(p.weight_decay > 0 for p in s.params):   # groups included
             return Decline("weight_decouple", "False: L2 decay added to the gradient; the semantics decay decoupled")
         return None
 
