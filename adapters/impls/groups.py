@@ -60,23 +60,24 @@ def clamp_norm(plugin):
 
 def count_by_shape(counter, scenario):
     """NS calls attributed by matrix shape, for an optimizer that stacks same-shape matrices into one
-    batched call and whose NS caller holds a stale `p` (pytorch-optimizer's foreach path): each matrix
-    of a batch is one call of the Muon parameter of that shape (transposed or not); a shape several
-    parameters share is attributed in order when the batch holds them all, else unattributed. A call
-    of one matrix is the counter's own (its caller's `p`: DistributedMuon's loop over its params)."""
+    batched call and whose NS caller holds a stale `p` (pytorch-optimizer's Muon, foreach or DTensor
+    path): each matrix of a call is one call of the first Muon parameter of that shape (transposed or
+    not) not yet counted this step — the optimizer walks its groups' params in order; a matrix no such
+    parameter is left for is unattributed (a second NS of a parameter shows). DistributedMuon's calls
+    of one matrix are the counter's own (its caller's `p` is the param it steps)."""
     import types
     muon, single = {i for i, p in enumerate(scenario.params) if p.use_muon}, counter._record
+    distributed = (getattr(scenario, "config", None) or {}).get("class") == "DistributedMuon"
 
     def record(self, G, out):
-        if G.ndim != 3:
+        if G.ndim != 3 and distributed:
             return single(G, out)
         self.dtypes.add(str(out.dtype).replace("torch.", ""))
         rows, cols, batch = int(G.shape[-2]), int(G.shape[-1]), int(G.shape[0]) if G.ndim == 3 else 1
         candidates = [i for i in self.shapes.get((rows, cols), []) or self.shapes.get((cols, rows), []) if i in muon]
-        if len(candidates) == batch or (batch == 1 and len(candidates) == 1):
-            for index in candidates:
-                self.calls[index] = self.calls.get(index, 0) + 1
-                self.heads[index] = 0
-        else:
-            self.unattributed += batch
+        free = [i for i in candidates if self.calls.get(i, 0) == 0][:batch]
+        for index in free:
+            self.calls[index] = self.calls.get(index, 0) + 1
+            self.heads[index] = 0
+        self.unattributed += batch - len(free)
     counter._record = types.MethodType(record, counter)

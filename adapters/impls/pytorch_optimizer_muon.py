@@ -45,6 +45,8 @@ class Plugin(OptimizerPlugin):
             return Decline("class", "DistributedMuon all-gathers whole parameters (replicated, DDP); FSDP2 shards them")
         if not c["weight_decouple"] and any(p.weight_decay > 0 for p in s.params):   # groups included
             return Decline("weight_decouple", "False: L2 decay added to the gradient; the semantics decay decoupled")
+        if c["ns_method"] == "gram_newton_schulz" and any(p.use_muon and p.rows == p.cols for p in s.params):
+            return Decline("ns_method", "gram_newton_schulz runs Gram on square matrices too; the semantics' gram runs them standard")
         return None
 
     def optimizer(self, muon_groups, adam_groups, s):
