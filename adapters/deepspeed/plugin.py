@@ -11,6 +11,7 @@ a checkpoint save/load. Field knobs map onto the scenario; engine knobs (overlap
 reduce_scatter, round_robin_gradients) must not change the result beyond rounding. A combination
 DeepSpeed cannot run as the scenario says is declined with the knob that causes it.
 """
+import functools
 import os
 import sys
 
@@ -151,6 +152,9 @@ class DeepSpeedMuon(EnginePlugin):
         if config["reduce_scatter"] and s.stage == 3:
             return Decline("reduce_scatter", "zero_optimization.reduce_scatter at stage 3: DeepSpeed's ZeRO-3 refuses "
                                              "Muon with reduce_scatter")
+        if config["reduce_scatter"] and config["offload_optimizer"] != "none" and _refuses_reduce_scatter_offload():
+            return Decline("reduce_scatter", "zero_optimization.reduce_scatter with offload_optimizer: this DeepSpeed "
+                                             "refuses Muon with both (offload keeps only partition slices)")
         if config["overlap_comm"] and s.stage == 0:
             return Decline("overlap_comm", "zero_optimization.overlap_comm at stage 0: no ZeRO optimizer to overlap")
         if s.checkpoint and s.resumed().dp != s.dp:
@@ -186,6 +190,14 @@ def _check_all_but_world(s, deepspeed):
         ec.check_runnable(s, deepspeed)
     finally:
         ranks.world_size = world
+
+
+@functools.lru_cache(maxsize=None)
+def _refuses_reduce_scatter_offload():
+    """0.19.6's ZeRO-1/2 raise for Muon with reduce_scatter and optimizer offload; 0.19.8 runs them."""
+    import inspect
+    from deepspeed.runtime.zero import stage_1_and_2
+    return "Muon with reduce scatter does not support optimizer offload" in inspect.getsource(stage_1_and_2)
 
 
 def _device():
