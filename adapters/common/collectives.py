@@ -10,7 +10,7 @@ autograd wrappers are not collectives.
 Each record: the kind muoncheck names (`all_reduce`, `reduce_scatter`, `all_gather`, `gather`,
 `scatter`), the dtype,
 the logical size (nccl-tests' "size": a gather's output, a reduction's input), the purpose the
-caller's `classify(kind, elements)` gives, and the caller's `phase` and `step`. Collectives of
+caller's `classify(kind, elements)` gives (`classify(kind, elements, dtype)` when it has `wants_dtype`), and the caller's `phase` and `step`. Collectives of
 integer, bool or fp64 tensors (DDP's bucket-index broadcasts) and ops muoncheck has no kind for
 (broadcast, all-to-all) are not in the log; they are counted in `unrecorded` by op name, so a
 floating-point broadcast in training would show in the trace's details, never vanish.
@@ -74,4 +74,5 @@ class CollectiveRecorder(TorchDispatchMode):
         dtype = tensors[0].dtype
         self.log.append({"kind": kind, "dtype": _DTYPE[dtype], "elements": int(elements),
                          "bytes": int(elements * torch.tensor([], dtype=dtype).element_size()),
-                         "purpose": self.classify(kind, int(elements)), "phase": self.phase, "step": self.step})
+                         "purpose": self.classify(kind, int(elements), _DTYPE[dtype]) if getattr(self.classify, "wants_dtype", False)
+                         else self.classify(kind, int(elements)), "phase": self.phase, "step": self.step})

@@ -8,8 +8,9 @@ Purposes, from where the collective ran (the adapter knows; torch does not say):
   weight has a one-element bucket;
 - the optimizer step (clipping, Muon, AdamW): inside torch's NS function (the NS counter's depth)
   an `ns_internal` (FSDP2: DTensor's partial products and redistributions of the NS iterate, in
-  the NS dtype; with `ns_scalars` — a plugin whose NS normalizes in fp32 before casting — a
-  one-element reduction there is a `scalar`, the norm); outside it a one-element reduction is a
+  the NS dtype; with `ns_scalars` — a plugin whose NS normalizes in fp32 before casting — an
+  fp32 one-element reduction there is a `scalar`, the norm, and an fp32 all-gather a `muon_gather`,
+  the NS input gathered before the cast, in the comm dtype); outside it a one-element reduction is a
   `scalar` (norms); an all-gather, under DDP a `muon_exchange` (an optimizer that splits its
   parameters over ranks gathers the weights it stepped, fp32 masters with the NS result applied
   unrounded: muon-optimizer's Muon, pytorch-optimizer's DistributedMuon), under FSDP2 (`sharded`) a `muon_gather` (an optimizer gathering a sharded
@@ -37,16 +38,19 @@ from . import ranks
 
 def classify(counter, where, ns_scalars=False, sharded=False):
     """The recorder's purpose function: `where()` is "train" or "step"; `counter` is the NsCounter."""
-    def purpose(kind, elements):
+    def purpose(kind, elements, dtype=None):
         if where() == "train":
             return "param_gather" if kind == "all_gather" else "grad_reduce"
         if counter.inside > 0:
-            return "scalar" if ns_scalars and elements <= 1 else "ns_internal"
+            if ns_scalars and dtype == "fp32":   # its fp32 normalization: the norm, or the input gathered before the cast
+                return "scalar" if elements <= 1 else ("muon_gather" if kind == "all_gather" else "ns_internal")
+            return "ns_internal"
         if elements <= 1:
             return "scalar"
         if kind == "all_gather":
             return "muon_gather" if sharded else "muon_exchange"
         return "grad_reduce"
+    purpose.wants_dtype = True
     return purpose
 
 
