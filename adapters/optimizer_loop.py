@@ -204,8 +204,10 @@ def run(plugin, s, details, device):
             where[0] = "step"
             with recorder:
                 if s.clip["max_norm"] > 0:
+                    where[0] = "clip"   # its reductions are norms (FSDP2: the per-param norms' vector), fp32 scalars
                     n = torch.nn.utils.clip_grad_norm_(par.params, s.clip["max_norm"])
                     details["clip_norms"].append(float(full(n)))
+                    where[0] = "step"
                 for opt in opts:
                     opt.step()
                 for opt in opts:

@@ -6,7 +6,9 @@ Purposes, from where the collective ran (the adapter knows; torch does not say):
 - forward/backward: an all-gather is a `param_gather` (FSDP2 unsharding params), every reduction a
   `grad_reduce` (FSDP2's reduce-scatter, DDP's buckets), also of one element: a model of one 1×1
   weight has a one-element bucket;
-- the optimizer step (clipping, Muon, AdamW): inside torch's NS function (the NS counter's depth)
+- clipping (the loop's clip_grad_norm_, `where() == "clip"`): every collective is a `scalar` (norms;
+  under FSDP2 the vector of per-parameter norms is reduced whole);
+- the optimizer step (Muon, AdamW): inside torch's NS function (the NS counter's depth)
   an `ns_internal` (FSDP2: DTensor's partial products and redistributions of the NS iterate, in
   the NS dtype; with `ns_scalars` — a plugin whose NS normalizes in fp32 before casting — an
   fp32 one-element reduction there is a `scalar`, the norm, and an fp32 all-gather a `muon_gather`,
@@ -41,6 +43,8 @@ def classify(counter, where, ns_scalars=False, sharded=False):
     def purpose(kind, elements, dtype=None):
         if where() == "train":
             return "param_gather" if kind == "all_gather" else "grad_reduce"
+        if where() == "clip":   # the loop's clip_grad_norm_: norms
+            return "scalar"
         if counter.inside > 0:
             if ns_scalars and dtype == "fp32":   # its fp32 normalization: the norm, or the input gathered before the cast
                 return "scalar" if elements <= 1 else ("muon_gather" if kind == "all_gather" else "ns_internal")

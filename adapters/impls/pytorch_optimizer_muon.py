@@ -19,7 +19,7 @@ class Plugin(OptimizerPlugin):
                                                           True: {"optimizer.scale_rule": "moonlight"}}),
              Knob("weight_decouple", [True, False]), Knob("foreach", [None, False])]
     ns_functions = [("pytorch_optimizer.optimizer.muon.base", f) for f in ("zero_power_via_newton_schulz_5", "zero_power_via_gram_newton_schulz")]
-    ns_observers = clamp_norm   # its NS divides by max(‖U‖, 1e-7)
+    ns_observers, ns_scalars = clamp_norm, True   # NS divides by max(‖U‖, 1e-7); gram normalizes (and FSDP2 gathers) in fp32
 
     def install_ns_counter(self, counter, scenario):   # foreach stacks same-shape matrices; its NS caller's `p` is stale
         super().install_ns_counter(counter, scenario)
