@@ -160,3 +160,74 @@ def bf16_optimizer_forwards_num_heads(original_prepare):
             om.muon_update = plain
 
     return _prepare_muon_updates
+
+
+def clip_raw_gradient_before_muon(original_epilogue):
+    """After DeepSpeed PR #7776 (open; for #8439): at ZeRO-1/2 Muon runs inside get_flat_partition,
+    called by independent_gradient_partition_epilogue at the accumulation boundary, before step()
+    takes the global norm and clips; so the momentum takes the unclipped gradient and the clip norm
+    is taken over the orthogonalised updates. The PR clips the raw gradient before muon_update and
+    keeps step() from clipping a second time. Here the epilogue runs with get_flat_partition
+    deferred (each group's accumulated gradients kept), the global norm of the raw gradients of this
+    rank's partitions is all-reduced over the data-parallel group, every group's gradients are
+    scaled by the clip factor (step()'s formula: (norm / loss_scale + 1e-6) / clip_grad, at least 1),
+    and then get_flat_partition (Muon included) runs on them. step() then runs with clip_grad 0 for
+    that step (it still unscales the loss scale), installed below as an instance attribute."""
+    import deepspeed.comm as dist
+
+    def epilogue(self, *args, **kwargs):
+        if not self.clip_grad or self.clip_grad <= 0.0 or self.cpu_offload:
+            return original_epilogue(self, *args, **kwargs)
+        deferred = {}
+        real = type(self).get_flat_partition
+
+        def defer(tensor_list, first_offset, partition_size, dtype, device, param_group_idx,
+                  return_tensor_list=False):
+            deferred[param_group_idx] = (self.all_grad_tensors[param_group_idx], tensor_list, first_offset,
+                                         partition_size, dtype, device, return_tensor_list)
+            return None
+
+        self.get_flat_partition = defer
+        try:
+            result = original_epilogue(self, *args, **kwargs)
+        finally:
+            del self.get_flat_partition
+        if not deferred:
+            return result
+        sq = torch.zeros((), dtype=torch.float64, device=next(iter(deferred.values()))[5])
+        for grads, tensor_list, first_offset, partition_size, *_ in deferred.values():
+            if not tensor_list:
+                continue
+            flat = torch.cat([g.reshape(-1).to(torch.float64) for g in grads])
+            sq += flat.narrow(0, int(first_offset), int(min(partition_size, flat.numel() - first_offset))).pow(2).sum()
+        sq = sq.to(torch.float32)
+        dist.all_reduce(sq, group=self.dp_process_group)
+        norm = float(sq.sqrt()) / float(self.loss_scale)
+        factor = None
+        if norm == norm and norm != float("inf"):
+            clip = (norm + 1e-6) / self.clip_grad
+            if clip > 1.0:
+                factor = 1.0 / clip
+        for i, (grads, tensor_list, first_offset, partition_size, dtype, device, rtl) in deferred.items():
+            if factor is not None and grads is not None:
+                for g in grads:
+                    g.mul_(factor)
+            self.all_grad_tensors[i] = grads
+            self.averaged_gradients[i] = real(self, tensor_list, first_offset, partition_size, dtype=dtype,
+                                              device=device, param_group_idx=i, return_tensor_list=rtl)
+            self.all_grad_tensors[i] = None
+        if "step" not in self.__dict__:
+            cls_step = type(self).step
+
+            def step_once_unclipped(*a, **k):
+                del self.step
+                saved, self.clip_grad = self.clip_grad, 0.0
+                try:
+                    return cls_step(self, *a, **k)
+                finally:
+                    self.clip_grad = saved
+
+            self.step = step_once_unclipped
+        return result
+
+    return epilogue
