@@ -192,6 +192,8 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   for (const auto& k : space.knobs) knobs.push_back({{"name", k.name}, {"values", k.values}, {"field_knob", !k.fields.empty()}});
   record["space"] = knobs;   // as drawn: --knob holds some knobs to part of their values
   record["knobs_held"] = args.values("knob");
+  record["dp"] = dp;
+  record["command_line"] = this_command_line();
   if (const auto json = args.value("json")) {
     write_file_atomically(*json, record.dump(2) + "\n");
     std::printf("report: %s\n", json->c_str());

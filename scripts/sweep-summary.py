@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The table of an implementation's published sweep records, read from the records alone.
+
+    scripts/sweep-summary.py reports/deepspeed/sweeps          (writes reports/deepspeed/sweeps/README.md)
+
+One row per record (`muoncheck sweep --impl ... --json FILE`): where it ran, dp, cases, cases per
+minute, the share of the drawn configurations declined and by which knobs, the harness's overhead
+share, failing cases and how attribution by counterfactual explained them (explained by registry
+fixes / NEW / other), the lead symptoms of the failures, and the command that reproduces it.
+"""
+import collections
+import json
+import os
+import sys
+
+
+def load(folder):
+    out = []
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".json"):
+            with open(os.path.join(folder, name)) as f:
+                record = json.load(f)
+            if record.get("command") == "sweep" and record.get("impl"):
+                out.append((name, record))
+    return out
+
+
+def declines(r):
+    draws = r.get("draws") or r.get("cases_run") or 0
+    by = sorted(r.get("declines_by_feature", {}).items(), key=lambda kv: -kv[1])
+    parts = [f"{k.replace('knob ', '')} {100.0 * n / draws:.0f}%" for k, n in by if draws and 100.0 * n / draws >= 1]
+    share = 100.0 * r.get("declined_draws", 0) / draws if draws else 0.0
+    return f"{share:.0f}% ({', '.join(parts)})" if parts else f"{share:.0f}%"
+
+
+def attribution(r):
+    verdicts = collections.Counter(f.get("attribution", {}).get("verdict", "not asked") for f in r.get("failures", []))
+    return ", ".join(f"{n} {v}" for v, n in verdicts.most_common()) or "none"
+
+
+def symptoms(r, top=4):
+    lead = collections.Counter((f.get("symptoms") or ["?"])[0] for f in r.get("failures", []))
+    return "; ".join(f"{n}× {s}" for s, n in lead.most_common(top))
+
+
+def where(name, r):
+    details = r.get("implementation", "")
+    return ("GPU" if name.startswith("gpu") else "CPU") + (f" ({details})" if details else "")
+
+
+def main(argv):
+    if len(argv) != 2:
+        sys.exit(__doc__)
+    folder = argv[1]
+    records = load(folder)
+    if not records:
+        sys.exit(f"{folder}: no sweep records (muoncheck sweep --impl ... --json FILE)")
+    lines = ["# Sweep records", "",
+             "Each row is one record in this folder, regenerated with the command beside it; this page with",
+             f"`python3 scripts/sweep-summary.py {folder}`. Declines are configurations the plugin could not",
+             "express, counted per knob and drawn again; overhead is the workers' time outside the implementation's",
+             "own steps and engine set-up. Attribution: each failing case re-run under the registry's fixes",
+             "(`explained` by a minimal set of them; `new_defect` when it fails with every fix).", "",
+             "| record | where | dp | cases | cases/min | declined draws | overhead | failing | attribution | lead symptoms |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for name, r in records:
+        dp = r.get("dp", "?")
+        lines.append(f"| [{name}]({name}) | {where(name, r)} | {dp} | {r.get('cases_run', 0)} | "
+                     f"{r.get('cases_per_minute', 0):.1f} | {declines(r)} | {100 * r.get('overhead_share', 0):.0f}% | "
+                     f"{len(r.get('failures', []))} | {attribution(r)} | {symptoms(r)} |")
+    lines += ["", "Commands:", ""]
+    for name, r in records:
+        lines.append(f"- `{name}`: `{r.get('command_line', '?')}`")
+    with open(os.path.join(folder, "README.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print(os.path.join(folder, "README.md"))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
