@@ -231,3 +231,25 @@ def clip_raw_gradient_before_muon(original_epilogue):
         return result
 
     return epilogue
+
+
+def muon_update_viewed_back(original_muon_update):
+    """Ours (no upstream change yet; reports/deepspeed/upstream/conv-weight-muon-update-shape.md):
+    muon_update views a 4-D (conv) update as a matrix for Newton-Schulz and never views it back, so
+    0.19.8's overflow guard (torch.where against the 4-D gradient, from PR #8435) raises or
+    broadcasts, 0.19.6's ZeRO-3 copy_ back into the gradient raises, and the aspect-ratio scale is
+    taken from the kernel's (kh, kw) instead of the matrix view's. The fix runs the original on the
+    (out, in*kh*kw) views of the gradient and the momentum (both written in place, as before) and
+    returns the update viewed back to the gradient's shape, so the scale and the guard see the
+    matrix and the caller gets the parameter's shape."""
+
+    def muon_update(grad, momentum, *args, **kwargs):
+        if (grad.ndim == 4 and not kwargs.get("is_expert_group", False) and kwargs.get("num_heads") is None
+                and len(args) < 4 and grad.is_contiguous() and momentum.is_contiguous()
+                and momentum.numel() == grad.numel()):
+            rows = grad.shape[0]
+            update = original_muon_update(grad.view(rows, -1), momentum.view(rows, -1), *args, **kwargs)
+            return update.reshape(grad.shape)
+        return original_muon_update(grad, momentum, *args, **kwargs)
+
+    return muon_update
