@@ -95,6 +95,33 @@ TEST(PluginSpace, configurationsAreDrawnFromTheKnobsAndShrinkTowardsTheDefaults)
   EXPECT_EQ(seen.size(), 8u);   // every combination drawn
 }
 
+// --knob NAME=V1,V2: the knob is drawn from those values only (their fields kept with them); an
+// unknown knob or value is a usage error naming the spec.
+TEST(PluginSpace, aHeldKnobIsDrawnOnlyFromItsGivenValues) {
+  const auto space = external::space_from_hello(
+      {{"space", {{"knobs", {{{"name", "stage"}, {"values", {1, 0, 2, 3}}, {"fields", {{{"engine.stage", 1}}, {{"engine.stage", 0}},
+                                                                                   {{"engine.stage", 2}}, {{"engine.stage", 3}}}}},
+                             {{"name", "precision"}, {"values", {"fp32", "bf16", "fp16_static"}}}}}}}},
+      "x");
+  const auto held = external::restricted(space, {"stage=3,2", "precision=fp16_static"});
+  EXPECT_EQ(held.knobs[0].values, (std::vector<nlohmann::json>{3, 2}));
+  EXPECT_EQ(held.knobs[0].fields[0], (nlohmann::json{{"engine.stage", 3}}));
+  const auto gen = external::config_gen(held);
+  rc::Random random(5);
+  std::set<std::string> seen;
+  for (int i = 0; i < 40; ++i) seen.insert(gen(random.split(), 100).value().dump());
+  EXPECT_EQ(seen, (std::set<std::string>{R"({"precision":"fp16_static","stage":2})", R"({"precision":"fp16_static","stage":3})"}));
+  for (const std::string bad : {"stages=1", "stage=7", "precision=fp8", "stage"}) {
+    try {
+      external::restricted(space, {bad});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Usage);
+      EXPECT_NE(std::string(e.what()).find("--knob " + bad), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(TorchRepro, theScriptRebuildsTheOptimizersTheTraceRecords) {
   Scenario s = load_scenario("scenarios/torch/torch-thin-z3-dp1-fp32.json");
   Trace t = trace_from_observation(s, observation_of(impl::run_impl(s)), {}, 0);

@@ -4,7 +4,7 @@ project (the tests install it with `pip install --target`): `mymuon` is a small 
 plugin through the entry point group muoncheck.implementations. The plugin module is the whole of
 what a new implementation costs; test_third_party_plugin.py checks it stays within 60 lines.
 `mymuon-broken` plants a defect in the Muon (momentum ignores beta) to show the sweep finds it; the
-`bad-*` plugins each break one thing a plugin gives."""
+`bad-*` plugins each break one thing a plugin gives; `mymuon-picky` declines one knob value."""
 import os
 import textwrap
 
@@ -102,6 +102,13 @@ BAD = {
     "bad-ns": ('ns_functions = [("mymuon", "newton_schulz")]', 'ns_functions = [("mymuon", "newton_schultz")]'),
 }
 
+# A good plugin that cannot express one knob value: a sweep declines it when drawn and draws again.
+PICKY = {
+    "mymuon-picky": ("    def declines(self, s, config):\n",
+                     "    def declines(self, s, config):\n        if config['momentum'] == 0.5:\n"
+                     "            return Decline('momentum', 'optimizer.momentum 0.5: planted decline')\n"),
+}
+
 PYPROJECT = """
 [build-system]
 requires = ["setuptools"]
@@ -134,7 +141,7 @@ def write(folder):
     plugins = {"mymuon": good,
                "mymuon-broken": good.replace("import mymuon\n", "import mymuon_broken as mymuon\n")
                                     .replace('("mymuon", "newton_schulz")', '("mymuon_broken", "newton_schulz")')}
-    for name, (old, new) in BAD.items():
+    for name, (old, new) in {**BAD, **PICKY}.items():
         assert old in good, name
         plugins[name] = good.replace(old, new)
     for name, source in plugins.items():

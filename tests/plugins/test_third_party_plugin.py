@@ -41,6 +41,18 @@ def test_sweep_impl_draws_its_knobs_and_judges_it(plugin_site, tmp_path):
     assert [k["name"] for k in doc["space"]] == ["nesterov", "momentum", "mymuon"]
 
 
+def test_sweep_impl_draws_again_what_the_plugin_declines(plugin_site, tmp_path):
+    record = tmp_path / "sweep.json"
+    r = muoncheck("sweep", "--impl", "mymuon-picky", "--cases", "6", "--seed", "2", "--json", str(record),
+                  "--cases-dir", str(tmp_path / "cases"), "--min-executed", "0.2", site=plugin_site)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(record.read_text())
+    assert doc["cases_run"] == 6 and doc["declined"] == 0, doc           # every case the plugin ran
+    assert doc["declined_draws"] >= 1 and doc["draws"] == 6 + doc["declined_draws"], doc
+    assert doc["declines_by_feature"] == {"knob momentum": doc["declined_draws"]}, doc
+    assert not any(f.startswith("knob momentum=0.5") for f in doc["features_drawn"]), doc["features_drawn"]
+
+
 def test_sweep_impl_finds_the_planted_defect(plugin_site, tmp_path):
     record = tmp_path / "sweep.json"
     r = muoncheck("sweep", "--impl", "mymuon-broken", "--cases", "2", "--seed", "2", "--json", str(record),
