@@ -253,3 +253,18 @@ def muon_update_viewed_back(original_muon_update):
         return original_muon_update(grad, momentum, *args, **kwargs)
 
     return muon_update
+
+
+def unfused_init_without_step(original_initialize_optimizer_states):
+    """Ours (reports/deepspeed/upstream/stage0-16bit-init-step.md; the same change as open PR #5104,
+    "Remove optimizer step on initialization", which names ZeRO-1/2/3 only): at stage 0 with bf16 or
+    fp16 params FP16_UnfusedOptimizer's constructor sets every gradient to zero and calls
+    self.optimizer.step(), so Adam's step counter is 1 before training (first update 0.735 of lr for
+    betas (0.9, 0.95)) and AdamW's (and 0.19.8's stage-0 Muon's) weight decay is applied once. The
+    fix leaves the wrapped optimizer fresh: its state is created lazily at the first real step, as
+    torch's optimizers and ZeRO-1/2 (stage_1_and_2.py) do."""
+
+    def initialize_optimizer_states(self):
+        return None
+
+    return initialize_optimizer_states
