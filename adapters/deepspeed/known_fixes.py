@@ -268,3 +268,39 @@ def unfused_init_without_step(original_initialize_optimizer_states):
         return None
 
     return initialize_optimizer_states
+
+
+def zero3_muon_momentum_kept_on_skip(original_apply):
+    """Ours (reports/deepspeed/upstream/zero3-bf16-skipped-step-muon-momentum.md; the same effect as
+    0.19.8's staged momentum at ZeRO-1/2, `_commit_muon_momentum`): with bf16 params ZeRO-3's step()
+    checks no raw gradient for overflow (the check runs only for fp16), runs
+    _apply_muon_to_accumulated_grads, which writes every Muon parameter's new momentum into the
+    optimizer state, and only then finds the norm non-finite and skips the step. muon_update's
+    guard is per tensor, so every other Muon matrix keeps the discarded gradient in its momentum.
+    The fix keeps a copy of each momentum buffer (the optimizer state's "momentum_buffer", held in
+    memory: offload keeps its own) before Muon runs, and the step's
+    _loss_scale_update_and_overflow_cleanup (bound once on the instance) puts it back when the step
+    is skipped. (step() itself is wrapped by instrument_w_nvtx, whose source is not step's.)"""
+
+    def _apply_muon_to_accumulated_grads(self):
+        saved = []
+        for state in self.optimizer.state.values():
+            buf = state.get("momentum_buffer") if isinstance(state, dict) else None
+            if torch.is_tensor(buf):
+                saved.append((buf, buf.detach().clone()))
+        result = original_apply(self)
+        if saved and "_loss_scale_update_and_overflow_cleanup" not in self.__dict__:
+            cleanup = type(self)._loss_scale_update_and_overflow_cleanup
+
+            def cleanup_once(*a, **k):
+                del self._loss_scale_update_and_overflow_cleanup
+                skipped = cleanup(self, *a, **k)
+                if skipped or self.overflow:
+                    for buf, copy in saved:
+                        buf.data.copy_(copy)
+                return skipped
+
+            self._loss_scale_update_and_overflow_cleanup = cleanup_once
+        return result
+
+    return _apply_muon_to_accumulated_grads
