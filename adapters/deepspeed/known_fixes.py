@@ -304,3 +304,69 @@ def zero3_muon_momentum_kept_on_skip(original_apply):
         return result
 
     return _apply_muon_to_accumulated_grads
+
+
+def muon_momentum_unscaled(original_get_flat_partition):
+    """Ours (no upstream change; reports/deepspeed/upstream/fp16-muon-momentum-loss-scaled.md): under
+    fp16 ZeRO-1/2 run muon_update (inside get_flat_partition, at the accumulation boundary) on the
+    gradient as it is, still multiplied by the loss scale S, so the momentum is kept in loss-scaled
+    units and is never rescaled when the dynamic scaler changes S. Newton-Schulz normalises, so the
+    update is the same either way. For the duration of the call muon_update (original_muon's,
+    which 0.19.8 imports at each call, and the binding 0.19.6's stage_1_and_2 took at import) is
+    bound to a version that divides the gradient by the current loss scale first. ZeRO-1/2 without
+    offload only (ZeRO-3's _muon_update_sub_group and the offload paths are not covered)."""
+    import deepspeed.runtime.zero.muon.original_muon as om
+    import deepspeed.runtime.zero.stage_1_and_2 as s12
+
+    def get_flat_partition(self, *args, **kwargs):
+        scale = float(self.loss_scale)
+        if scale == 1.0:
+            return original_get_flat_partition(self, *args, **kwargs)
+        plain_om, plain_s12 = om.muon_update, getattr(s12, "muon_update", None)
+
+        def muon_update(grad, momentum, *a, **k):
+            grad.div_(scale)
+            return plain_om(grad, momentum, *a, **k)
+
+        om.muon_update = muon_update
+        if plain_s12 is not None:
+            s12.muon_update = muon_update
+        try:
+            return original_get_flat_partition(self, *args, **kwargs)
+        finally:
+            om.muon_update = plain_om
+            if plain_s12 is not None:
+                s12.muon_update = plain_s12
+
+    return get_flat_partition
+
+
+def unscale_by_scale_before_growth(original_step):
+    """Ours, the order open PR #8588's 2026-09-21 comment describes for FP16_Optimizer
+    (reports/deepspeed/upstream/scale-growth-unscales-by-new-scale.md): ZeRO-1/2's step() calls
+    _update_scale(overflow) — which on the scale_window-th good step doubles the scale — before
+    unscale_and_clip_grads divides the gradients by self.loss_scale, so on a growth step the
+    gradients computed at S are divided by 2S (half the step with clipping off or not binding).
+    The fix defers a good step's scale update to the end of step(), so everything in the step sees
+    the scale its gradients were computed at; an overflow's back-off runs where it did. ZeRO-1/2
+    only (ZeRO-3's and stage 0's wrappers have the same order and are not covered)."""
+
+    def step(self, closure=None):
+        deferred = []
+        update_scale = type(self)._update_scale
+
+        def _update_scale(has_overflow):
+            if has_overflow:
+                return update_scale(self, has_overflow)
+            deferred.append(has_overflow)
+
+        self._update_scale = _update_scale
+        try:
+            result = original_step(self, closure=closure)
+        finally:
+            del self._update_scale
+        for has_overflow in deferred:
+            update_scale(self, has_overflow)
+        return result
+
+    return step
