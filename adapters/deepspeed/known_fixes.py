@@ -370,3 +370,127 @@ def unscale_by_scale_before_growth(original_step):
         return result
 
     return step
+
+
+def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type):
+    """DeepSpeed PR #8600's _muon_update_sub_group, as back-ported to 0.19.6
+    (reports/deepspeed/pr-8600/pr-8600-backport.diff): Muon in place on full-shape gradients
+    `(param, dest_offset, grad)` of sub-group i, round-robin over the ranks, momentum written back."""
+    import math
+    import deepspeed.comm as dist
+    import deepspeed.runtime.zero.stage3 as s3
+    params = [param for param, _, _ in group_items]
+    grads = [grad for _, _, grad in group_items]
+    if not params:
+        return
+    flat = self.fp32_partitioned_groups_flat[i]
+    swappable = self._swappable_optimizer_subgroup(i) and not self.save_muon_momentum_buffer_in_memory
+    if swappable:
+        self.optimizer_swapper.swap_in_optimizer_state(parameter=flat)
+    if self.save_muon_momentum_buffer_in_memory:
+        state_buffer = self.muon_momentum_buffer_partitioned_groups_flat[i]
+    else:
+        if "momentum_buffer" not in self.optimizer.state.get(flat, {}):
+            self._create_momentum_buffer(self.fp16_partitioned_groups_flat_numel[i], i, flat.ds_id)
+        state_buffer = self.optimizer.state[flat]["momentum_buffer"]
+    momentum_buffer = [state_buffer.narrow(0, dest_offset, param.partition_numel()).clone()
+                       for param, dest_offset, _ in group_items]
+    gathered = self._partitioned_buffers_all_gather(params, momentum_buffer, communication_data_type)
+    process_group = self._get_sub_group_process_group(i)
+    world_sz = dist.get_world_size(process_group)
+    rank = dist.get_rank(process_group)
+    grads_pad = grads + [torch.empty_like(grads[-1])] * ((world_sz - len(grads) % world_sz) % world_sz)
+    gathered_pad = gathered + [torch.empty_like(gathered[-1])] * ((world_sz - len(gathered) % world_sz) % world_sz)
+    grad_handles, momentum_handles = [], []
+    for base_i in range(len(params))[::world_sz]:
+        if base_i + rank < len(params):
+            g = grads_pad[base_i + rank]
+            m = gathered_pad[base_i + rank]
+            update = s3.muon_update(g, m, beta=self.muon_beta, ns_method=getattr(self, 'muon_ns_method', 'gram'))
+            g.data.copy_(update, non_blocking=False)
+        grad_handles.append(dist.all_gather(grads_pad[base_i:base_i + world_sz], grads_pad[base_i + rank],
+                                            group=process_group, async_op=True))
+        momentum_handles.append(dist.all_gather(gathered_pad[base_i:base_i + world_sz], gathered_pad[base_i + rank],
+                                                group=process_group, async_op=True))
+    for handle in momentum_handles:
+        handle.wait()
+    for idx, (param, dest_offset, grad) in enumerate(group_items):
+        chunk_sz = math.ceil(grad.numel() / world_sz)
+        start_offset = rank * chunk_sz
+        end_offset = start_offset + chunk_sz
+        if end_offset > grad.numel():
+            buffer_to_update = torch.zeros(chunk_sz, device=grad.device, dtype=self.gradient_accumulation_dtype)
+            buffer_to_update[:grad.numel() - start_offset] = gathered[idx].view(-1).data[start_offset:grad.numel()]
+        else:
+            buffer_to_update = gathered[idx].view(-1).data[start_offset:end_offset]
+        if self.save_muon_momentum_buffer_in_memory:
+            self.muon_momentum_buffer_partitioned_groups_flat[i].narrow(0, dest_offset, param.partition_numel()).data.copy_(
+                buffer_to_update, non_blocking=False)
+            self.optimizer.state[flat]["momentum_buffer"] = self.muon_momentum_buffer_partitioned_groups_flat[i]
+        else:
+            self.optimizer.state[flat]["momentum_buffer"].narrow(0, dest_offset, param.partition_numel()).data.copy_(
+                buffer_to_update, non_blocking=False)
+    if swappable:
+        self.optimizer_swapper.swap_out_optimizer_state(parameter=flat)
+    for handle in grad_handles:
+        handle.wait()
+
+
+def _pr8600_apply_muon_to_accumulated_grads(self):
+    """PR #8600's _apply_muon_to_accumulated_grads (back-port): once per step, per Muon sub-group,
+    all-gather the accumulated gradient partitions in chunks bounded by reduce_bucket_size, run
+    Muon, write each rank's slice back."""
+    import deepspeed.comm as dist
+    if not self.use_muon or self.offload_optimizer:
+        return
+    for i, group in enumerate(self.fp16_groups):
+        if not self.sub_groups_using_muon[i] or not group:
+            continue
+        rank = dist.get_rank(group=self._get_sub_group_process_group(i))
+        partitions = self.averaged_gradients[i]
+        start = 0
+        while start < len(group):
+            end, numel = start, 0
+            while end < len(group) and (end == start or numel + group[end].ds_numel <= self.reduce_bucket_size):
+                numel += group[end].ds_numel
+                end += 1
+            params, chunk = group[start:end], partitions[start:end]
+            full_grads = self._partitioned_buffers_all_gather(params, chunk, self.communication_data_type)
+            items = [(param, self.grad_position[self.get_param_id(param)][1], full_grad)
+                     for param, full_grad in zip(params, full_grads)]
+            _pr8600_muon_update_sub_group(self, i, items, self.communication_data_type)
+            for param, partition, update in zip(params, chunk, full_grads):
+                offset = rank * param.partition_numel()
+                num_elements = max(0, min(param.partition_numel(), param.ds_numel - offset))
+                if num_elements > 0:
+                    partition.narrow(0, 0, num_elements).copy_(update.view(-1).narrow(0, offset, num_elements))
+            start = end
+
+
+def zero3_muon_at_step(original_apply_distributed_muon_update):
+    """DeepSpeed PR #8600 (fixes #8443; in 0.19.8), from our back-port onto 0.19.6
+    (reports/deepspeed/pr-8600/pr-8600-backport.diff): 0.19.6's ZeRO-3 runs Muon in the reduce path
+    (_apply_distributed_muon_update), once per bucket per micro-batch, so the momentum advances gas
+    times per step on partial gradients. The PR makes the reduce path return early unless the
+    optimizer is offloaded and runs Muon once per step on the accumulated gradients
+    (_apply_muon_to_accumulated_grads) after the overflow check and before the norm. step() is
+    wrapped by instrument_w_nvtx, so instead of replacing it the replaced reduce-path method binds
+    _get_norm_groups (called only by step(), right where the PR inserts the call) once on the
+    instance to run the per-step Muon first. Left out as in the back-port: #8628's padded
+    all-gather, per-head, the offload path, the loss-scale bookkeeping."""
+
+    def _apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce):
+        if not self.use_muon or self.offload_optimizer:
+            return original_apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce)
+        if "_get_norm_groups" not in self.__dict__:
+            norm_groups = type(self)._get_norm_groups
+
+            def _get_norm_groups_after_muon(*a, **k):
+                del self._get_norm_groups
+                _pr8600_apply_muon_to_accumulated_grads(self)
+                return norm_groups(self, *a, **k)
+
+            self._get_norm_groups = _get_norm_groups_after_muon
+        return None
+
+    return _apply_distributed_muon_update
