@@ -494,3 +494,33 @@ def zero3_muon_at_step(original_apply_distributed_muon_update):
         return None
 
     return _apply_distributed_muon_update
+
+
+def muon_momentum_kept_on_skip(original_update_scale):
+    """Ours, the effect 0.19.8 reaches at ZeRO-1/2 by staging the momentum and committing it only
+    on an applied step (`_muon_staging_momentum` / `_commit_muon_momentum`); #8435's per-tensor guard
+    in muon_update (fixes #8432) covers only the tensor whose own gradient overflowed. 0.19.6's
+    ZeRO-1/2 run muon_update in get_flat_partition at the accumulation boundary, before step() knows
+    the step overflowed, so a skipped step advances every Muon momentum (with the overflowed
+    gradient: inf, every later step skipped). step() calls _update_scale(overflow) once per step,
+    right after the overflow check: the fix keeps a copy of each momentum buffer there on a good
+    step and puts it back (zeros before the first good step: the buffer starts at zero) on a
+    skipped one."""
+
+    def _update_scale(self, has_overflow=False):
+        committed = self.__dict__.setdefault("_muoncheck_committed_momentum", {})
+        for key, state in self.optimizer.state.items():
+            buf = state.get("momentum_buffer") if isinstance(state, dict) else None
+            if not torch.is_tensor(buf):
+                continue
+            if has_overflow:
+                saved = committed.get(id(key))
+                if saved is not None and saved.shape == buf.shape:
+                    buf.data.copy_(saved)
+                else:
+                    buf.data.zero_()
+            else:
+                committed[id(key)] = buf.detach().clone()
+        return original_update_scale(self, has_overflow)
+
+    return _update_scale
