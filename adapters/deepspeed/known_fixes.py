@@ -524,3 +524,117 @@ def muon_momentum_kept_on_skip(original_update_scale):
         return original_update_scale(self, has_overflow)
 
     return _update_scale
+
+
+def _muon_gather_partitions_0198(self, params, group_idx, flat_buffers, process_group, device):
+    """0.19.8's DeepSpeedZeroOptimizer._muon_all_gather_partitions without its buffer cache: the
+    full-shape tensors of `params` assembled from every rank's partition of each flat buffer."""
+    import deepspeed.comm as dist
+    world_size = dist.get_world_size(group=process_group)
+    rank = dist.get_rank(group=process_group)
+    partition_size = int(self.partition_size[group_idx])
+    slices = [[] for _ in range(world_size)]
+    rank_numels = [0] * world_size
+    for param_index, param in enumerate(params):
+        param_id = self.get_param_id(param)
+        for partition_id in self.param_to_partition_ids[group_idx][param_id]:
+            source_offset = int(self.grad_partition_insertion_offset[group_idx][partition_id][param_id])
+            param_offset = int(self.grad_start_offset[group_idx][partition_id][param_id])
+            numel = min(param.numel() - param_offset, partition_size - source_offset)
+            slices[partition_id].append((param_index, source_offset, param_offset, rank_numels[partition_id], numel))
+            rank_numels[partition_id] += numel
+    outputs = [[torch.empty(param.shape, dtype=flat_buffers[0].dtype, device=device) for param in params]
+               for _ in flat_buffers]
+    if world_size == 1:
+        for buffer, full in zip(flat_buffers, outputs):
+            for param_index, source_offset, param_offset, _, numel in slices[rank]:
+                full[param_index].view(-1).narrow(0, param_offset, numel).copy_(buffer.narrow(0, source_offset, numel))
+        return outputs
+    chunk = max(rank_numels)
+    nb = len(flat_buffers)
+    local = torch.zeros(chunk * nb, dtype=flat_buffers[0].dtype, device=device)
+    for _, source_offset, _, packed_offset, numel in slices[rank]:
+        for index, buffer in enumerate(flat_buffers):
+            local.narrow(0, index * chunk + packed_offset, numel).copy_(buffer.narrow(0, source_offset, numel))
+    gathered = torch.empty(chunk * nb * world_size, dtype=local.dtype, device=device)
+    dist.all_gather_into_tensor(gathered, local, group=process_group)
+    for partition_id, partition_slices in enumerate(slices):
+        for param_index, _, param_offset, packed_offset, numel in partition_slices:
+            for index, full in enumerate(outputs):
+                src = partition_id * chunk * nb + index * chunk + packed_offset
+                full[param_index].view(-1).narrow(0, param_offset, numel).copy_(gathered.narrow(0, src, numel))
+    return outputs
+
+
+def offload_runs_newton_schulz(original_scaled_global_norm):
+    """After 0.19.8's _apply_muon_updates_cpu_offload (the change open PR #8464 proposes for RFC
+    #8463), written into 0.19.6 by us: with offload_optimizer, 0.19.6's ZeRO-1/2 keep the reduced
+    gradients in the CPU fp32 partition and never run muon_update (get_flat_partition is the
+    no-offload path), so MuonWithAuxAdam.step applies the raw flat gradient as if orthogonalised:
+    0 NS calls. step() calls scaled_global_norm once, right after the overflow check; the fix first
+    runs 0.19.8's offload Muon there (full gradients and momenta gathered from the partitions,
+    muon_update on each Muon matrix, this rank's slice of the update and momentum written back, the
+    update rescaled by the loss scale so unscale_and_clip_grads cancels it, norm_for_param_grads
+    refreshed) and then the original norm. The Muon step itself is DeepSpeed's 0.19.8 code;
+    per-head (num_heads) is left out (0.19.6's muon_update has none), so is the gather cache."""
+    from deepspeed.accelerator import get_accelerator
+    import deepspeed.comm as dist
+    import deepspeed.runtime.zero.stage_1_and_2 as s12
+    from deepspeed.runtime.zero.utils import get_norm_dtype
+
+    @torch.no_grad()
+    def apply_muon(self):
+        from deepspeed.runtime.zero.muon.muon_optimizer import MuonWithAuxAdam
+        if not isinstance(self.optimizer, MuonWithAuxAdam):
+            return
+        device = get_accelerator().current_device_name()
+        for group_idx, group in enumerate(self.round_robin_bit16_groups):
+            muon_params = [p for p in group if getattr(p, "use_muon", False)]
+            if not muon_params:
+                continue
+            process_group = self.real_dp_process_group[group_idx]
+            rank = dist.get_rank(group=process_group)
+            partition_size = int(self.partition_size[group_idx])
+            flat_param = self.single_partition_of_fp32_groups[group_idx]
+            local_grad = flat_param.grad
+            state = self.optimizer.state.setdefault(flat_param, {})
+            momentum = state.get("momentum_buffer")
+            created = momentum is None or momentum.numel() != local_grad.numel()
+            if created:
+                momentum = torch.zeros_like(flat_param)
+                state["momentum_buffer"] = momentum
+            loss_scale = float(self.loss_scale)
+            og = self.optimizer.param_groups[group_idx]
+            if created:
+                full_grad = _muon_gather_partitions_0198(self, muon_params, group_idx, [local_grad], process_group,
+                                                         device)[0]
+                full_momentum = [torch.zeros_like(g) for g in full_grad]
+            else:
+                full_grad, full_momentum = _muon_gather_partitions_0198(self, muon_params, group_idx,
+                                                                        [local_grad, momentum], process_group, device)
+            if loss_scale != 1.0:
+                for g in full_grad:
+                    g.div_(loss_scale)
+            for param, grad, pm in zip(muon_params, full_grad, full_momentum):
+                param_id = self.get_param_id(param)
+                update = s12.muon_update(grad, pm, og["momentum"], ns_method=og.get("ns_method", "gram"),
+                                         is_expert_group=getattr(param, "is_expert_group", False))
+                if rank not in self.param_to_partition_ids[group_idx][param_id]:
+                    continue
+                src = int(self.grad_start_offset[group_idx][rank][param_id])
+                dst = int(self.grad_partition_insertion_offset[group_idx][rank][param_id])
+                n = int(min(param.numel() - src, partition_size - dst))
+                if n > 0:
+                    local_update = update.reshape(-1).narrow(0, src, n)
+                    if loss_scale != 1.0:
+                        local_update = local_update * loss_scale
+                    local_grad.narrow(0, dst, n).copy_(local_update.to(local_grad.dtype))
+                    self.norm_for_param_grads[param_id] = local_update.to(get_norm_dtype()).norm(2)
+                    momentum.narrow(0, dst, n).copy_(pm.reshape(-1).narrow(0, src, n).to(momentum.dtype))
+
+    def scaled_global_norm(self, norm_type=2):
+        if self.cpu_offload:
+            apply_muon(self)
+        return original_scaled_global_norm(self, norm_type)
+
+    return scaled_global_norm
