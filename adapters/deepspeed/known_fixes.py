@@ -638,3 +638,37 @@ def offload_runs_newton_schulz(original_scaled_global_norm):
         return original_scaled_global_norm(self, norm_type)
 
     return scaled_global_norm
+
+
+def bf16_optimizer_runs_newton_schulz(original_step):
+    """Ours, in place of what PR #8526 (for #8461; in 0.19.8) added to BF16_Optimizer
+    (_prepare_muon_updates): 0.19.6's BF16_Optimizer (ZeRO-1, bf16 params, fp32 accumulation) hands
+    MuonWithAuxAdam.step flat 1-D partitions, which its step reads as already orthogonalised, and
+    nothing ran Muon: the step is SGD. The fix runs muon_update, before the original step, on the
+    full fp32 gradient of every Muon matrix (fp32_groups_gradients, the reduced gradient every rank
+    holds), with a full-shape fp32 momentum kept per matrix on the optimizer (every rank the same),
+    and writes the update into the gradient in place; the original step then takes its norm and
+    clip over the updates (as 0.19.8 does) and applies them. Not the PR's diff: 0.19.8 exchanges
+    the matrices so each is orthogonalised on one rank; here every rank runs each."""
+    import deepspeed.runtime.zero.muon.original_muon as om
+
+    def step(self, closure=None):
+        momenta = self.__dict__.setdefault("_muoncheck_muon_momentum", {})
+        with torch.no_grad():
+            for i, group in enumerate(self.optimizer.param_groups):
+                if not group.get("use_muon", False):
+                    continue
+                for j, param in enumerate(self.bf16_groups[i]):
+                    if not getattr(param, "use_muon", False) or param.dim() < 2:
+                        continue
+                    grad = self.fp32_groups_gradients[i][j]
+                    m = momenta.get((i, j))
+                    if m is None:
+                        m = momenta[(i, j)] = torch.zeros(param.shape, dtype=torch.float32, device=grad.device)
+                    update = om.muon_update(grad.view(param.shape).clone(), m, beta=group["momentum"],
+                                            ns_method=group.get("ns_method", "gram"),
+                                            is_expert_group=getattr(param, "is_expert_group", False))
+                    grad.copy_(update.reshape(grad.shape).to(grad.dtype))
+        return original_step(self, closure=closure)
+
+    return step
