@@ -324,13 +324,15 @@ def muon_momentum_unscaled(original_get_flat_partition):
             return original_get_flat_partition(self, *args, **kwargs)
         plain_om, plain_s12 = om.muon_update, getattr(s12, "muon_update", None)
 
-        def muon_update(grad, momentum, *a, **k):
-            grad.div_(scale)
-            return plain_om(grad, momentum, *a, **k)
+        def unscaled(plain):
+            def muon_update(grad, momentum, *a, **k):
+                grad.div_(scale)
+                return plain(grad, momentum, *a, **k)
+            return muon_update
 
-        om.muon_update = muon_update
-        if plain_s12 is not None:
-            s12.muon_update = muon_update
+        om.muon_update = unscaled(plain_om)
+        if plain_s12 is not None:   # 0.19.6's binding, maybe replaced by another fix: wrap what is there
+            s12.muon_update = unscaled(plain_s12)
         try:
             return original_get_flat_partition(self, *args, **kwargs)
         finally:
@@ -672,3 +674,22 @@ def bf16_optimizer_runs_newton_schulz(original_step):
         return original_step(self, closure=closure)
 
     return step
+
+
+def momentum_in_grad_dtype(original_muon_update):
+    """After DeepSpeed PR #8433 (fixes #7746; in 0.19.8, where ZeRO-1/2 keep the flat momentum in
+    the dtype muon_update needs, `_muon_momentum_buffer`): 0.19.6's ZeRO-1/2 create the momentum in
+    the gradient's dtype but a checkpoint restores it in fp32, so on resume with bf16 gradients
+    momentum.lerp_(grad) raises "expected dtype float for `end` but got dtype BFloat16". The fix
+    replaces the muon_update stage_1_and_2 bound at import: a momentum of another dtype than the
+    gradient is brought to the gradient's dtype for the update and written back in place."""
+
+    def muon_update(grad, momentum, *args, **kwargs):
+        if momentum.dtype == grad.dtype:
+            return original_muon_update(grad, momentum, *args, **kwargs)
+        m = momentum.to(grad.dtype)
+        update = original_muon_update(grad, m, *args, **kwargs)
+        momentum.copy_(m)
+        return update
+
+    return muon_update
