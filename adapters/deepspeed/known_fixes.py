@@ -192,9 +192,10 @@ def clip_raw_gradient_before_muon(original_epilogue):
             result = original_epilogue(self, *args, **kwargs)
         finally:
             del self.get_flat_partition
-        if not deferred:
-            return result
-        sq = torch.zeros((), dtype=torch.float64, device=next(iter(deferred.values()))[5])
+        # every rank joins the norm's all-reduce, one whose partitions hold nothing included (else
+        # the ranks that do wait in it for ever at dp > 1)
+        device = next(iter(deferred.values()))[5] if deferred else getattr(self, "device", "cpu")
+        sq = torch.zeros((), dtype=torch.float64, device=device)
         for grads, tensor_list, first_offset, partition_size, *_ in deferred.values():
             if not tensor_list:
                 continue
@@ -202,6 +203,8 @@ def clip_raw_gradient_before_muon(original_epilogue):
             sq += flat.narrow(0, int(first_offset), int(min(partition_size, flat.numel() - first_offset))).pow(2).sum()
         sq = sq.to(torch.float32)
         dist.all_reduce(sq, group=self.dp_process_group)
+        if not deferred:
+            return result
         norm = float(sq.sqrt()) / float(self.loss_scale)
         factor = None
         if norm == norm and norm != float("inf"):
