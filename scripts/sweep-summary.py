@@ -60,7 +60,7 @@ def main(argv):
              f"`python3 scripts/sweep-summary.py {folder}`. Declines are configurations the plugin could not",
              "express, counted per knob and drawn again; overhead is the workers' time outside the implementation's",
              "own steps and engine set-up. Attribution: each failing case re-run under the registry's fixes",
-             "(`explained` by a minimal set of them; `new_defect` when it fails with every fix).", "",
+             "(`explained` by a minimal set of them; `new` when it fails with every fix).", "",
              "| record | where | dp | cases | cases/min | declined draws | overhead | failing | attribution | lead symptoms |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in records:
