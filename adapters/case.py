@@ -56,8 +56,14 @@ def declines(plugin, resolved, config):
     process world (the mapper's question, asked before a case is handed to a worker): a Decline or None."""
     s = scenario_file.Scenario(resolved, "<declines request>")
     s.config = space.full_config(plugin, config)
-    decline = plugin.declines_here(s, s.config) or plugin.declines(s, s.config)
-    if decline is None and plugin.shape == "optimizer":   # what DDP/FSDP2 and the loop cannot run (as case.run meets it)
+    return _decline(plugin, s, s.config)
+
+
+def _decline(plugin, s, config):
+    """The one decision both a declines request and a case take: the plugin's declines on this
+    device, then what DDP/FSDP2 and the optimizer loop cannot wrap."""
+    decline = plugin.declines_here(s, config) or plugin.declines(s, config)
+    if decline is None and plugin.shape == "optimizer":
         try:
             optimizer_loop.check_wrappable(s, s.dp)
         except Unsupported as e:
@@ -76,7 +82,7 @@ def run(plugin, resolved, config=None, fixes=(), repeat=0, source="<resident req
         details["config"] = s.config = config
         if s.dp != ranks.world_size():
             raise Unsupported(f"engine.dp {s.dp}: this worker has {ranks.world_size()} process(es)")
-        decline = plugin.declines_here(s, config) or plugin.declines(s, config)
+        decline = _decline(plugin, s, config)
         if decline is not None:
             raise Unsupported(decline.reason, knob=decline.knob)
         reverts = _apply_fixes(plugin, list(fixes))
