@@ -5,7 +5,10 @@ same file and checks every field).
 A fix of kind "replacement" names its `target` (`module:Qualified.name`, the function or method
 the defect lives in) and its `replacement` (`module:attribute`, a function that takes the original
 and returns what replaces it). `expects`, when given, is a line of the original's source the fix
-was written against: if the installed code no longer has it, the fix no longer applies. Every
+was written against: if the installed code no longer has it, the fix no longer applies. `bound_as`
+lists other `module:attribute` names the target is bound under (a `from … import` copy made at
+import time), each replaced by the same function and checked to be the target; a module without
+that name (a version that calls the target through its module) is left alone. Every
 replacement is reverted when the case ends, so the next case runs the implementation as shipped.
 
 A fix that cannot be applied raises FixDoesNotApply naming the entry; the worker reports it as
@@ -120,6 +123,15 @@ def _collect(registry, ids, undo, keep):
             replacement = getattr(make_owner, make_attr)(getattr(owner, attr))
             setattr(owner, attr, replacement)
             undo.append((owner, attr, original))
+            for name in fix.get("bound_as") or []:
+                module_name, _, bound = name.partition(":")
+                if not hasattr(_resolve(module_name + ":__name__", fix_id, "bound_as")[0], bound):
+                    continue   # this version calls the target through its module: nothing bound here
+                other, other_attr = _resolve(name, fix_id, "bound_as")
+                if getattr(other, other_attr) is not getattr(original, "__func__", original):
+                    raise FixDoesNotApply(f"known defect {fix_id}: bound_as {name!r} is not {fix['target']}")
+                undo.append((other, other_attr, _raw(other, other_attr)))
+                setattr(other, other_attr, replacement)
         yield
         done = True
     finally:

@@ -201,7 +201,8 @@ def clip_raw_gradient_before_muon(original_epilogue):
                 continue
             flat = torch.cat([g.reshape(-1).to(torch.float64) for g in grads])
             sq += flat.narrow(0, int(first_offset), int(min(partition_size, flat.numel() - first_offset))).pow(2).sum()
-        sq = sq.to(torch.float32)
+        # in fp64, which the collective recorder leaves out: the fix's norm is not a gradient of
+        # DeepSpeed's to judge by the communication dtype
         dist.all_reduce(sq, group=self.dp_process_group)
         if not deferred:
             return result
@@ -248,6 +249,97 @@ def muon_update_viewed_back(original_muon_update):
 
     def muon_update(grad, momentum, *args, **kwargs):
         if (grad.ndim == 4 and not kwargs.get("is_expert_group", False) and kwargs.get("num_heads") is None
+                and len(args) < 4 and grad.is_contiguous() and momentum.is_contiguous()
+                and momentum.numel() == grad.numel()):
+            rows = grad.shape[0]
+            update = original_muon_update(grad.view(rows, -1), momentum.view(rows, -1), *args, **kwargs)
+            return update.reshape(grad.shape)
+        return original_muon_update(grad, momentum, *args, **kwargs)
+
+    return muon_update
+
+
+def _clip_raw_partitions_then(original_muon_step, raw_partitions):
+    """`original_muon_step` (the method that runs Muon's momentum and Newton–Schulz on the raw
+    gradient partitions, before step() takes the clip norm) preceded by the clip of PR #7776's
+    order: the global norm of the raw partitions (`raw_partitions(self)`, this rank's), summed over
+    the data-parallel group, every partition scaled by step()'s factor ((norm / loss_scale + 1e-6) /
+    clip_grad, at least 1); this step's unscale_and_clip_grads then only unscales. Without binding
+    clipping the method runs as shipped."""
+    import math
+
+    import deepspeed.comm as dist
+
+    def muon_step(self, *args, **kwargs):
+        if not self.clip_grad or self.clip_grad <= 0.0:
+            return original_muon_step(self, *args, **kwargs)
+        parts = [g for g in raw_partitions(self) if g is not None]
+        device = parts[0].device if parts else self.device
+        sq = torch.zeros((), dtype=torch.float64, device=device)
+        for g in parts:
+            sq += g.to(torch.float64).pow(2).sum()
+        # every rank joins, one without partitions included; fp64, which the collective recorder
+        # leaves out: the fix's norm is not a gradient of DeepSpeed's to judge by its dtype
+        dist.all_reduce(sq, group=self.dp_process_group)
+        norm = math.sqrt(float(sq)) / float(self.loss_scale)
+        if math.isfinite(norm) and (norm + 1e-6) / self.clip_grad > 1.0:
+            factor = self.clip_grad / (norm + 1e-6)
+            for g in parts:
+                g.mul_(factor)
+        if "unscale_and_clip_grads" not in self.__dict__:
+            unscale_and_clip = type(self).unscale_and_clip_grads
+
+            def unscale_only(*a, **k):
+                saved, self.clip_grad = self.clip_grad, 0.0
+                try:
+                    return unscale_and_clip(self, *a, **k)
+                finally:
+                    self.clip_grad = saved
+
+            self.unscale_and_clip_grads = unscale_only
+        return original_muon_step(self, *args, **kwargs)
+
+    return muon_step
+
+
+def zero3_clip_raw_gradient_before_muon(original_apply):
+    """Ours, PR #7776's order (for #8439) at ZeRO-3 without offload: step() runs
+    _apply_muon_to_accumulated_grads on the raw accumulated partitions (averaged_gradients) and only
+    then takes the norm and clips, so the momentum takes the unclipped gradient and the clip norm
+    is over the orthogonalised updates. With optimizer offload the method hands over to
+    _apply_muon_updates_cpu_offload (zero_offload_clip_raw_gradient_before_muon)."""
+    clipped = _clip_raw_partitions_then(
+        original_apply, lambda self: [g for grads in self.averaged_gradients.values() for g in (grads or [])])
+
+    def _apply_muon_to_accumulated_grads(self):
+        return (original_apply if self.offload_optimizer or not self.use_muon else clipped)(self)
+
+    return _apply_muon_to_accumulated_grads
+
+
+def zero_offload_clip_raw_gradient_before_muon(original_apply):
+    """Ours, PR #7776's order (for #8439) under optimizer offload, at ZeRO-1/2 and ZeRO-3 alike:
+    step() runs _apply_muon_updates_cpu_offload on the fp32 gradient partitions (the offloaded
+    master's .grad) before it takes the norm and clips."""
+    def raw_partitions(self):
+        masters = getattr(self, "single_partition_of_fp32_groups", None)   # ZeRO-1/2
+        if masters is None:
+            masters = self.fp32_partitioned_groups_flat                    # ZeRO-3
+        return [m.grad for m in masters]
+
+    return _clip_raw_partitions_then(original_apply, raw_partitions)
+
+
+def muon_update_rank3_as_matrix(original_muon_update):
+    """Ours (reports/deepspeed/upstream/rank3-batched-ns.md): muon_update views only a 4-D update
+    as a matrix; a 3-D one (a conv1d weight, out × in × k) reaches Newton–Schulz whole, which
+    treats its first dimension as a batch and orthogonalizes each (in × k) slice on its own, and
+    the aspect-ratio scale is taken from (in, k). The fix runs the original on the (out, in·k)
+    views of the gradient and the momentum (both written in place, as before) and returns the
+    update viewed back to the gradient's shape."""
+
+    def muon_update(grad, momentum, *args, **kwargs):
+        if (grad.ndim == 3 and not kwargs.get("is_expert_group", False) and kwargs.get("num_heads") is None
                 and len(args) < 4 and grad.is_contiguous() and momentum.is_contiguous()
                 and momentum.numel() == grad.numel()):
             rows = grad.shape[0]

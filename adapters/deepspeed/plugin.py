@@ -76,8 +76,8 @@ class DeepSpeedMuon(EnginePlugin):
         Knob("gradient_clipping", [0.0, 1.0, 0.05], fields={c: {"optimizer.clip.max_norm": c} for c in (0.0, 1.0, 0.05)}, open=True),
         Knob("scheduler", SCHEDULERS, doc="the DeepSpeed config's scheduler.type"),
         Knob("ns_method", ["gram", "standard"],
-             fields={"gram": {"optimizer.ns_method": "gram", "optimizer.ns_dtype": "fp16"},
-                     "standard": {"optimizer.ns_method": "standard", "optimizer.ns_dtype": "bf16"}}),
+             fields={m: {"optimizer.ns_method": m} for m in ("gram", "standard")},
+             doc="optimizer.ns_method; the NS dtype is the accelerator's (to_scenario)"),
         Knob("per_head", [False, True], fields={v: {"optimizer.per_head": v} for v in (False, True)}),
         Knob("gas", [1, 2, 3], fields={g: {"engine.gas": g} for g in (1, 2, 3)}, open=True),
         Knob("micro_batch", [1, 2], fields={m: {"engine.micro_batch": m} for m in (1, 2)}, open=True),
@@ -107,6 +107,7 @@ class DeepSpeedMuon(EnginePlugin):
         accum = "fp32" if config["precision"] == "bf16_fp32_master" else param
         comm = {"default": accum}.get(config["communication_data_type"], config["communication_data_type"])
         e["grad_accum_dtype"], e["comm_dtype"] = accum, comm
+        o["ns_dtype"] = _ns_compute_dtype(o["ns_method"])
         if e.get("stage") != 3:   # deepspeed.zero.Init partitions at construction: ZeRO-3 only
             e["zero_init"] = False
         # the knobs set gas and the steps: an injection or a save past them would make the scenario invalid
@@ -202,6 +203,15 @@ def _refuses_reduce_scatter_offload():
 
 def _device():
     return os.environ.get("MUONCHECK_DEVICE", "cpu")
+
+
+def _ns_compute_dtype(method):
+    """The dtype DeepSpeed's Newton–Schulz runs in on this accelerator: gram in fp16, standard in bf16,
+    each in fp32 where the accelerator lacks it (the CPU accelerator has no fp16)."""
+    from deepspeed.accelerator import get_accelerator
+    if method == "gram":
+        return "fp16" if get_accelerator().is_fp16_supported() else "fp32"
+    return "bf16" if get_accelerator().is_bf16_supported() else "fp32"
 
 
 def _accelerator_has_fp16():

@@ -44,6 +44,12 @@ KnownFix read_fix(JsonObjectReader& entry, const std::filesystem::path& dir) {
     f.replacement = r.string("replacement", "");
     f.expects = r.string("expects", "");
     f.patch = r.string("patch", "");
+    if (r.raw("bound_as")) {
+      if (f.kind != "replacement") r.fail("bound_as", "nothing for a fix of kind " + f.kind, "a value");
+      f.bound_as = strings(r, "bound_as", "module:attribute names");
+      for (const auto& b : f.bound_as)
+        if (b.find(':') == std::string::npos) r.fail("bound_as", "module:attribute names", "\"" + b + "\"");
+    }
     if (f.kind == "replacement") {
       if (f.target.find(':') == std::string::npos) r.fail("target", "module:attribute (the function the fix replaces)", "\"" + f.target + "\"");
       if (f.replacement.find(':') == std::string::npos)

@@ -24,6 +24,8 @@ struct KnownFix {
   std::string target;    // replacement: "module:Qualified.name"; patch: the file it patches; fault: its id
   std::string replacement;   // replacement: "module:attribute", a function of the original returning its replacement
   std::string expects;   // replacement: a line of the original's source the fix was written against ("" for none)
+  std::vector<std::string> bound_as;   // replacement: other "module:attribute" names the target is bound under
+                                       // (a `from … import` copy), each replaced by the same function
   std::string patch;     // patch: the unified diff (relative paths taken from the registry's folder)
 };
 

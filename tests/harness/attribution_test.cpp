@@ -157,6 +157,11 @@ TEST(KnownDefects, aMalformedEntryIsAnErrorNamingTheEntryAndTheField) {
   expect_bad(e, "witness", "does not exist");
   e = entry(), e["id"] = "x8", e["fix"] = {{"kind", "replacement"}, {"from", "ours"}, {"target", "m:f"}};
   expect_bad(e, "replacement", "module:attribute");
+  e = entry(), e["id"] = "x9",
+  e["fix"] = {{"kind", "replacement"}, {"from", "ours"}, {"target", "m:f"}, {"replacement", "r:g"}, {"bound_as", {"no-colon"}}};
+  expect_bad(e, "bound_as", "module:attribute names");
+  e = entry(), e["id"] = "x10", e["fix"]["bound_as"] = {"m:f"};   // a fault is no replacement
+  expect_bad(e, "bound_as", "nothing for a fix of kind fault");
   e = entry(), e["id"] = "x6", e["fix"]["kind"] = "magic";
   expect_bad(e, "kind", "one of");
   e = entry(), e["id"] = "x7", e["colour"] = "red";

@@ -56,3 +56,23 @@ def test_the_plugin_seam_reads_the_registry(monkeypatch):
     assert optimizers.no_nesterov is not broken
     revert()
     assert optimizers.no_nesterov is broken
+
+
+def test_a_fix_reaches_every_name_the_target_is_bound_under(tmp_path, monkeypatch):
+    (tmp_path / "fx_home.py").write_text("def f():\n    return 'shipped'\n\ndef fixed(original):\n    return lambda: 'fixed'\n")
+    (tmp_path / "fx_user.py").write_text("from fx_home import f\n\ndef g():\n    return 'other'\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fx_home
+    import fx_user
+    entry = {"id": "copied", "fix": {"kind": "replacement", "from": "ours", "target": "fx_home:f",
+                                     "replacement": "fx_home:fixed", "bound_as": ["fx_user:f", "fx_user:h"]}}
+    r = {"implementation": "t", "defects": {"copied": entry}}
+    with fixes.applied(r, ["copied"]):
+        assert fx_home.f() == "fixed" and fx_user.f() == "fixed"
+        assert not hasattr(fx_user, "h")   # a name the module does not hold is left alone
+    assert fx_home.f() == "shipped" and fx_user.f() == "shipped"
+    entry["fix"]["bound_as"] = ["fx_user:g"]   # a name that holds something else
+    with pytest.raises(fixes.FixDoesNotApply, match="known defect copied: bound_as 'fx_user:g' is not fx_home:f"):
+        with fixes.applied(r, ["copied"]):
+            pass
+    assert fx_home.f() == "shipped" and fx_user.g() == "other"   # nothing left replaced
