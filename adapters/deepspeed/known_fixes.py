@@ -330,6 +330,31 @@ def zero_offload_clip_raw_gradient_before_muon(original_apply):
     return _clip_raw_partitions_then(original_apply, raw_partitions)
 
 
+def link_each_group_once_stepped(original_lazy_init):
+    """Ours (reports/deepspeed/upstream/zero12-param-groups-state-unlinked.md): ZeRO-1/2's
+    _optimizer_step(group_no) steps one param group and then links the optimizer state of every
+    group to its params' hp mappings, once (`_hp_optimizer_states_linked`). After the first group's
+    step the other groups have no state yet, so their params' mappings keep an empty fragment for
+    good and safe_get_full_optimizer_state raises "not found in optimizer state fragment" for every
+    param outside the first group. The fix links each group once it has state, and sets the flag
+    when every group is linked."""
+    from deepspeed.utils.mixed_precision_linkage import lazy_init_hp_params_optimizer_state
+
+    def _lazy_init_hp_params_optimizer_state(self):
+        if self._hp_optimizer_states_linked:
+            return
+        linked = self.__dict__.setdefault("_hp_groups_linked", set())
+        for i, _ in enumerate(self.optimizer.param_groups):
+            flat = self.single_partition_of_fp32_groups[i]
+            if i in linked or not self.optimizer.state.get(flat):
+                continue
+            lazy_init_hp_params_optimizer_state(self.bit16_groups[i], flat, self.optimizer.state)
+            linked.add(i)
+        self._hp_optimizer_states_linked = len(linked) == len(self.optimizer.param_groups)
+
+    return _lazy_init_hp_params_optimizer_state
+
+
 def muon_update_rank3_as_matrix(original_muon_update):
     """Ours (reports/deepspeed/upstream/rank3-batched-ns.md): muon_update views only a 4-D update
     as a matrix; a 3-D one (a conv1d weight, out × in × k) reaches Newton–Schulz whole, which

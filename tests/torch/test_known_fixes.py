@@ -76,3 +76,19 @@ def test_a_fix_reaches_every_name_the_target_is_bound_under(tmp_path, monkeypatc
         with fixes.applied(r, ["copied"]):
             pass
     assert fx_home.f() == "shipped" and fx_user.g() == "other"   # nothing left replaced
+
+
+def test_two_fixes_of_one_target_each_check_the_shipped_source(tmp_path, monkeypatch):
+    (tmp_path / "fx_twice.py").write_text(
+        "def f(x):\n    return x + 1  # the shipped line\n\n"
+        "def double(original):\n    return lambda x: 2 * original(x)\n\n"
+        "def negate(original):\n    return lambda x: -original(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fx_twice
+    fix = {"kind": "replacement", "from": "ours", "target": "fx_twice:f", "expects": "return x + 1  # the shipped line"}
+    r = {"implementation": "t", "defects": {
+        "a": {"id": "a", "fix": dict(fix, replacement="fx_twice:double")},
+        "b": {"id": "b", "fix": dict(fix, replacement="fx_twice:negate")}}}
+    with fixes.applied(r, ["a", "b"]):
+        assert fx_twice.f(1) == -4
+    assert fx_twice.f(1) == 2
