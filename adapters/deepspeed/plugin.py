@@ -207,8 +207,12 @@ def _device():
 
 def _ns_compute_dtype(method):
     """The dtype DeepSpeed's Newton–Schulz runs in on this accelerator: gram in fp16, standard in bf16,
-    each in fp32 where the accelerator lacks it (the CPU accelerator has no fp16)."""
-    from deepspeed.accelerator import get_accelerator
+    each in fp32 where the accelerator lacks it (the CPU accelerator has no fp16). Without DeepSpeed
+    here (a mapping that runs nothing, e.g. designing a suite) the GPU's choice."""
+    try:
+        from deepspeed.accelerator import get_accelerator
+    except ImportError:
+        return "fp16" if method == "gram" else "bf16"
     if method == "gram":
         return "fp16" if get_accelerator().is_fp16_supported() else "fp32"
     return "bf16" if get_accelerator().is_bf16_supported() else "fp32"
