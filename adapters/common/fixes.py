@@ -120,11 +120,7 @@ def _collect(registry, ids, undo, keep):
                     raise FixDoesNotApply(f"known defect {fix_id}: {fix['target']} no longer has the line the fix was written "
                                           f"against ({expects!r})")
             make_owner, make_attr = _resolve(fix.get("replacement", ""), fix_id, "replacement")
-            replacement = getattr(make_owner, make_attr)(getattr(owner, attr))
-            if callable(replacement) and not hasattr(replacement, "__wrapped__"):
-                # a later fix of the same target checks its `expects` against the shipped source
-                # (inspect.getsource unwraps), whatever fixes were applied before it
-                replacement.__wrapped__ = getattr(original, "__func__", original)
+            replacement = _wrapping(getattr(make_owner, make_attr)(getattr(owner, attr)), original)
             setattr(owner, attr, replacement)
             undo.append((owner, attr, original))
             for name in fix.get("bound_as") or []:
@@ -132,16 +128,27 @@ def _collect(registry, ids, undo, keep):
                 if not hasattr(_resolve(module_name + ":__name__", fix_id, "bound_as")[0], bound):
                     continue   # this version calls the target through its module: nothing bound here
                 other, other_attr = _resolve(name, fix_id, "bound_as")
-                if getattr(other, other_attr) is not getattr(original, "__func__", original):
+                current = getattr(other, other_attr)
+                if inspect.unwrap(current) is not inspect.unwrap(getattr(original, "__func__", original)):
                     raise FixDoesNotApply(f"known defect {fix_id}: bound_as {name!r} is not {fix['target']}")
+                # built on this name's own value: a fix applied before under this name stays under it
                 undo.append((other, other_attr, _raw(other, other_attr)))
-                setattr(other, other_attr, replacement)
+                setattr(other, other_attr, _wrapping(getattr(make_owner, make_attr)(current), current))
         yield
         done = True
     finally:
         if not (keep and done):
             for owner, attr, original in reversed(undo):
                 setattr(owner, attr, original)
+
+
+def _wrapping(replacement, original):
+    """`replacement`, marked as wrapping `original`: a later fix of the same target checks its
+    `expects` against the shipped source (inspect.getsource unwraps), and a bound name is known for
+    the target's whatever fixes were applied to either before."""
+    if callable(replacement) and not hasattr(replacement, "__wrapped__"):
+        replacement.__wrapped__ = getattr(original, "__func__", original)
+    return replacement
 
 
 def registry_for(implementation):

@@ -92,3 +92,21 @@ def test_two_fixes_of_one_target_each_check_the_shipped_source(tmp_path, monkeyp
     with fixes.applied(r, ["a", "b"]):
         assert fx_twice.f(1) == -4
     assert fx_twice.f(1) == 2
+
+
+def test_a_bound_name_keeps_the_fix_applied_to_it_before(tmp_path, monkeypatch):
+    (tmp_path / "fx_chain.py").write_text(
+        "def f(x):\n    return x\n\ndef plus_one(original):\n    return lambda x: original(x) + 1\n\n"
+        "def times_ten(original):\n    return lambda x: 10 * original(x)\n")
+    (tmp_path / "fx_chain_user.py").write_text("from fx_chain import f\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import fx_chain
+    import fx_chain_user
+    r = {"implementation": "t", "defects": {
+        "only-there": {"id": "only-there", "fix": {"kind": "replacement", "from": "ours", "target": "fx_chain_user:f",
+                                                   "replacement": "fx_chain:plus_one"}},
+        "everywhere": {"id": "everywhere", "fix": {"kind": "replacement", "from": "ours", "target": "fx_chain:f",
+                                                   "replacement": "fx_chain:times_ten", "bound_as": ["fx_chain_user:f"]}}}}
+    with fixes.applied(r, ["only-there", "everywhere"]):
+        assert fx_chain.f(1) == 10 and fx_chain_user.f(1) == 20
+    assert fx_chain.f(1) == 1 and fx_chain_user.f(1) == 1
