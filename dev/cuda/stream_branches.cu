@@ -1,5 +1,5 @@
 // Fork/join of branch streams; see stream_branches.hpp.
-#include "impl/math/cuda/stream_branches.hpp"
+#include "dev/cuda/stream_branches.hpp"
 
 #include "impl/math/cuda/cuda_check.hpp"
 
