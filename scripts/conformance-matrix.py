@@ -6,7 +6,7 @@ every cell linked to its report and repro line, each verdict's sensitivity shown
 
     python3 scripts/conformance-matrix.py [--reports DIR] [--out-json FILE] [--out-html FILE]
 
-Inputs (all under --reports, default reports/), one folder per implementation: deepspeed/verdicts.json
+Inputs (all under --reports, default reports/), one folder per implementation: deepspeed/verdicts.json.gz
 and deepspeed/causes.json, torch/verdicts.json, and NAME/verdicts*.json of each third-party plugin
 (schema muoncheck-impl-verdicts/1: rows in the same shape, declines and defects; verdicts-LABEL.json:
 a run with registry fixes), and every implementation's sweep records NAME/sweeps/*.json.gz (`muoncheck
@@ -43,7 +43,9 @@ def _row(impl, title, version, device, r, source):
 def rows_from(reports):
     """Every verdict row, normalised: (rows, column metadata by (impl, version))."""
     rows, meta = [], {}
-    ds = os.path.join(reports, "deepspeed", "verdicts.json")
+    ds = os.path.join(reports, "deepspeed", "verdicts.json.gz")
+    if not os.path.exists(ds):
+        ds = os.path.join(reports, "deepspeed", "verdicts.json")
     if os.path.exists(ds):
         for r in _load(ds)["rows"]:
             rows.append(_row("deepspeed", "DeepSpeed Muon", r["version"], r.get("device", "?"), r, "deepspeed/verdicts.md"))

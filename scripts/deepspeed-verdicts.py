@@ -7,7 +7,9 @@
 reports/deepspeed/verdicts.md's generated part, re-rendered from the committed tables alone:
 
     scripts/deepspeed-verdicts.py --into reports/deepspeed/verdicts.md --sweep reports/deepspeed/sweep-defects.json \
-        --keep reports/deepspeed/verdicts.json reports/deepspeed/verdicts.json reports/deepspeed/causes.json .traces
+        --keep reports/deepspeed/verdicts.json.gz reports/deepspeed/verdicts.json.gz reports/deepspeed/causes.json .traces
+
+OUT.json and OLD.json may be NAME.json.gz (gzip-compressed, as reports/ publishes the table).
 
 Each REPORT is the --report of one `muoncheck verify` over one DeepSpeed version's traces
 (scripts/deepspeed-run.sh); a later report's row replaces an earlier one for the same version and
@@ -44,11 +46,28 @@ their order, which is muoncheck's invariant table's, and the executed share per 
 FAIL and NOTE verdicts out of all), then every FAIL and every NOTE in one line each.
 """
 import contextlib
+import gzip
 import io
 import json
 import os
 import re
 import sys
+
+def read_json(path):
+    """A JSON file, plain or gzip-compressed (NAME.json.gz: how the table is published)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
+def write_json(doc, path):
+    """JSON with indent 1; gzip-compressed, byte for byte reproducible (no name, no time), for NAME.json.gz."""
+    text = json.dumps(doc, indent=1)
+    if not path.endswith(".gz"):
+        open(path, "w").write(text)
+        return
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as g:
+        g.write(text.encode())
+
 
 SHORT = {"PASS": "PASS", "FAIL": "**FAIL**", "NOTE": "note", "UNSUPPORTED": "UNSUP", "SKIPPED": "–"}
 
@@ -169,7 +188,7 @@ def device_of(trace):
 
 def main():
     if sys.argv[1] == "--by-defect":   # re-render the grouped sections from a verdicts JSON
-        doc = json.load(open(sys.argv[2]))
+        doc = read_json(sys.argv[2])
         sweep = json.load(open(sys.argv[3]))["defects"] if len(sys.argv) > 3 else []
         print_by_defect(doc["rows"], sweep)
         print_sweep(sweep)
@@ -204,7 +223,7 @@ def render(args):
         args = args[2:]
     kept = []
     if args[0] == "--keep":
-        kept = json.load(open(args[1]))["rows"]
+        kept = read_json(args[1])["rows"]
         args = args[2:]
     out_path, causes_path, trace_root, reports = args[0], args[1], args[2], args[3:]
     causes = json.load(open(causes_path))["causes"]
@@ -245,7 +264,7 @@ def render(args):
                                              "executed": dict(zip(("executed", "of"), executed(invariants)))}
     drop_superseded(rows)
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[2] == "cpu", k[1]))]
-    json.dump({"schema": "muoncheck-deepspeed-verdicts/3", "rows": ordered}, open(out_path, "w"), indent=1)
+    write_json({"schema": "muoncheck-deepspeed-verdicts/3", "rows": ordered}, out_path)
 
     print("| version | dp | device | scenario | executed | " + " | ".join(f"`{c}`" for c in columns) + " |")
     print("|---|---|---|---|---|" + "---|" * len(columns))
