@@ -35,9 +35,12 @@ std::string what_differs(VariantKind k, const Scenario& a, const Scenario& b) {
   }
 }
 
-// A relation whose partner run crashed: failed, with the crash as its ERROR message.
+// A relation whose partner run crashed: failed, marked so (Verdict::partner_crashed), with the
+// crash as its ERROR message.
 Verdict crashed_partner(const std::string& id, const std::string& why) {
-  return Verdict::judge(id, INFINITY, 0.0, kCrashedPartnerPrefix + why);
+  Verdict v = Verdict::judge(id, INFINITY, 0.0, "ERROR: the relation cannot hold: " + why);
+  v.partner_crashed = true;
+  return v;
 }
 
 Verdict missing_variant(const std::string& id, const Judging& j, const std::string& why, bool crashed = false) {

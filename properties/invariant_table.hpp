@@ -61,9 +61,6 @@ class VariantRuns {
   }
 };
 
-// The message a relation with a crashed partner starts with (a failed verdict: ERROR, never PASS).
-inline constexpr const char* kCrashedPartnerPrefix = "ERROR: the relation cannot hold: ";
-
 // What a row judges: the scenario's own run (bundle) and its variants.
 struct Judging {
   const RunBundle& base;

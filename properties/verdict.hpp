@@ -58,6 +58,10 @@ struct Verdict {
   // undetermined); negative when the verdict has none.
   double spread = -1.0;
   std::string spread_where;
+  // A relation that failed because a partner run (a gas/dp/stage re-split) crashed in the
+  // implementation: an ERROR carried by the relation, never a PASS of the partners that did run.
+  // A sweep counts that crash apart (partner_errors) and does not blame this case for it.
+  bool partner_crashed = false;
 
   static Verdict judge(std::string invariant, double metric, double threshold, std::string message);
   static Verdict skip(std::string invariant, std::string why);

@@ -6,17 +6,18 @@ every cell linked to its report and repro line, each verdict's sensitivity shown
 
     python3 scripts/conformance-matrix.py [--reports DIR] [--out-json FILE] [--out-html FILE]
 
-Inputs (all under --reports, default reports/), one folder per implementation: deepspeed/verdicts.json
+Inputs (all under --reports, default reports/), one folder per implementation: deepspeed/verdicts.json.gz
 and deepspeed/causes.json, torch/verdicts.json, and NAME/verdicts*.json of each third-party plugin
 (schema muoncheck-impl-verdicts/1: rows in the same shape, declines and defects; verdicts-LABEL.json:
-a run with registry fixes), and every implementation's sweep records NAME/sweeps/*.json (`muoncheck
-sweep --impl NAME --json`: cases per dp, cases per minute, executed share, declines per knob, and
+a run with registry fixes), and every implementation's sweep records NAME/sweeps/*.json.gz (`muoncheck
+sweep --impl NAME --json`, published gzip-compressed; a plain NAME.json is read too: cases per dp, cases per minute, executed share, declines per knob, and
 each failing case's attribution: explained by a registry fix, or new). Nothing else is read; the
 output is a function of those files.
 """
 import argparse
 import collections
 import glob
+import gzip
 import html
 import json
 import os
@@ -29,7 +30,7 @@ SCHEMA = "muoncheck-conformance-matrix/1"
 
 
 def _load(path):
-    with open(path) as f:
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
         return json.load(f)
 
 
@@ -42,7 +43,9 @@ def _row(impl, title, version, device, r, source):
 def rows_from(reports):
     """Every verdict row, normalised: (rows, column metadata by (impl, version))."""
     rows, meta = [], {}
-    ds = os.path.join(reports, "deepspeed", "verdicts.json")
+    ds = os.path.join(reports, "deepspeed", "verdicts.json.gz")
+    if not os.path.exists(ds):
+        ds = os.path.join(reports, "deepspeed", "verdicts.json")
     if os.path.exists(ds):
         for r in _load(ds)["rows"]:
             rows.append(_row("deepspeed", "DeepSpeed Muon", r["version"], r.get("device", "?"), r, "deepspeed/verdicts.md"))
@@ -96,7 +99,8 @@ def sweeps_of(reports, impl, version):
     """The sweep records of NAME/sweeps/ whose implementation is this version (a record names
     "TITLE VERSION"), by dp."""
     out = []
-    for path in sorted(glob.glob(os.path.join(reports, impl, "sweeps", "*.json"))):
+    folder = os.path.join(reports, impl, "sweeps")
+    for path in sorted(glob.glob(os.path.join(folder, "*.json")) + glob.glob(os.path.join(folder, "*.json.gz"))):
         d = _load(path)
         if not isinstance(d, dict) or "cases_run" not in d:
             continue
@@ -224,7 +228,7 @@ def _a(href, text):
 
 def _link(target):
     """A report reference as a relative link when it names a file of reports/, else plain text."""
-    return target if re.match(r"^[\w./-]+\.(md|json|py)$", target or "") else ""
+    return target if re.match(r"^[\w./-]+\.(md|json|json\.gz|py)$", target or "") else ""
 
 
 def page(m):

@@ -1,19 +1,27 @@
 #!/usr/bin/env python3
 """Builds the DeepSpeed verdict table (version x dp x scenario x invariant) from `muoncheck verify` reports.
 
-    scripts/deepspeed-verdicts.py [--sweep SWEEP_DEFECTS.json] [--keep OLD.json] OUT.json CAUSES.json TRACE_ROOT REPORT.json...
+    scripts/deepspeed-verdicts.py [--into MD] [--sweep SWEEP_DEFECTS.json] [--keep OLD.json] OUT.json CAUSES.json TRACE_ROOT REPORT.json...
     scripts/deepspeed-verdicts.py --by-defect VERDICTS.json [SWEEP_DEFECTS.json]   (the grouped sections only)
+
+reports/deepspeed/verdicts.md's generated part, re-rendered from the committed tables alone:
+
+    scripts/deepspeed-verdicts.py --into reports/deepspeed/verdicts.md --sweep reports/deepspeed/sweep-defects.json \
+        --keep reports/deepspeed/verdicts.json.gz reports/deepspeed/verdicts.json.gz reports/deepspeed/causes.json .traces
+
+OUT.json and OLD.json may be NAME.json.gz (gzip-compressed, as reports/ publishes the table).
 
 Each REPORT is the --report of one `muoncheck verify` over one DeepSpeed version's traces
 (scripts/deepspeed-run.sh); a later report's row replaces an earlier one for the same version and
 scenario. TRACE_ROOT holds the traces (TRACE_ROOT/ds-VERSION/NAME.trace.json) where they came
 back; CAUSES.json maps FAILs to their analysed cause (one line each, with the upstream report).
 
-A FAIL stays a FAIL, with one exception kept apart as a NOTE: `ns-once-per-matrix-per-step` /
-`overflow-skip-clean` failures whose every extra Newton-Schulz call is wasted work on a correct
-state — a call on a skipped step whose state the trace shows bit-identical to the step before,
-or the same matrix orthogonalised by each rank it straddles (the trace's per-rank counts show at
-most one call per rank). The NOTE states the cost. Anything the trace cannot show stays a FAIL.
+A verdict is the judge's as the report gives it. Wasted Newton-Schulz work on a correct state is
+the judge's to accept, and it does (properties/event_invariants.cpp): NS calls are counted per rank
+(a matrix straddling two partitions is orthogonalised once on each), and one call on a skipped step
+whose state stays bit-identical is a discarded update. Rows kept from renderings made before the
+judge counted that way carry status NOTE with the note they were given; the "Notes" section lists
+those as stored.
 
 Each row carries the device its trace ran on (`H200`, or `cpu` for DeepSpeed's CPU accelerator,
 scripts/deepspeed-run-cpu.sh), read from the trace; rows are keyed by version, scenario and device.
@@ -25,19 +33,41 @@ analysed since. A row whose device is unknown (`?`: an earlier rendering whose t
 on the GPU machine) gives way to a GPU row of the same version and scenario.
 
 With --sweep, the analysed counterexamples of `muoncheck sweep --impl deepspeed`
-(reports/deepspeed/sweep-defects.json: per defect its cause, upstream report and every sweep that
-found it, with the minimal case, repro script and that script's exit and figures per version) join
-the FAILs by defect and get a section of their own.
+(reports/deepspeed/sweep-defects.json: per defect its cause, upstream report and the sweeps that
+found it, with the minimal case, repro script and that script's exit and figures per version; the
+file keeps one counterexample per sweep and defect plus every analysed one, and counts the rest)
+join the FAILs by defect and get a section of their own. They are read from that file, never
+copied into OUT.json. With --into MD the Markdown replaces the part of MD between its
+`<!-- generated -->` and `<!-- end generated -->` lines instead of going to stdout.
 
-Writes OUT.json (schema "muoncheck-deepspeed-verdicts/2") and prints the Markdown that
+Writes OUT.json (schema "muoncheck-deepspeed-verdicts/3": the rows) and prints the Markdown that
 reports/deepspeed/verdicts.md carries: the table (one column per invariant the reports hold, in
 their order, which is muoncheck's invariant table's, and the executed share per scenario: PASS,
 FAIL and NOTE verdicts out of all), then every FAIL and every NOTE in one line each.
 """
+import contextlib
+import gzip
+import io
 import json
 import os
 import re
 import sys
+
+def read_json(path):
+    """A JSON file, plain or gzip-compressed (NAME.json.gz: how the table is published)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
+def write_json(doc, path):
+    """JSON with indent 1; gzip-compressed, byte for byte reproducible (no name, no time), for NAME.json.gz."""
+    text = json.dumps(doc, indent=1)
+    if not path.endswith(".gz"):
+        open(path, "w").write(text)
+        return
+    with open(path, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as g:
+        g.write(text.encode())
+
 
 SHORT = {"PASS": "PASS", "FAIL": "**FAIL**", "NOTE": "note", "UNSUPPORTED": "UNSUP", "SKIPPED": "–"}
 
@@ -45,61 +75,6 @@ SHORT = {"PASS": "PASS", "FAIL": "**FAIL**", "NOTE": "note", "UNSUPPORTED": "UNS
 def load_trace(root, version, scenario):
     path = os.path.join(root, f"ds-{version}", f"{scenario}.trace.json")
     return json.load(open(path)) if os.path.exists(path) else None
-
-
-def wasted_ns(trace):
-    """(extra calls explained as wasted work, all calls) or None when some extra call is not."""
-    if not trace or "steps" not in trace:
-        return None
-    muon = [i for i, t in enumerate(trace["tags"]) if t["use_muon"]]
-    by_rank = trace.get("implementation", {}).get("details", {}).get("ns_calls_by_rank")
-    extra, total = {"skipped": 0, "replicated": 0}, 0
-    previous = trace.get("initial")
-    for t, step in enumerate(trace["steps"]):
-        calls = step["ns_calls"]
-        total += sum(calls)
-        if step["ns_unattributed"]:
-            return None
-        if step["skipped"]:
-            if previous is None or step["params"] != previous:
-                return None   # the state moved: not wasted work, a violation
-            extra["skipped"] += sum(calls)
-        else:
-            for i in range(len(calls)):
-                want = 1 if i in muon else 0
-                if calls[i] == want:
-                    continue
-                ranks = [r[i] for r in by_rank[t]] if by_rank else None
-                if want == 1 and ranks and max(ranks) == 1:   # each rank once: a straddling copy
-                    extra["replicated"] += calls[i] - 1
-                else:
-                    return None
-        previous = step["params"]
-    return extra, total
-
-
-def note_for(inv_id, inv, trace):
-    if inv["status"] != "FAIL" or inv_id not in ("ns-once-per-matrix-per-step", "overflow-skip-clean"):
-        return None
-    if inv_id == "overflow-skip-clean" and "NS calls on a skipped step" not in inv["message"]:
-        return None
-    wasted = wasted_ns(trace)
-    if wasted is None:
-        return None
-    (extra, total) = wasted
-    if inv_id == "overflow-skip-clean":   # every violation must be a skipped step's NS calls
-        skipped_with_calls = sum(1 for st in trace["steps"] if st["skipped"] and sum(st["ns_calls"]) > 0)
-        if inv["metric"] != skipped_with_calls:
-            return None
-    parts = []
-    if extra["skipped"]:
-        parts.append(f"{extra['skipped']} NS calls on skipped steps (state bit-identical across them)")
-    if extra["replicated"]:
-        parts.append(f"{extra['replicated']} repeated NS calls (the same matrix orthogonalised once on each of several "
-                     "ranks: a straddling matrix, or every matrix on every rank at stage 0 and under optimizer offload)")
-    if not parts:
-        return None
-    return f"extra NS calls that are wasted work, not extra updates: {' and '.join(parts)}; {sum(extra.values())} of {total} NS calls"
 
 
 def cause_for(causes, version, scenario, inv_id):
@@ -154,6 +129,12 @@ def sweep_cell(x):
             f"[{os.path.basename(x['case'])}]({os.path.relpath(x['case'], 'reports/deepspeed')})")
 
 
+def not_kept(d):
+    """The counterexamples of a defect that sweep-defects.json counts but does not list."""
+    n = d.get("counterexamples_not_kept", 0)
+    return f"{n} more counterexample{'s' if n != 1 else ''} of the same sweeps" if n else ""
+
+
 def print_by_defect(ordered, sweep=()):
     """The FAILs grouped by defect (their analysed cause): which versions and scenarios show it,
     through which invariants, and its upstream report; beside them the sweep counterexamples of the
@@ -168,6 +149,7 @@ def print_by_defect(ordered, sweep=()):
     for d in sweep:
         g = groups.setdefault(d["cause"], {"report": d.get("report"), "rows": {}})
         g.setdefault("sweep", []).extend(d["counterexamples"])
+        g["not_kept"] = g.get("not_kept", 0) + d.get("counterexamples_not_kept", 0)
     print("\n### FAILs by defect\n")
     print("Scenario rows, and the counterexamples of `muoncheck sweep --impl deepspeed` (a minimal case each; its "
           "repro script and numbers under \"Sweep counterexamples\" below).\n")
@@ -180,7 +162,8 @@ def print_by_defect(ordered, sweep=()):
                     for (v, dp, device, name), invs in sorted(g["rows"].items()) if v == version]
             hits += [sweep_cell(x) for x in g.get("sweep", []) if x["version"] == version]
             cells.append("; ".join(hits) if hits else "–")
-        print(f"| {cause} | {linked(g['report'])} | {cells[0]} | {cells[1]} |")
+        more = f" ({not_kept({'counterexamples_not_kept': g['not_kept']})})" if g.get("not_kept") else ""
+        print(f"| {cause}{more} | {linked(g['report'])} | {cells[0]} | {cells[1]} |")
 
 
 def print_sweep(sweep):
@@ -189,7 +172,8 @@ def print_sweep(sweep):
         return
     print("\n### Sweep counterexamples\n")
     for d in sweep:
-        print(f"- **{d['cause']}** ({d['verdict']}; {linked(d.get('report'))})")
+        more = f"; {not_kept(d)}" if not_kept(d) else ""
+        print(f"- **{d['cause']}** ({d['verdict']}; {linked(d.get('report'))}{more})")
         for x in d["counterexamples"]:
             runs = "; ".join(f"{v}: exit {r['exit']}, {r['prints']}" for v, r in sorted(x.get("repro_runs", {}).items()))
             print(f"  - {x['version']} sweep on {x['device']} (`{x['sweep']}`, defect {x['defect']}, "
@@ -204,21 +188,42 @@ def device_of(trace):
 
 def main():
     if sys.argv[1] == "--by-defect":   # re-render the grouped sections from a verdicts JSON
-        doc = json.load(open(sys.argv[2]))
-        if len(sys.argv) > 3:   # --by-defect VERDICTS.json SWEEP_DEFECTS.json: store the sweep's there too
-            doc["sweep_defects"] = json.load(open(sys.argv[3]))["defects"]
-            json.dump(doc, open(sys.argv[2], "w"), indent=1)
-        print_by_defect(doc["rows"], doc.get("sweep_defects", []))
-        print_sweep(doc.get("sweep_defects", []))
+        doc = read_json(sys.argv[2])
+        sweep = json.load(open(sys.argv[3]))["defects"] if len(sys.argv) > 3 else []
+        print_by_defect(doc["rows"], sweep)
+        print_sweep(sweep)
         return
     args = sys.argv[1:]
+    into = None
+    if args[0] == "--into":
+        into, args = args[1], args[2:]
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            render(args)
+        splice(into, buffer.getvalue())
+        return
+    render(args)
+
+
+def splice(path, generated):
+    """Replaces the lines between MD's generated markers by the rendered Markdown."""
+    text = open(path).read()
+    begin, end = "<!-- generated -->\n", "<!-- end generated -->\n"
+    if text.count(begin) != 1 or text.count(end) != 1 or text.index(begin) > text.index(end):
+        sys.exit(f"{path}: needs one '{begin.strip()}' line and one '{end.strip()}' line after it")
+    head, rest = text.split(begin)
+    _, tail = rest.split(end)
+    open(path, "w").write(head + begin + generated + end + tail)
+
+
+def render(args):
     rows, columns, sweep = {}, [], []
     if args[0] == "--sweep":
         sweep = json.load(open(args[1]))["defects"]
         args = args[2:]
     kept = []
     if args[0] == "--keep":
-        kept = json.load(open(args[1]))["rows"]
+        kept = read_json(args[1])["rows"]
         args = args[2:]
     out_path, causes_path, trace_root, reports = args[0], args[1], args[2], args[3:]
     causes = json.load(open(causes_path))["causes"]
@@ -248,10 +253,7 @@ def main():
             for v in s["invariants"]:
                 entry = {"status": v["status"], "metric": v["metric"], "threshold": v["threshold"],
                          "message": v["message"]}
-                note = note_for(v["id"], v, trace)
-                if note:
-                    entry.update(status="NOTE", verify_status="FAIL", note=note)
-                elif v["status"] == "FAIL":
+                if v["status"] == "FAIL":
                     attach_cause(entry, causes, version, name, v["id"])
                 invariants[v["id"]] = entry
             device = device_of(trace) if trace else report_device
@@ -262,8 +264,7 @@ def main():
                                              "executed": dict(zip(("executed", "of"), executed(invariants)))}
     drop_superseded(rows)
     ordered = [rows[k] for k in sorted(rows, key=lambda k: (k[0], rows[k]["dp"], k[2] == "cpu", k[1]))]
-    json.dump({"schema": "muoncheck-deepspeed-verdicts/2", "rows": ordered, "sweep_defects": sweep},
-              open(out_path, "w"), indent=1)
+    write_json({"schema": "muoncheck-deepspeed-verdicts/3", "rows": ordered}, out_path)
 
     print("| version | dp | device | scenario | executed | " + " | ".join(f"`{c}`" for c in columns) + " |")
     print("|---|---|---|---|---|" + "---|" * len(columns))

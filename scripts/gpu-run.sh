@@ -18,7 +18,7 @@
 #       bench/ns_side_by_side.py (DeepSpeed's and torch.optim.Muon's NS functions, eager and
 #       torch.compile'd, on the same shapes: the ratios, the roofline share and the per-head
 #       traffic floor per shape), then `muoncheck check --backend cuda`.
-#       NS_BENCH_ARGS (e.g. --variants) goes to bench_ns_cuda; NS_CHECK=0 skips the check.
+#       NS_BENCH_ARGS (e.g. --products) goes to bench_ns_cuda; NS_CHECK=0 skips the check.
 #       An inductor cache from an earlier run (.whl/inductor-cache.tgz) saves compile time;
 #       the run leaves its own in OUTDIR.
 #

@@ -3,23 +3,30 @@
 
     scripts/sweep-summary.py reports/deepspeed/sweeps          (writes reports/deepspeed/sweeps/README.md)
 
-One row per record (`muoncheck sweep --impl ... --json FILE`): where it ran, dp, cases, cases per
+One row per record (`muoncheck sweep --impl ... --json FILE`; published gzip-compressed as
+NAME.json.gz, `gzip -9n FILE`, read plain or compressed): where it ran, dp, cases, cases per
 minute, the share of the drawn configurations declined and by which knobs, the harness's overhead
 share, failing cases and how attribution by counterfactual explained them (explained by registry
 fixes / NEW / other), the lead symptoms of the failures, and the command that reproduces it.
 """
 import collections
+import gzip
 import json
 import os
 import sys
 
 
+def read_record(path):
+    """A sweep record, plain (NAME.json, as the sweep writes it) or as published (NAME.json.gz)."""
+    with (gzip.open(path, "rt") if path.endswith(".gz") else open(path)) as f:
+        return json.load(f)
+
+
 def load(folder):
     out = []
     for name in sorted(os.listdir(folder)):
-        if name.endswith(".json"):
-            with open(os.path.join(folder, name)) as f:
-                record = json.load(f)
+        if name.endswith((".json", ".json.gz")):
+            record = read_record(os.path.join(folder, name))
             if record.get("command") == "sweep" and record.get("impl"):
                 out.append((name, record))
     return out

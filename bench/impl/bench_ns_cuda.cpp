@@ -14,20 +14,15 @@
 // 4096×14336 are also timed cold (`…/cold`: after two idle seconds, the median of the calls in the
 // first 30 ms; see Protocol), as the side by side times torch.matmul.
 // Flags:
-//   --variants        every symmetric split (full, tiles of 64…512, halves of 1…4 levels side by
-//                     side, our triangle kernel, its strips), the default without graphs, with the resident
-//                     kernel off ("gemms") and forced ("resident"), and with cuBLASLt's 2nd…5th
-//                     ranked algorithms; one repetition each, and cold at the roofline's shapes
-//                     (`…/VARIANT/cold`). The counter "resident" is 1 where the call was the
-//                     resident kernel.
 //   --resident-sweep  for the standard bf16 NS of batches of 1…128 blocks of 128×4096, 128×1024,
 //                     64×512 and 32×128, the resident kernel and the GEMMs side by side
-//                     (`ns_resident_sweep/BATCHxMxN/{resident,tail,streamed,gemms,default}`: tail
-//                     forces the part-filled last round onto the GEMMs beside the kernel, streamed
-//                     onto the streamed kernel beside it) with a table of the default's choice (the
+//                     (`ns_resident_sweep/BATCHxMxN/{resident,streamed,gemms,default}`: resident
+//                     the kernel alone, streamed with the part-filled last round on the streamed
+//                     kernel beside it, where it fits) with a table of the default's choice (the
 //                     measurements behind resident_pays and streamed_tail); and the streamed kernel
 //                     alone (`ns_streamed_alone/BATCHx128x4096/stepsS`, its grid as beside the
-//                     resident kernel) for 0, 1 and 5 iterations.
+//                     resident kernel) for 0, 1 and 5 iterations. The routes measured and dropped
+//                     (halves, the GEMM tail) have their benches in dev/cuda/.
 //   --products        X·Xᵀ alone (4096×4096 from K = 4096 and 14336) under the 128-tiles, our
 //                     triangle kernel, its strips and the full GEMM, both protocols; a split that
 //                     falls back to another is not timed
@@ -186,7 +181,6 @@ void ns(benchmark::State& state, Shape sh, NsConfig cfg, cuda::NsOptions options
   state.counters["strips products"] = static_cast<double>(dev.issued_as(cuda::SymmetricSplit::strips));   // issued, as above
   state.counters["resident"] = dev.ran_resident() ? 1 : 0;   // 1: one resident kernel (ns_resident.hpp)
   if (dev.ran_resident()) state.counters["clusters at once"] = cuda::resident_active_clusters(sh.n);
-  if (dev.ran_resident()) state.counters["gemm tail"] = dev.gemm_tail();   // matrices on the GEMMs beside the kernel
   if (dev.ran_resident()) state.counters["streamed tail"] = dev.streamed_matrices();   // on the streamed kernel beside it
 }
 
@@ -384,29 +378,6 @@ class TableReporter : public benchmark::ConsoleReporter {
   }
 };
 
-struct Variant {
-  std::string name;
-  cuda::NsOptions options;
-};
-
-// Every symmetric split the options can force (those that do not fit a shape run as full),
-// the default split without graphs, and the default split with cuBLASLt's 2nd to 5th ranked
-// algorithm for every GEMM (gemm_rank).
-std::vector<Variant> variants() {
-  using S = cuda::NsOptions::Symmetric;
-  std::vector<Variant> v;
-  v.push_back({"full", {S::full, 0, true}});
-  for (int64_t b : {64, 128, 256, 512}) v.push_back({"tiles" + std::to_string(b), {S::tiles, b, true}});
-  for (int64_t l : {1, 2, 3, 4}) v.push_back({"halves" + std::to_string(l), {S::halves, l, true}});
-  v.push_back({"triangle", {S::triangle, 0, true}});
-  v.push_back({"strips", {S::strips, 0, true}});
-  v.push_back({"by_shape_no_graphs", {S::by_shape, 0, false}});
-  v.push_back({"gemms", {S::by_shape, 0, true, 0, cuda::NsOptions::Resident::never}});
-  v.push_back({"resident", {S::by_shape, 0, true, 0, cuda::NsOptions::Resident::always}});
-  for (int rank : {1, 2, 3, 4}) v.push_back({"rank" + std::to_string(rank), {S::by_shape, 0, true, rank}});
-  return v;
-}
-
 // Removes a flag of ours from argv; true when it was there.
 bool take_flag(int* argc, char** argv, const std::string& flag) {
   for (int i = 1; i < *argc; ++i)
@@ -434,18 +405,19 @@ std::vector<Shape> sweep_shapes() {
   return out;
 }
 
-// --resident-sweep's columns: the kernel alone, the kernel with its partial round forced onto
-// the GEMMs beside it (0 where a batch has none) or onto the streamed kernel beside it (where it
-// fits: the kernel alone elsewhere), the GEMMs alone, and the default.
+// --resident-sweep's columns: the kernel alone, the kernel with its partial round on the streamed
+// kernel beside it (where it fits: the kernel alone elsewhere), the GEMMs alone, and the default.
 std::vector<std::pair<std::string, cuda::NsOptions>> sweep_variants() {
   using R = cuda::NsOptions::Resident;
-  using T = cuda::NsOptions::Tail;
-  using S = cuda::NsOptions::Symmetric;
-  return {{"resident", {S::by_shape, 0, true, 0, R::always, T::never}},
-          {"tail", {S::by_shape, 0, true, 0, R::always, T::gemms}},
-          {"streamed", {S::by_shape, 0, true, 0, R::always, T::streamed}},
-          {"gemms", {S::by_shape, 0, true, 0, R::never}},
-          {"default", {}}};
+  auto resident = [](bool streamed) {
+    cuda::NsOptions o;
+    o.resident = R::always;
+    o.streamed_tail = streamed;
+    return o;
+  };
+  cuda::NsOptions gemms;
+  gemms.resident = R::never;
+  return {{"resident", resident(false)}, {"streamed", resident(true)}, {"gemms", gemms}, {"default", {}}};
 }
 
 // A registered benchmark's timing under a protocol: sustained, calls for at least min_time
@@ -477,7 +449,6 @@ void register_cold(const std::string& name, const Shape& sh, const NsConfig& cfg
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool with_variants = take_flag(&argc, argv, "--variants");
   const bool resident_sweep = take_flag(&argc, argv, "--resident-sweep");
   const bool products = take_flag(&argc, argv, "--products");
   const bool parts = take_flag(&argc, argv, "--parts");
@@ -493,7 +464,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bench_ns_cuda: nothing to time: %s\n", muoncheck::impl::cuda::environment().c_str());
     return 2;
   }
-  const std::vector<Variant> vs = with_variants ? variants() : std::vector<Variant>{};
   for (const Shape& sh : kShapes) {
     const std::string s = sh.name;
     register_ns("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16), {}, 5);
@@ -503,14 +473,6 @@ int main(int argc, char** argv) {
     if (roofline_shape) {
       register_cold("ns_standard_bf16/" + s, sh, config(NsMethod::standard, DType::bf16));
       if (sh.m != sh.n) register_cold("ns_gram_fp16/" + s, sh, config(NsMethod::gram, DType::fp16));
-    }
-    for (const Variant& v : vs) {
-      const std::string standard = "ns_standard_bf16/" + s + "/" + v.name, gram = "ns_gram_fp16/" + s + "/" + v.name;
-      register_ns(standard, sh, config(NsMethod::standard, DType::bf16), v.options, 1);
-      if (sh.m != sh.n) register_ns(gram, sh, config(NsMethod::gram, DType::fp16), v.options, 1);
-      if (!roofline_shape) continue;
-      register_cold(standard, sh, config(NsMethod::standard, DType::bf16), v.options);
-      if (sh.m != sh.n) register_cold(gram, sh, config(NsMethod::gram, DType::fp16), v.options);
     }
     // The named per-iteration schedules (core/ns_schedules.hpp): the same kernels with each
     // iteration's scalars, as many iterations as the schedule has.
@@ -589,23 +551,10 @@ int main(int argc, char** argv) {
     std::printf("%-22s %10s %10s %12s %10s %10s %12s\n", sh.name, cell(table.ms, ns, 3).c_str(), cell(table.rate, ns, 1).c_str(),
                 cell(table.rate, mix, 1).c_str(), share.c_str(), cell(table.ms, gram, 3).c_str(), cell(table.rate, gram, 1).c_str());
   }
-  if (!vs.empty()) {
-    std::printf("\nms per call by symmetric split (default = median above)\n%-34s", "shape/method");
-    for (const Variant& v : vs) std::printf(" %9.9s", v.name.c_str());
-    std::printf(" %9s\n", "default");
-    for (const Shape& sh : kShapes)
-      for (const std::string method : {"ns_standard_bf16/", "ns_gram_fp16/"}) {
-        if (method == "ns_gram_fp16/" && sh.m == sh.n) continue;
-        const std::string base = method + sh.name;
-        std::printf("%-34s", base.c_str());
-        for (const Variant& v : vs) std::printf(" %9s", cell(table.ms, base + "/" + v.name, 3).c_str());
-        std::printf(" %9s\n", cell(table.ms, base, 3).c_str());
-      }
-  }
   if (!sweep.empty()) {
-    std::printf("\nresident kernel vs GEMMs, standard bf16 (ms per call; +tail: the part-filled last round on the GEMMs beside "
-                "the kernel; +streamed: on the streamed kernel beside it, where it fits)\n%-16s %10s %10s %10s %10s %8s %10s %-16s\n",
-                "shape", "resident", "+tail", "+streamed", "gemms", "ratio", "default", "default's pick");
+    std::printf("\nresident kernel vs GEMMs, standard bf16 (ms per call; +streamed: the part-filled last round on the streamed "
+                "kernel beside it, where it fits)\n%-16s %10s %10s %10s %8s %10s %-16s\n",
+                "shape", "resident", "+streamed", "gemms", "ratio", "default", "default's pick");
     for (const Shape& sh : sweep) {
       const std::string base = std::string("ns_resident_sweep/") + sh.name;
       const double r = get(table.ms, base + "/resident"), g = get(table.ms, base + "/gemms");
@@ -615,8 +564,8 @@ int main(int argc, char** argv) {
                                : streamed > 0 ? "resident+" + std::to_string(streamed) + " streamed"
                                               : "resident";
       const std::string ratio = r > 0 && g > 0 ? number(g / r, 2) + "x" : "-";
-      std::printf("%-16s %10s %10s %10s %10s %8s %10s %-16s\n", sh.name, cell(table.ms, base + "/resident", 4).c_str(),
-                  cell(table.ms, base + "/tail", 4).c_str(), cell(table.ms, base + "/streamed", 4).c_str(),
+      std::printf("%-16s %10s %10s %10s %8s %10s %-16s\n", sh.name, cell(table.ms, base + "/resident", 4).c_str(),
+                  cell(table.ms, base + "/streamed", 4).c_str(),
                   cell(table.ms, base + "/gemms", 4).c_str(), ratio.c_str(), cell(table.ms, base + "/default", 4).c_str(),
                   pick.c_str());
     }

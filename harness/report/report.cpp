@@ -58,6 +58,7 @@ nlohmann::json scenario_json(const ScenarioResult& r) {
                    {"threshold", number_or_null(v.threshold)}, {"message", v.message}});
     if (v.sensitivity >= 0)
       inv.back()["sensitivity"] = {{"band_over_update", number_or_null(v.sensitivity)}, {"where", v.sensitivity_where}};
+    if (v.partner_crashed) inv.back()["partner_crashed"] = true;   // the ERROR is a re-split partner's crash
     if (v.worst) {
       const auto& w = *v.worst;
       const char* measure = w.measure == WorstCase::Measure::band ? "band" : w.measure == WorstCase::Measure::count ? "count" : "difference";

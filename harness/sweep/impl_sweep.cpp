@@ -45,6 +45,12 @@ std::vector<std::string> features_of(const Scenario& s) {
   return out;
 }
 
+}  // namespace
+
+bool fails_this_case(const Verdict& v) { return v.status == Status::fail && !v.partner_crashed; }
+
+namespace {
+
 // Whether a failure of `id` needs the case's partners to show again: its row of the invariant
 // table compares against a gas or a stage re-split, the partners run_case runs.
 bool is_relational(const std::string& id) {
@@ -79,10 +85,7 @@ TraceJudgement judge_trace(const CaseRun& c, oracle::Precision p, const std::set
     return j;
   }
   for (const auto& v : j.result.verdicts) {
-    if (v.status != Status::fail) continue;
-    // a relation whose re-split crashed: that crash is counted (partner_errors) and is a defect of
-    // its own, found and shrunk when the sweep draws that case; not a second failure of this one
-    if (v.message.rfind(kCrashedPartnerPrefix, 0) == 0) continue;
+    if (!fails_this_case(v)) continue;
     if (j.failed.empty()) j.message = v.invariant + ": " + v.message;
     j.failed.push_back(v.invariant);
     j.symptoms.push_back(j.error.empty() ? verdict_symptom(c.scenario, v) : error_symptom(j.error));

@@ -151,6 +151,11 @@ struct CaseRun {
 // its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
 CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes = {});
 
+// Whether a verdict is a failure of the case itself: failed, and not a relation that failed only
+// because its re-split partner crashed (Verdict::partner_crashed; that crash is counted apart,
+// partner_errors, and is a defect of its own, shrunk when the sweep draws that case).
+bool fails_this_case(const Verdict& v);
+
 // The key a decline is counted under: its reason up to the first ':' ("engine.dp 2", "optimizer.per_head").
 std::string decline_feature(const std::string& unsupported);
 

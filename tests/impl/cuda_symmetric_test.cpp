@@ -1,5 +1,5 @@
 // The symmetric-product path of the device Newton–Schulz (label gpu; skipped without a device):
-//  - a product computed as lower-triangle blocks plus the mirror (tiles, halves, and our
+//  - a product computed as lower-triangle blocks plus the mirror (tiles and our
 //    triangle kernel that writes each block with its transpose; B = A, or 2A in another buffer) is
 //    exactly symmetric and equals the full GEMM within fp32-accumulation rounding, element by
 //    element; D starts poisoned with NaN, so a skipped mirror (or an unwritten block) fails;
@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -86,11 +87,7 @@ TEST(SymmetricPlanArithmetic, FitsTheShapeAndCountsTheIssuedWork) {
   EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 4096).split, SymmetricSplit::tiles);
   EXPECT_EQ(fitted({SymmetricSplit::tiles, 128}, 128).split, SymmetricSplit::full);    // one block: nothing saved
   EXPECT_EQ(fitted({SymmetricSplit::tiles, 96}, 4096).split, SymmetricSplit::full);    // does not divide
-  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 4096).split, SymmetricSplit::halves);
-  EXPECT_EQ(fitted({SymmetricSplit::halves, 3}, 100).split, SymmetricSplit::full);     // 8 does not divide 100
   EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::tiles, 128}, 4096), 33.0 / 64);  // 528 of 1024 blocks
-  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 3}, 4096), 9.0 / 16);
-  EXPECT_DOUBLE_EQ(issued_fraction({SymmetricSplit::halves, 1}, 4096), 3.0 / 4);
   EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 256).split, SymmetricSplit::triangle);
   EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 128).split, SymmetricSplit::full);   // one tile
   EXPECT_EQ(fitted({SymmetricSplit::triangle, 0}, 4000).split, SymmetricSplit::full);  // 128 does not divide
@@ -190,12 +187,8 @@ INSTANTIATE_TEST_SUITE_P(
     Splits, SymmetricProductTest,
     ::testing::Values(ProductCase{"xxt_tiles32_bf16", DType::bf16, {SymmetricSplit::tiles, 32}, 1, true},
                       ProductCase{"xxt_tiles32_batch3_fp16", DType::fp16, {SymmetricSplit::tiles, 32}, 3, true},
-                      ProductCase{"xxt_halves2_bf16", DType::bf16, {SymmetricSplit::halves, 2}, 1, true},
-                      ProductCase{"xxt_halves1_batch3_fp32", DType::fp32, {SymmetricSplit::halves, 1}, 3, true},
                       ProductCase{"square_tiles16_fp16", DType::fp16, {SymmetricSplit::tiles, 16}, 1, false},
                       ProductCase{"square_tiles32_batch3_bf16", DType::bf16, {SymmetricSplit::tiles, 32}, 3, false},
-                      ProductCase{"square_halves3_fp32", DType::fp32, {SymmetricSplit::halves, 3}, 1, false},
-                      ProductCase{"square_halves2_batch3_fp16", DType::fp16, {SymmetricSplit::halves, 2}, 3, false},
                       // Our kernel (128-tiles; k = 160 ends in a part-filled step the TMA fills with zeros).
                       ProductCase{"xxt_triangle_bf16", DType::bf16, {SymmetricSplit::triangle, 0}, 1, true, 256},
                       ProductCase{"xxt_triangle_batch3_fp16", DType::fp16, {SymmetricSplit::triangle, 0}, 3, true, 384},
@@ -400,7 +393,7 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[1].data(), sizeof(float) * count), 0) << c.name << ": capture differs";
   EXPECT_EQ(std::memcmp(runs[0].data(), runs[2].data(), sizeof(float) * count), 0) << c.name << ": replay differs";
   EXPECT_EQ(ns.split_fallbacks(), 0) << c.name << ": a symmetric product fell back from its split (ran_as_planned)";
-  if (c.options.symmetric == NsOptions::Symmetric::strips) {
+  if (c.options.split && c.options.split->split == SymmetricSplit::strips) {
     EXPECT_GT(ns.issued_as(SymmetricSplit::strips), 0) << c.name << ": the strips kernel took no product";
   }
   EXPECT_EQ(ns.ran_resident(), c.resident) << c.name << ": the resident kernel " << (c.resident ? "did not run" : "ran");
@@ -410,43 +403,47 @@ TEST_P(SymmetricNsTest, StaysInTheConformanceBandAndReplaysBitIdentically) {
   EXPECT_LE(e_gpu, band) << c.name << ": err(cuda) " << e_gpu << ", err(cpu) " << e_cpu;
 }
 
-using S = NsOptions::Symmetric;
+using S = SymmetricSplit;
 using R = NsOptions::Resident;
-using T = NsOptions::Tail;
+// The options that force a split (a production route or its fallback) on every product.
+NsOptions split(S s, int64_t param = 0) {
+  NsOptions o;
+  o.split = SymmetricPlan{s, param};
+  return o;
+}
+// The options that force the resident kernel on or off, and its part-filled round streamed or not.
+NsOptions resident(R r, std::optional<bool> streamed = std::nullopt) {
+  NsOptions o;
+  o.resident = r;
+  o.streamed_tail = streamed;
+  return o;
+}
 INSTANTIATE_TEST_SUITE_P(
     Splits, SymmetricNsTest,
-    ::testing::Values(NsCase{"standard_tiles32_bf16", 1, 128, 192, NsMethod::standard, DType::bf16, {S::tiles, 32}},
-                      NsCase{"standard_tiles128_bf16", 1, 256, 384, NsMethod::standard, DType::bf16, {S::tiles, 128}},
-                      NsCase{"standard_halves2_bf16", 1, 128, 192, NsMethod::standard, DType::bf16, {S::halves, 2}},
-                      NsCase{"gram_tiles32_fp16", 1, 96, 256, NsMethod::gram, DType::fp16, {S::tiles, 32}},
-                      NsCase{"gram_halves1_fp16", 1, 96, 256, NsMethod::gram, DType::fp16, {S::halves, 1}},
-                      NsCase{"gram_per_head_tiles32_fp16", 4, 64, 128, NsMethod::gram, DType::fp16, {S::tiles, 32}},
-                      NsCase{"standard_per_head_halves1_bf16", 4, 64, 128, NsMethod::standard, DType::bf16,
-                             {S::halves, 1}},
-                      NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, {S::tiles, 16}},
-                      NsCase{"standard_tiles128_second_algorithm_bf16", 1, 256, 384, NsMethod::standard, DType::bf16,
-                             {S::tiles, 128, true, 1}},
-                      NsCase{"standard_triangle_bf16", 1, 384, 520, NsMethod::standard, DType::bf16, {S::triangle}},
-                      NsCase{"gram_triangle_batch2_fp16", 2, 256, 640, NsMethod::gram, DType::fp16, {S::triangle}},
-                      NsCase{"standard_strips_bf16", 1, 512, 520, NsMethod::standard, DType::bf16, {S::strips, 1}},
+    ::testing::Values(NsCase{"standard_tiles32_bf16", 1, 128, 192, NsMethod::standard, DType::bf16, split(S::tiles, 32)},
+                      NsCase{"standard_tiles128_bf16", 1, 256, 384, NsMethod::standard, DType::bf16, split(S::tiles, 128)},
+                      NsCase{"gram_tiles32_fp16", 1, 96, 256, NsMethod::gram, DType::fp16, split(S::tiles, 32)},
+                      NsCase{"gram_per_head_tiles32_fp16", 4, 64, 128, NsMethod::gram, DType::fp16, split(S::tiles, 32)},
+                      NsCase{"gram_tiles16_fp32", 1, 64, 160, NsMethod::gram, DType::fp32, split(S::tiles, 16)},
+                      NsCase{"standard_triangle_bf16", 1, 384, 520, NsMethod::standard, DType::bf16, split(S::triangle)},
+                      NsCase{"gram_triangle_batch2_fp16", 2, 256, 640, NsMethod::gram, DType::fp16, split(S::triangle)},
+                      NsCase{"standard_strips_bf16", 1, 512, 520, NsMethod::standard, DType::bf16, split(S::strips, 1)},
                       // X·Xᵀ and R·R on the strips, the two-operand products on the ping-pong kernel
-                      NsCase{"gram_strips_fp16", 1, 512, 640, NsMethod::gram, DType::fp16, {S::strips, 1}},
+                      NsCase{"gram_strips_fp16", 1, 512, 640, NsMethod::gram, DType::fp16, split(S::strips, 1)},
                       // The resident kernel: per-head blocks, the widest slice, ragged shapes
                       // (scalar loads, padded rows and columns), a per-iteration schedule, rounds,
                       // and the same per-head shape on the GEMMs for comparison.
-                      NsCase{"resident_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
-                      NsCase{"resident_full_width_fp16", 1, 128, 4096, NsMethod::standard, DType::fp16, {S::by_shape, 0, true, 0, R::always}, true},
-                      NsCase{"resident_ragged_bf16", 2, 37, 301, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always}, true},
-                      NsCase{"resident_square_gram_fp16", 2, 96, 96, NsMethod::gram, DType::fp16, {S::by_shape, 0, true, 0, R::always}, true},
+                      NsCase{"resident_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16, resident(R::always), true},
+                      NsCase{"resident_full_width_fp16", 1, 128, 4096, NsMethod::standard, DType::fp16, resident(R::always), true},
+                      NsCase{"resident_ragged_bf16", 2, 37, 301, NsMethod::standard, DType::bf16, resident(R::always), true},
+                      NsCase{"resident_square_gram_fp16", 2, 96, 96, NsMethod::gram, DType::fp16, resident(R::always), true},
                       NsCase{"resident_polar_express_bf16", 4, 64, 512, NsMethod::standard, DType::bf16,
-                             {S::by_shape, 0, true, 0, R::always}, true, "polar_express"},
+                             resident(R::always), true, "polar_express"},
                       // More matrices than clusters run at once (15 on the H200): each cluster works
                       // through its share in rounds (the last one part-filled).
-                      NsCase{"resident_rounds_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always, T::never}, true},
-                      // The same with the part-filled last round on the GEMMs beside the kernel.
-                      NsCase{"resident_rounds_gemm_tail_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, {S::by_shape, 0, true, 0, R::always, T::gemms}, true},
+                      NsCase{"resident_rounds_bf16", 40, 64, 512, NsMethod::standard, DType::bf16, resident(R::always, false), true},
                       NsCase{"gemms_per_head_bf16", 3, 128, 1024, NsMethod::standard, DType::bf16,
-                             {S::by_shape, 0, true, 0, R::never}}),
+                             resident(R::never)}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // The default's rule (resident_pays): rounds that pay, matrices not too small, more than one.
@@ -484,52 +481,13 @@ TEST(ResidentRule, RunsWhereItsRoundsPay) {
   NsDevice ns(nullptr, dev.stream);
   ns.run(dx.get(), c, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident());
-  EXPECT_EQ(ns.gemm_tail(), 0);
+  EXPECT_EQ(ns.streamed_matrices(), 0);
   ns.run(dx.get(), c + 1, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident());
-  EXPECT_EQ(ns.gemm_tail(), 0) << "the default runs no tail on the GEMMs";
+  EXPECT_EQ(ns.streamed_matrices(), 0) << "one matrix after a full round stays on the kernel";
   ns.run(dx.get(), c + 2, 128, 4096, cfg);
   EXPECT_TRUE(ns.ran_resident()) << "a second round of two matrices";
-  EXPECT_EQ(ns.gemm_tail(), 0) << "two matrices after a full round stay on the kernel";
-}
-
-// A batch one round and three matrices long with the tail forced onto the GEMMs: the kernel's
-// matrices are bit for bit the kernel's results without a tail, the last three bit for bit what
-// the GEMMs give those three alone, eager, captured and replayed.
-TEST(ResidentTail, RunsTheKernelAndTheGemmsSideBySideWithEachOnesBits) {
-  MUONCHECK_REQUIRE_GPU();
-  constexpr int64_t m = 128, n = 1024;
-  const int c = resident_active_clusters(n);
-  ASSERT_GT(c, 0) << "the resident kernel does not launch on this device";
-  const int batch = c + 3;
-  const NsConfig cfg = ns_test_config(NsMethod::standard, DType::bf16, nullptr);
-  const int64_t count = batch * m * n, tail_count = 3 * m * n;
-  const std::vector<float> x = values(count, 77);
-  Device dev;
-  DeviceBuffer dx;
-  dx.reserve(2 * static_cast<size_t>(count));
-  auto run = [&](NsOptions o, const std::vector<float>& in, int b, int* tail = nullptr) {
-    NsDevice ns(nullptr, dev.stream, o);
-    std::vector<float> out;
-    for (int r = 0; r < 3; ++r) {   // eager, captured, replayed: the last one's result
-      dev.upload(DType::bf16, in, dx.get());
-      out = dev.download(DType::bf16, ns.run(dx.get(), b, m, n, cfg), b * m * n);
-    }
-    if (tail != nullptr) *tail = ns.gemm_tail();
-    return out;
-  };
-  int tail = -1;
-  const std::vector<float> both = run({S::by_shape, 0, true, 0, R::always, T::gemms}, x, batch, &tail);
-  const std::vector<float> kernel = run({S::by_shape, 0, true, 0, R::always, T::never}, x, batch);
-  const std::vector<float> last(x.end() - tail_count, x.end());
-  const std::vector<float> gemms = run({S::by_shape, 0, true, 0, R::never}, last, 3);
-  EXPECT_EQ(tail, 3);
-  ASSERT_EQ(both.size(), kernel.size());
-  EXPECT_EQ(std::memcmp(both.data(), kernel.data(), sizeof(float) * (count - tail_count)), 0) << "the kernel's matrices";
-  EXPECT_EQ(std::memcmp(both.data() + (count - tail_count), gemms.data(), sizeof(float) * tail_count), 0)
-      << "the GEMMs' matrices";
-  EXPECT_NE(std::memcmp(both.data() + (count - tail_count), kernel.data() + (count - tail_count), sizeof(float) * tail_count), 0)
-      << "the tail ran on the kernel";
+  EXPECT_EQ(ns.streamed_matrices(), 0) << "two matrices after a full round stay on the kernel";
 }
 
 // A batch two rounds and three matrices long with the tail on the streamed kernel: the resident
@@ -563,8 +521,8 @@ TEST(StreamedTail, RunsBesideTheKernelWithEachOnesBits) {
     return out;
   };
   int streamed = -1;
-  const std::vector<float> both = run({S::by_shape, 0, true, 0, R::always, T::streamed}, &streamed);
-  const std::vector<float> kernel = run({S::by_shape, 0, true, 0, R::always, T::never});
+  const std::vector<float> both = run(resident(R::always, true), &streamed);
+  const std::vector<float> kernel = run(resident(R::always, false));
   const std::vector<float> last(x.end() - tail_count, x.end());
   dev.upload(DType::bf16, last, dx.get());
   DeviceBuffer scratch;
@@ -649,7 +607,9 @@ TEST(ResidentNormalization, CarriesInfinitiesAndNansIntoTheNormAsTheGemmPathDoes
       DeviceBuffer dx;
       dx.reserve(2 * static_cast<size_t>(count));
       auto run = [&](R r) {
-        NsDevice ns(nullptr, dev.stream, {S::by_shape, 0, false, 0, r});
+        NsOptions o = resident(r);
+        o.graphs = false;
+        NsDevice ns(nullptr, dev.stream, o);
         dev.upload(t, x, dx.get());
         std::vector<float> out = dev.download(t, ns.run(dx.get(), batch, m, n, cfg), count);
         EXPECT_EQ(ns.ran_resident(), r == R::always);

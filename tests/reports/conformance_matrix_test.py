@@ -3,6 +3,7 @@ schemas/conformance-matrix.schema.json, and matches the committed reports/confor
 the schema rejects a malformed matrix; a failing verdict sorts its column and its defect first and
 its cell carries the repro line and the band."""
 import copy
+import gzip
 import json
 import os
 import subprocess
@@ -73,6 +74,9 @@ with tempfile.TemporaryDirectory() as d:
              "cases_per_minute": 5.0, "executed_share": 0.5, "declines_by_feature": {"knob k": 8, "engine.stage 1": 2},
              "failures": [failure("explained"), failure("explained"), failure("new")], "defects": []}
     json.dump(sweep, open(os.path.join(d, "planted", "sweeps", "cpu-dp2-seed1.json"), "w"))
+    # A published record is gzip-compressed (NAME.json.gz): read like the plain one the sweep writes.
+    with gzip.open(os.path.join(d, "planted", "sweeps", "cpu-dp4-seed1.json.gz"), "wt") as f:
+        json.dump(dict(sweep, dp=4, cases_run=7), f)
     pm = matrix.matrix(d)
     jsonschema.validate(pm, schema)
     check([c["version"] for c in pm["columns"]] == ["2.0", "1.0"], "the failing version's column comes first")
@@ -81,10 +85,16 @@ with tempfile.TemporaryDirectory() as d:
     check(cell["band_over_update_max"] == 0.4, "the cell shows the band over one update")
     check(pm["summary"]["new_defects"] == 1 and pm["summary"]["declines"] == 6, "defects and declines are counted")
     sw = pm["columns"][0]["sweeps"]
-    check(pm["columns"][0]["sweep_cases_by_dp"] == {"2": 10} and not pm["columns"][1]["sweeps"], "the sweep record counts for its own version, by dp")
+    check(pm["columns"][0]["sweep_cases_by_dp"] == {"2": 10, "4": 7} and not pm["columns"][1]["sweeps"], "the sweep record counts for its own version, by dp")
     check(sw and sw[0]["declined_share_by_knob"] == {"k": 0.4} and sw[0]["explained"] == 2 and sw[0]["new"] == 1,
           "declines per knob (share of draws) and failures explained / new come from the sweep record")
-    check("planted/sweeps/cpu-dp2-seed1.json" in pm["inputs"], "the sweep record is an input")
+    check("planted/sweeps/cpu-dp2-seed1.json" in pm["inputs"] and "planted/sweeps/cpu-dp4-seed1.json.gz" in pm["inputs"],
+          "the sweep records, plain and compressed, are inputs")
+    summary = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep-summary.py"), os.path.join(d, "planted", "sweeps")],
+                             capture_output=True, text=True)
+    table = open(os.path.join(d, "planted", "sweeps", "README.md")).read() if summary.returncode == 0 else summary.stderr
+    check("[cpu-dp4-seed1.json.gz](cpu-dp4-seed1.json.gz) | CPU (Planted Muon 2.0) | 4 | 7 |" in table and "cpu-dp2-seed1.json" in table,
+          "sweep-summary.py reads a compressed record beside a plain one")
     page = matrix.page(pm)
     check(page.index("planted defect") < page.index("Invariants ×"), "the defects come before the grid")
     check("x_repro.py" in page and "band 0.40" in page, "the page links the repro script and shows the band")

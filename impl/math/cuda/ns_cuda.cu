@@ -58,20 +58,12 @@ SymmetricPlan ns_split_for(int64_t m) {
 }
 
 NsDevice::NsDevice(cublasHandle_t handle, cudaStream_t stream, NsOptions options)
-    : stream_(stream), options_(options), gemm_(options.gemm_rank) {
+    : stream_(stream), options_(options) {
   (void)handle;
 }
 
 SymmetricPlan NsDevice::split_of(const NsOptions& o, int64_t m) {
-  switch (o.symmetric) {
-    case NsOptions::Symmetric::by_shape: return ns_split_for(m);
-    case NsOptions::Symmetric::full: return {};
-    case NsOptions::Symmetric::tiles: return fitted({SymmetricSplit::tiles, o.param}, m);
-    case NsOptions::Symmetric::halves: return fitted({SymmetricSplit::halves, o.param}, m);
-    case NsOptions::Symmetric::triangle: return fitted({SymmetricSplit::triangle, 0}, m);
-    case NsOptions::Symmetric::strips: return fitted({SymmetricSplit::strips, o.param}, m);
-  }
-  return {};
+  return o.split ? fitted(*o.split, m) : ns_split_for(m);
 }
 
 void NsDevice::symmetric(SymmetricPlan plan, int batch, int64_t m, int64_t k, float alpha, const void* a, int64_t lda,
@@ -188,31 +180,13 @@ void NsDevice::reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg) {
 }
 
 void* NsDevice::iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
-  if (resident_) {
-    if (tail_ == 0) {
-      resident_standard(x, batch, m, n, cfg, stream_);
-      return x;
-    }
+  if (!resident_) return on_gemms(x, batch, m, n, cfg);
+  resident_standard(x, batch - tail_, m, n, cfg, stream_);
+  if (tail_ > 0) {   // the kernel's programmatic dependent: its blocks start once all of the kernel's have
     void* const tail_x = static_cast<unsigned char*>(x) + (batch - tail_) * m * n * dtype_bytes(dtype_);
-    if (streamed_tail_) {   // the kernel's programmatic dependent: its blocks start once all of the kernel's have
-      resident_standard(x, batch - tail_, m, n, cfg, stream_);
-      streamed_standard(tail_x, tail_, m, n, cfg, streamed_scratch_.get(), true, stream_);
-      return x;
-    }
-    // The kernel is enqueued first, so that its clusters take their multiprocessors before the
-    // branch's GEMMs spread over the rest; the tail's result is copied into place on the branch.
-    branches_.fork(stream_, 1);
-    resident_standard(x, batch - tail_, m, n, cfg, stream_);
-    const cudaStream_t origin = std::exchange(stream_, branches_.branch(0));
-    const void* out = on_gemms(tail_x, tail_, m, n, cfg);
-    if (out != tail_x)
-      check(cudaMemcpyAsync(tail_x, out, tail_ * m * n * dtype_bytes(dtype_), cudaMemcpyDeviceToDevice, stream_),
-            "cudaMemcpyAsync (the GEMMs' tail)");
-    stream_ = origin;
-    branches_.join(stream_, 1);
-    return x;
+    streamed_standard(tail_x, tail_, m, n, cfg, streamed_scratch_.get(), true, stream_);
   }
-  return on_gemms(x, batch, m, n, cfg);
+  return x;
 }
 
 void* NsDevice::on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
@@ -221,15 +195,9 @@ void* NsDevice::on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfi
 }
 
 int NsDevice::tail_for(const void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) const {
-  using T = NsOptions::Tail;
   const bool aligned = reinterpret_cast<uintptr_t>(x) % 16 == 0;   // the streamed kernel's tensor map needs it
-  switch (options_.tail) {
-    case T::gemms: return resident_partial_round(batch, n);
-    case T::streamed: return aligned ? streamed_part(batch, m, n, cfg) : 0;
-    case T::by_shape: return aligned ? streamed_tail(batch, m, n, cfg) : 0;
-    case T::never: break;
-  }
-  return 0;
+  if (!aligned || options_.streamed_tail == false) return 0;
+  return options_.streamed_tail ? streamed_part(batch, m, n, cfg) : streamed_tail(batch, m, n, cfg);
 }
 
 void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) {
@@ -238,12 +206,11 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
   dtype_ = cfg.dtype;
   split_ = split_of(options_, m);
   using R = NsOptions::Resident;
-  resident_ = options_.symmetric == NsOptions::Symmetric::by_shape && options_.resident != R::never &&
-              resident_fits(batch, m, n, cfg) && (options_.resident == R::always || resident_pays(batch, m, n));
+  resident_ = !options_.split && options_.resident != R::never && resident_fits(batch, m, n, cfg) &&
+              (options_.resident == R::always || resident_pays(batch, m, n));
   tail_ = resident_ ? tail_for(x, batch, m, n, cfg) : 0;
-  streamed_tail_ = tail_ > 0 && options_.tail != NsOptions::Tail::gemms;
-  if (!resident_ || (tail_ > 0 && !streamed_tail_)) reserve(resident_ ? tail_ : batch, m, n, cfg);
-  if (streamed_tail_) streamed_scratch_.reserve(streamed_scratch_bytes(tail_, true, n));
+  if (!resident_) reserve(batch, m, n, cfg);
+  if (tail_ > 0) streamed_scratch_.reserve(streamed_scratch_bytes(tail_, true, n));
   if (!options_.graphs) return iterate(x, batch, m, n, cfg);
   // Bounded caches: a graph holds the addresses of the tile pointer arrays, so both go together.
   if (graphs_.size() > 64 || sym_.cached_arrays() > 1024) {
@@ -260,7 +227,6 @@ void* NsDevice::run(void* x, int batch, int64_t m, int64_t n, const NsConfig& cf
                       static_cast<uint64_t>(cfg.dtype),
                       static_cast<uint64_t>(resident_),
                       static_cast<uint64_t>(tail_),
-                      static_cast<uint64_t>(streamed_tail_),
                       address(streamed_scratch_.get()),
                       static_cast<uint64_t>(split_.split),
                       static_cast<uint64_t>(split_.param),

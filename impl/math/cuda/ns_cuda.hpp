@@ -20,12 +20,13 @@
 // The standard NS of matrices small enough (per-head blocks: m ≤ 128, n ≤ 4096) runs instead as
 // one resident kernel under the same rounding model where that is faster (ns_resident.hpp);
 // where its last round would be part-filled, those matrices may run at the same time on the
-// multiprocessors its clusters leave idle: on the streamed kernel (ns_streamed.hpp, the default
-// where it pays) or on the GEMMs on a branch stream (NsOptions::tail). Which matrix takes which
-// path depends only on the shape and the device, so runs stay bit-identical.
+// multiprocessors its clusters leave idle, on the streamed kernel (ns_streamed.hpp, where it pays).
+// Which matrix takes which path depends only on the shape and the device, so runs stay
+// bit-identical.
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
@@ -36,31 +37,25 @@
 #include "impl/math/cuda/ns_kernels.hpp"
 #include "impl/math/cuda/ns_resident.hpp"
 #include "impl/math/cuda/ns_streamed.hpp"
-#include "impl/math/cuda/stream_branches.hpp"
 #include "impl/math/cuda/symmetric_product.hpp"
 #include "impl/math/newton_schulz.hpp"
 
 namespace muoncheck::impl::cuda {
 
-// How a run computes its symmetric products and whether it uses graphs. The default picks
-// the split by shape (ns_split_for) and runs the standard NS as one resident kernel
-// (ns_resident.hpp) where it fits and measured faster (resident_pays); benchmarks and tests can
-// force a split (which runs the GEMMs) or the resident kernel on or off.
+// Which route a run takes. A user chooses only `resident` (--ns-kernel default | resident |
+// gemms); the default picks every route by shape and device (ns_split_for, resident_pays,
+// streamed_tail). Tests and the bench force one of the production routes where the default
+// would not take it (a fallback included); the experiments beside them live in dev/cuda/.
 struct NsOptions {
-  enum class Symmetric { by_shape, full, tiles, halves, triangle, strips };
   enum class Resident { by_shape, always, never };   // always: wherever resident_fits
-  Symmetric symmetric = Symmetric::by_shape;
-  int64_t param = 0;   // tiles: block edge; halves: levels; strips: 1 even where they take more rounds (SymmetricPlan)
+  Resident resident = Resident::by_shape;            // only without a forced split
+  // Every symmetric product on this split (fitted to m; where it cannot run, its fallback), on the
+  // GEMMs: forcing a split turns the resident kernel off.
+  std::optional<SymmetricPlan> split;
+  // A resident run's part-filled last round (resident_partial_round): streamed beside the kernel
+  // wherever it fits (true) or on the kernel (false); unset: streamed where that measured faster.
+  std::optional<bool> streamed_tail;
   bool graphs = true;
-  int gemm_rank = 0;   // which of cuBLASLt's ranked algorithms every GEMM runs (LtGemm; benchmarks)
-  Resident resident = Resident::by_shape;   // only with symmetric == by_shape
-  // A resident run's part-filled last round (resident_partial_round), beside the kernel's rounds:
-  // by_shape (the default) runs it streamed where that measured faster (streamed_tail,
-  // ns_streamed.hpp), else on the kernel; streamed wherever it fits beside; gemms on the GEMMs,
-  // on a branch stream, wherever there is one (slower or even on the H200: ns_resident.hpp);
-  // never on the kernel.
-  enum class Tail { by_shape, never, gemms, streamed };
-  Tail tail = Tail::by_shape;
 };
 
 // The split the default gives every symmetric m×m product of an NS (X·Xᵀ and the m×m products,
@@ -103,11 +98,9 @@ class NsDevice {
 
   // Whether the last run was the resident kernel (ns_resident.hpp) rather than the GEMMs.
   bool ran_resident() const { return resident_; }
-  // How many matrices of the last resident run, the batch's last ones, ran on the GEMMs beside
-  // the kernel (NsOptions::tail), on a branch stream that joins the run's stream before it returns.
-  int gemm_tail() const { return streamed_tail_ ? 0 : tail_; }
-  // How many ran on the streamed kernel beside it (ns_streamed.hpp), on the run's stream.
-  int streamed_matrices() const { return streamed_tail_ ? tail_ : 0; }
+  // How many matrices of the last resident run, the batch's last ones, ran on the streamed kernel
+  // beside it (ns_streamed.hpp), on the run's stream.
+  int streamed_matrices() const { return tail_; }
 
  private:
   // The split of every symmetric product of an NS of m×m results under these options (X·Xᵀ and
@@ -115,8 +108,7 @@ class NsDevice {
   static SymmetricPlan split_of(const NsOptions& o, int64_t m);
 
   void reserve(int batch, int64_t m, int64_t n, const NsConfig& cfg);
-  // How many of a resident run's last matrices run beside the kernel (NsOptions::tail): on the
-  // GEMMs where the option says gemms, else streamed.
+  // How many of a resident run's last matrices run streamed beside the kernel.
   int tail_for(const void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg) const;
   void* iterate(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);
   void* on_gemms(void* x, int batch, int64_t m, int64_t n, const NsConfig& cfg);   // normalize, then the GEMMs
@@ -134,9 +126,7 @@ class NsDevice {
   NsOptions options_;
   DType dtype_ = DType::bf16;
   bool resident_ = false;   // this run is one resident kernel (ns_resident.hpp)
-  int tail_ = 0;            // of which the last tail_ matrices run beside it,
-  bool streamed_tail_ = false;   // on the streamed kernel (else on the GEMMs)
-  StreamBranches branches_;
+  int tail_ = 0;            // of which the last tail_ matrices run streamed beside it
   SymmetricPlan split_;
   int64_t split_fallbacks_ = 0;
   std::array<int64_t, 5> issued_as_{};   // by SymmetricSplit

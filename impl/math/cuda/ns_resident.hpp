@@ -66,10 +66,9 @@ bool resident_pays(int batch, int64_t m, int64_t n);
 // The part-filled last round of a batch in several rounds: batch mod resident_active_clusters(n)
 // when the batch is larger than one round, else 0. Those matrices can run beside the kernel's
 // rounds on the multiprocessors its clusters leave idle (12 of 132 on the H200: eight-block
-// clusters fit a GPC's multiprocessors only in whole eights): on the streamed kernel
-// (NsOptions::Tail::streamed, the default where streamed_tail says so; ns_streamed.hpp), or on
-// the GEMMs on a branch stream (Tail::gemms; since the exchanges lost their cluster barriers that
-// measures even with the kernel's own last round or slower on the H200, docs/gpu.md).
+// clusters fit a GPC's multiprocessors only in whole eights): on the streamed kernel where
+// streamed_tail says so (ns_streamed.hpp). On the GEMMs on a branch stream it measured even with
+// the kernel's own last round or slower (dev/cuda/gemm_tail.cu).
 int resident_partial_round(int batch, int64_t n);
 
 // x: batch × m × n elements of cfg.dtype, row-major. Replaces each matrix by NS(X) (its

@@ -6,13 +6,10 @@
 // with P symmetric, element (j, i) is the same dot product as (i, j); for Z·R with Z, R
 // polynomials in one matrix it is the (i, j) element of R·Z, equal in exact arithmetic.
 //
-// Splits of the m×m result (per matrix of a batch):
+// Splits of the m×m result (per matrix of a batch). By default (ns_split_for) strips where they
+// fit and pay, else triangle, else tiles(128), else full; the other splits measured against these
+// are in dev/cuda/.
 //   tiles(b)   every lower-triangle b×b block in one pointer-array GEMM: m/b·(m/b + 1)/2 blocks
-//   halves(L)  recursive 2×2 split, L levels: each level's off-diagonal blocks in one strided
-//              GEMM (batch 1) or one strided GEMM per block over the batch, and the 2^L
-//              diagonal blocks likewise; these GEMMs are independent and run side by side on
-//              branch streams (stream_branches.hpp), so the small levels fill the waves the
-//              large ones leave part-empty
 //   triangle   the 128-blocks of tiles(128) in one kernel of our own that writes each block and
 //              its transpose (triangle_product.hpp; sm_90a, 16-bit dtypes, B transposed or
 //              symmetric); where it does not fit, tiles(128)
@@ -33,23 +30,21 @@
 #include "core/scenario.hpp"
 #include "impl/math/cuda/device_buffer.hpp"
 #include "impl/math/cuda/lt_gemm.hpp"
-#include "impl/math/cuda/stream_branches.hpp"
 
 namespace muoncheck::impl::cuda {
 
-enum class SymmetricSplit { full, tiles, halves, triangle, strips };
+enum class SymmetricSplit { full, tiles, triangle, strips };
 constexpr int64_t kTriangleTile = 128;   // the triangle split's block edge
 
 struct SymmetricPlan {
   SymmetricSplit split = SymmetricSplit::full;
-  int64_t param = 0;   // tiles: the block edge; halves: the number of levels; strips: 1 even where it
-                       // takes more rounds than triangle; triangle: unused
+  int64_t param = 0;   // tiles: the block edge; strips: 1 even where it takes more rounds than
+                       // triangle (tests: the kernel on small shapes); triangle: unused
 
   bool operator==(const SymmetricPlan& o) const { return split == o.split && param == o.param; }
 };
 
-// The plan itself when it fits an m×m result (block divides m into ≥ 2 blocks, 2^levels
-// divides m, 128 divides m into ≥ 2 blocks for triangle, 256 divides m for strips, else
+// The plan itself when it fits an m×m result (block divides m into ≥ 2 blocks, 128 divides m into ≥ 2 blocks for triangle, 256 divides m for strips, else
 // triangle's fit), else full.
 SymmetricPlan fitted(SymmetricPlan plan, int64_t m);
 
@@ -102,10 +97,8 @@ class SymmetricProduct {
   void full(const SymmetricProblem& p, cudaStream_t s);
   // false (nothing issued) when cuBLASLt has no algorithm for the blocks.
   bool tiles(int64_t edge, const SymmetricProblem& p, cudaStream_t s);
-  bool halves(int levels, const SymmetricProblem& p, cudaStream_t s);
 
   LtGemm& gemm_;
-  StreamBranches branches_;
   std::map<ArraysKey, std::unique_ptr<Arrays>> arrays_;
 };
 
