@@ -227,11 +227,11 @@ TEST(ScenarioAdditions, SetFieldsRoundTripAndChangeTheHash) {
 }
 
 TEST(ScenarioAdditions, ScheduleFactorsFollowTheFormulas) {
-  LrSchedule warm{LrShape::linear_warmup, 4, 0, 0.0};
+  LrSchedule warm{LrShape::linear_warmup, 4, 0, 0.0, {}};
   EXPECT_DOUBLE_EQ(lr_factor(warm, 0), 0.25);
   EXPECT_DOUBLE_EQ(lr_factor(warm, 3), 1.0);
   EXPECT_DOUBLE_EQ(lr_factor(warm, 9), 1.0);
-  LrSchedule cos{LrShape::cosine, 2, 6, 0.1};
+  LrSchedule cos{LrShape::cosine, 2, 6, 0.1, {}};
   EXPECT_DOUBLE_EQ(lr_factor(cos, 0), 0.5);
   EXPECT_DOUBLE_EQ(lr_factor(cos, 2), 1.0);                       // p = 0
   EXPECT_DOUBLE_EQ(lr_factor(cos, 4), 0.1 + 0.9 * 0.5);           // p = 1/2

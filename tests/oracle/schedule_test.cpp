@@ -31,9 +31,9 @@ TEST(OracleSchedule, EachParamMovesByItsOwnSchedulesFactor) {
   Scenario s = testing::small_mixed("schedule");
   s.steps = 2;
   s.optimizer.weight_decay = 0.0;
-  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 4, 0, 0.0};   // 1/4, 2/4
+  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 4, 0, 0.0, {}};   // 1/4, 2/4
   const std::string adam_name = s.model.params.back().name;
-  s.optimizer.groups = {ParamGroup{adam_name, 1.0, std::nullopt, LrSchedule{LrShape::cosine, 0, 2, 0.5}}};   // 1, 0.75
+  s.optimizer.groups = {ParamGroup{adam_name, 1.0, std::nullopt, LrSchedule{LrShape::cosine, 0, 2, 0.5, {}}}};   // 1, 0.75
   const Trajectory sched = run_oracle(s, Precision::float64);
   for (int t = 0; t < s.steps; ++t) {
     // The same state through a constant schedule: step t from the scheduled run's state.
@@ -92,7 +92,7 @@ TEST(OracleSchedule, TheControlFollowsTheSchedule) {
   Scenario s = testing::small_mixed("schedule-control");
   s.steps = 1;
   const Trajectory flat = run_control(s);
-  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 2, 0, 0.0};   // 1/2 at step 0
+  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 2, 0, 0.0, {}};   // 1/2 at step 0
   const Trajectory half = run_control(s);
   // Rounded arithmetic: the halved update is half the full one to within fp32 rounding.
   EXPECT_LT(ratio_error(half, flat, 1, 0, 0.5), 1e-3);
