@@ -136,7 +136,7 @@ def test_what_a_config_scheduler_cannot_say_is_declined_under_the_knob(tmp_path)
     d = plugins.load("deepspeed")
     config = {k.name: k.default for k in d.knobs}
     ok = resolved(d.to_scenario({"scheduler": "WarmupLR"}, base()), tmp_path)
-    assert d.declines(ok, dict(config, scheduler="WarmupLR")) is None
+    assert sys.modules[type(d).__module__]._scheduler_gap(ok, "WarmupLR") is None   # declines goes on to DeepSpeed's own checks
     dynamic = d.to_scenario({"scheduler": "WarmupLR", "precision": "fp16_dynamic"}, base())
     got = d.declines(resolved(dynamic, tmp_path), dict(config, scheduler="WarmupLR", precision="fp16_dynamic"))
     assert got.knob == "scheduler" and "skipped step" in got.reason
@@ -147,3 +147,37 @@ def test_what_a_config_scheduler_cannot_say_is_declined_under_the_knob(tmp_path)
     scaled = d.to_scenario({"scheduler": "WarmupCosineLR"}, base(groups=[{"match": "norm", "lr_scale": 0.5}]))
     got = d.declines(resolved(scaled, tmp_path), dict(config, scheduler="WarmupCosineLR"))
     assert got.knob == "scheduler" and "lr_scale" in got.reason
+
+
+def verify(site, path):
+    from conftest import muoncheck
+    where = ["--impl-site", site] if site else []
+    done = muoncheck("verify", "--impl", "deepspeed", *where, path, "--dp", "1", "--invariant", "trajectory-conforms",
+                     timeout=900)
+    line = next((x for x in done.stdout.splitlines() if x.strip().startswith("trajectory-conforms")), "")
+    return (line.split()[1] if line else None), line or done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("name", NAMED)
+def test_deepspeed_runs_each_scheduler_as_its_table_says_and_a_shifted_table_fails(name, tmp_path):
+    """The judge sees the schedule: the committed scenario of each scheduler conforms in a real
+    DeepSpeed run; for WarmupLR, the same scenario with its table shifted by one step does not."""
+    site = deepspeed_site()
+    if site is None:
+        pytest.skip("DeepSpeed is not importable (scripts/deepspeed-site.sh VERSION installs a site)")
+    path = os.path.join(ROOT, "scenarios", "deepspeed", f"sched-{name.lower()}-z2-dp1.json")
+    doc = json.load(open(path))
+    assert doc["implementation_config"] == {"scheduler": name}
+    assert doc["optimizer"]["lr_schedule"]["factors"] == schedulers.factors(name, doc["steps"])   # the mapper's table
+    status, line = verify(site, path)
+    assert status == "PASS", line
+    if name != "WarmupLR":
+        return
+    doc.pop("$schema", None)
+    factors = doc["optimizer"]["lr_schedule"]["factors"]
+    doc["optimizer"]["lr_schedule"]["factors"] = factors[1:] + factors[-1:]
+    doc["name"] = "sched-warmuplr-shifted"
+    wrong = tmp_path / "sched-warmuplr-shifted.json"
+    wrong.write_text(json.dumps(doc))
+    status, line = verify(site, str(wrong))
+    assert status == "FAIL", line
