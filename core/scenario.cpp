@@ -73,6 +73,11 @@ double lr_factor(const LrSchedule& sch, int t) {
       const double p = std::min(1.0, static_cast<double>(t - sch.warmup_steps) / (sch.total_steps - sch.warmup_steps));
       return sch.min_ratio + (1.0 - sch.min_ratio) * 0.5 * (1.0 + std::cos(M_PI * p));
     }
+    case LrShape::table: {
+      if (sch.factors.empty()) throw Error(ErrorKind::Internal, "lr_factor: a table schedule without factors");
+      const size_t last = sch.factors.size() - 1;
+      return sch.factors[std::min(static_cast<size_t>(std::max(t, 0)), last)];
+    }
   }
   return 1.0;
 }

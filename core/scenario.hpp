@@ -73,14 +73,18 @@ struct AdamConfig {
 
 // A factor per optimizer step t (0-based, skipped steps included) that multiplies the
 // Muon lr and the AdamW lr (docs/semantics.md, "Learning-rate schedules").
-enum class LrShape { constant, linear_warmup, cosine };
+enum class LrShape { constant, linear_warmup, cosine, table };
 struct LrSchedule {
   LrShape shape = LrShape::constant;
   int warmup_steps = 0;          // linear_warmup (≥ 1), cosine (≥ 0)
   int total_steps = 0;           // cosine: > warmup_steps
   double min_ratio = 0.0;        // cosine: the factor at and after total_steps
+  // table: the factor of step t is factors[t]; the last one holds after the table ends. A schedule
+  // no formula here says (an implementation's own) is written out step by step.
+  std::vector<double> factors;
   bool operator==(const LrSchedule& o) const {   // spelled out: CUDA sources include this as C++17
-    return shape == o.shape && warmup_steps == o.warmup_steps && total_steps == o.total_steps && min_ratio == o.min_ratio;
+    return shape == o.shape && warmup_steps == o.warmup_steps && total_steps == o.total_steps &&
+           min_ratio == o.min_ratio && factors == o.factors;
   }
 };
 

@@ -108,14 +108,36 @@ void read_model(JsonObjectReader& r, ModelSpec& m) {
   check_model_size(r, m, "params");
 }
 
+// A table schedule's factors: one per step from step 0, each a finite number in [0, 1e6] (a rate
+// may grow past its base, as a range test's does), at most 100000 of them.
+std::vector<double> read_lr_factors(JsonObjectReader& r) {
+  const std::string expected = "a non-empty array of at most 100000 numbers in [0, 1e6], one per step (required for table)";
+  const nlohmann::json* v = r.raw("factors");
+  if (v == nullptr) r.fail("factors", expected, "nothing");
+  if (!v->is_array() || v->empty() || v->size() > 100000) r.fail("factors", expected, describe_json(*v));
+  std::vector<double> out;
+  for (size_t i = 0; i < v->size(); ++i) {
+    const auto& e = (*v)[i];
+    if (!e.is_number() || !std::isfinite(e.get<double>()) || e.get<double>() < 0.0 || e.get<double>() > 1e6)
+      throw bad_input(r.file(), r.path_of("factors") + "/" + std::to_string(i), "a finite number in [0, 1e6]",
+                      describe_json(e));
+    out.push_back(e.get<double>());
+  }
+  return out;
+}
+
 // optimizer.lr_schedule and groups[i].lr_schedule: a shape and exactly the parameters it needs.
 LrSchedule read_lr_schedule(JsonObjectReader& r) {
   LrSchedule sch;
-  const auto shape = r.one_of("shape", "constant", {"constant", "linear_warmup", "cosine"});
-  sch.shape = shape == "constant" ? LrShape::constant : shape == "linear_warmup" ? LrShape::linear_warmup : LrShape::cosine;
+  const auto shape = r.one_of("shape", "constant", {"constant", "linear_warmup", "cosine", "table"});
+  sch.shape = shape == "constant"        ? LrShape::constant
+              : shape == "linear_warmup" ? LrShape::linear_warmup
+              : shape == "cosine"        ? LrShape::cosine
+                                         : LrShape::table;
   auto not_for_shape = [&](const char* key) {
     if (r.has(key)) r.fail(key, std::string("no ") + key + " for shape " + shape, "a value");
   };
+  if (sch.shape != LrShape::table) not_for_shape("factors");
   if (sch.shape == LrShape::constant) {
     for (const char* k : {"warmup_steps", "total_steps", "min_ratio"}) not_for_shape(k);
     return sch;
@@ -124,6 +146,11 @@ LrSchedule read_lr_schedule(JsonObjectReader& r) {
     if (!r.has("warmup_steps")) r.fail("warmup_steps", "an integer in [1, 100000] (required for linear_warmup)", "nothing");
     sch.warmup_steps = static_cast<int>(r.integer("warmup_steps", 1, 1, 100000));
     for (const char* k : {"total_steps", "min_ratio"}) not_for_shape(k);
+    return sch;
+  }
+  if (sch.shape == LrShape::table) {
+    for (const char* k : {"warmup_steps", "total_steps", "min_ratio"}) not_for_shape(k);
+    sch.factors = read_lr_factors(r);
     return sch;
   }
   if (!r.has("total_steps")) r.fail("total_steps", "an integer in [1, 100000] (required for cosine)", "nothing");
@@ -351,7 +378,7 @@ std::string to_string(ScalerType v) {
 }
 std::string to_string(OverflowValue v) { return v == OverflowValue::inf ? "inf" : "nan"; }
 std::string to_string(LrShape v) {
-  return v == LrShape::constant ? "constant" : v == LrShape::linear_warmup ? "linear_warmup" : "cosine";
+  return v == LrShape::constant ? "constant" : v == LrShape::linear_warmup ? "linear_warmup" : v == LrShape::cosine ? "cosine" : "table";
 }
 std::string to_string(OffloadDevice v) {
   return v == OffloadDevice::none ? "none" : v == OffloadDevice::cpu ? "cpu" : "nvme";
@@ -363,6 +390,10 @@ namespace {
 // A schedule with exactly the parameters its shape has (what the loader accepts).
 nlohmann::json lr_schedule_to_json(const LrSchedule& sch) {
   nlohmann::json j = {{"shape", to_string(sch.shape)}};
+  if (sch.shape == LrShape::table) {
+    j["factors"] = sch.factors;
+    return j;
+  }
   if (sch.shape != LrShape::constant) j["warmup_steps"] = sch.warmup_steps;
   if (sch.shape == LrShape::cosine) j["total_steps"] = sch.total_steps, j["min_ratio"] = sch.min_ratio;
   return j;

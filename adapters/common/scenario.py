@@ -107,6 +107,9 @@ def lr_factor(schedule, t):
     shape, warmup = schedule["shape"], int(schedule["warmup_steps"])
     if shape == "constant":
         return 1.0
+    if shape == "table":   # the last factor holds after the table ends
+        factors = schedule["factors"]
+        return float(factors[min(max(t, 0), len(factors) - 1)])
     if shape == "linear_warmup":
         return min(1.0, (t + 1) / warmup)
     if t < warmup:

@@ -24,6 +24,8 @@ if _HERE not in sys.path:   # the DeepSpeed adapter's modules import each other 
     sys.path.insert(0, _HERE)
 
 from ..plugin import Decline, Engine, EnginePlugin, Knob, Unsupported  # noqa: E402
+import schedulers  # noqa: E402
+from schedulers import SCHEDULERS  # noqa: E402
 
 _BIG = 500000000
 _BUCKETS = [_BIG, 2, 8, 64, 1024]   # DeepSpeed asserts multiples of its 4-byte alignment in 16-bit elements
@@ -35,24 +37,6 @@ PRECISIONS = {
     "fp16_static": {"engine.param_dtype": "fp16", "loss_scaler.type": "static"},
     "fp16_dynamic": {"engine.param_dtype": "fp16", "loss_scaler.type": "dynamic"},
 }
-
-# DeepSpeed's config schedulers (deepspeed/runtime/lr_schedules.py, VALID_LR_SCHEDULES); "none"
-# keeps the scenario's own schedule, given to DeepSpeed as a client LambdaLR.
-SCHEDULERS = ["none", "WarmupLR", "WarmupDecayLR", "WarmupCosineLR", "OneCycle", "LRRangeTest"]
-
-
-# Why each config scheduler is declined: what it does (deepspeed/runtime/lr_schedules.py) that the
-# scenario's lr_schedule (docs/semantics.md: constant, linear_warmup (t+1)/w, cosine) cannot say.
-SCHEDULER_GAPS = {
-    "WarmupLR": "step t runs at warmup_min_lr + Δ·max(0, t−1)/w (the scheduler starts at iteration −1 and the "
-                "first two steps run at warmup_min_lr), or a log ramp; not linear_warmup's (t+1)/w",
-    "WarmupDecayLR": "WarmupLR's ramp, then a linear decay to 0 at total_num_steps; the semantics has no linear decay",
-    "WarmupCosineLR": "a warmup from warmup_min_ratio, then cosine to cos_min_ratio, indexed from iteration −1; not "
-                      "the scenario's cosine schedule step for step",
-    "OneCycle": "a cyclic rate (and momentum) schedule; the semantics has no cycle",
-    "LRRangeTest": "a staircase or continuous growth of the rate; the semantics has no growing schedule",
-}
-
 
 class DeepSpeedMuon(EnginePlugin):
     name = "deepspeed"
@@ -74,7 +58,9 @@ class DeepSpeedMuon(EnginePlugin):
         Knob("reduce_bucket_size", _BUCKETS, fields={b: {"engine.reduce_bucket_size": b} for b in _BUCKETS}, open=True),
         Knob("allgather_bucket_size", _BUCKETS, fields={b: {"engine.allgather_bucket_size": b} for b in _BUCKETS}, open=True),
         Knob("gradient_clipping", [0.0, 1.0, 0.05], fields={c: {"optimizer.clip.max_norm": c} for c in (0.0, 1.0, 0.05)}, open=True),
-        Knob("scheduler", SCHEDULERS, doc="the DeepSpeed config's scheduler.type"),
+        Knob("scheduler", SCHEDULERS, doc="the DeepSpeed config's scheduler.type with this plugin's parameters "
+                                          "(schedulers.py; OneCycle without cycle_momentum), the scenario's "
+                                          "lr_schedule its table; none: the scenario's schedule as a client LambdaLR"),
         Knob("ns_method", ["gram", "standard"],
              fields={m: {"optimizer.ns_method": m} for m in ("gram", "standard")},
              doc="optimizer.ns_method; the NS dtype is the accelerator's (to_scenario)"),
@@ -117,6 +103,8 @@ class DeepSpeedMuon(EnginePlugin):
             ls = out.setdefault("loss_scaler", {})
             if ls.get("type") == "static":
                 ls["initial_scale_power"] = ls.get("initial_scale_power", 16)
+        if config["scheduler"] != "none":
+            _map_scheduler(config["scheduler"], out)
         if config["checkpoint"] == "save_load":
             out["steps"] = max(2, int(out.get("steps", 3)))
             out["checkpoint"] = {"save_after_step": out["steps"] - 2}
@@ -149,7 +137,9 @@ class DeepSpeedMuon(EnginePlugin):
 
     def declines(self, s, config):
         if config["scheduler"] != "none":
-            return Decline("scheduler", f"scheduler.type {config['scheduler']}: {SCHEDULER_GAPS[config['scheduler']]}")
+            reason = _scheduler_gap(s, config["scheduler"])
+            if reason:
+                return Decline("scheduler", f"scheduler.type {config['scheduler']}: {reason}")
         if config["reduce_scatter"] and s.stage == 3:
             return Decline("reduce_scatter", "zero_optimization.reduce_scatter at stage 3: DeepSpeed's ZeRO-3 refuses "
                                              "Muon with reduce_scatter")
@@ -179,6 +169,33 @@ class DeepSpeedMuon(EnginePlugin):
 
     def build(self, scenario, model, device):
         return DeepSpeedEngine(scenario, model, device)
+
+
+def _map_scheduler(name, out):
+    """The scenario a config scheduler runs: its rates as a table schedule (schedulers.py); an
+    absolute scheduler's one rate for the Muon and the AdamW groups alike."""
+    o = out["optimizer"]
+    out["steps"] = max(int(out.get("steps", 3)), schedulers.MIN_STEPS.get(name, 0))
+    if name in schedulers.ABSOLUTE:
+        # the base's Muon rate is R; a base that names none gets R written out
+        reference = float(o.setdefault("lr", schedulers.REFERENCE_LR))
+        o.setdefault("adam", {})["lr"] = reference
+    o["lr_schedule"] = {"shape": "table", "factors": schedulers.factors(name, out["steps"])}
+
+
+def _scheduler_gap(s, name):
+    """Why the scenario cannot run under DeepSpeed's config scheduler `name`, else None."""
+    if s.loss_scaler["type"] == "dynamic" or s.overflow:
+        return ("DeepSpeed steps a config scheduler only after an applied step, so a skipped step (an overflow "
+                "injection, a dynamic loss scaler) does not advance it, while the scenario's schedule counts every "
+                "step (docs/semantics.md §5)")
+    if any(float(g.get("lr_scale", 1.0)) != 1.0 or "lr_schedule" in g for g in s.groups):
+        return ("a group's lr_scale or own lr_schedule: the config scheduler writes the same rate (or ratio) into "
+                "every DeepSpeed param group")
+    if name in schedulers.ABSOLUTE and float(s.adam["lr"]) != s.lr:
+        return (f"optimizer.adam.lr {s.adam['lr']} beside optimizer.lr {s.lr}: {name} writes one absolute rate into "
+                "the Muon and the AdamW groups alike")
+    return None
 
 
 def _check_all_but_world(s, deepspeed):
@@ -237,7 +254,11 @@ def _knob_of(reason):
 
 
 def engine_knob_config(s, config):
-    """The DeepSpeed config the engine knobs add to engine_config.ds_config(s)."""
+    """The DeepSpeed config the engine knobs add to engine_config.ds_config(s): the ZeRO switches,
+    the config scheduler (its reference rate the scenario's Muon lr, its length the scenario's steps)."""
+    out = {}
+    if config.get("scheduler", "none") != "none":
+        out["scheduler"] = schedulers.config(config["scheduler"], s.steps, s.lr)
     zero = {}
     if config.get("overlap_comm"):
         zero["overlap_comm"] = True
@@ -245,7 +266,9 @@ def engine_knob_config(s, config):
         zero["reduce_scatter"] = True
     if config.get("round_robin_gradients"):
         zero["round_robin_gradients"] = True
-    return {"zero_optimization": zero} if zero else {}
+    if zero:
+        out["zero_optimization"] = zero
+    return out
 
 
 class DeepSpeedEngine(Engine):
@@ -259,7 +282,10 @@ class DeepSpeedEngine(Engine):
         from adapters.common import ranks
         self.s, self.device, self.ranks = s, device, ranks
         resume = getattr(s, "resume_from", None)
-        cfg = ec.merged(ec.ds_config(s), engine_knob_config(s, getattr(s, "config", {}) or {}))
+        knobs = getattr(s, "config", {}) or {}
+        cfg = ec.merged(ec.ds_config(s), engine_knob_config(s, knobs))
+        # a client scheduler replaces the config's: the scenario's own schedule only without one
+        self.client_schedule = knobs.get("scheduler", "none") == "none"
         if resume and resume[2]:
             cfg = ec.merged(cfg, {"checkpoint": {"load_universal": True}})
         self.config = cfg = ec.with_swap_folders(cfg, s)
@@ -268,7 +294,8 @@ class DeepSpeedEngine(Engine):
         if s.per_head:
             model.config = ec.head_config(s)
         self.engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=ec.param_groups_for(s, model),
-                                                    lr_scheduler=ec.lr_scheduler_for(s, model), config=cfg)
+                                                    lr_scheduler=ec.lr_scheduler_for(s, model) if self.client_schedule
+                                                    else None, config=cfg)
         if resume:
             self.engine.load_checkpoint(resume[2] or resume[0], tag=resume[1], load_optimizer_states=True,
                                         load_lr_scheduler_states=True)
@@ -308,8 +335,11 @@ class DeepSpeedEngine(Engine):
         engine.backward(loss)
         rec.in_backward = False
         rec.in_step, rec.phase = True, "boundary" if boundary else "micro_step"
-        # a scheduler steps after each applied step; indexing it by t keeps a skipped step counted
-        engine.step(lr_kwargs={"epoch": self.t + 1} if engine.lr_scheduler is not None else None)
+        # the client LambdaLR steps after each applied step; indexing it by t keeps a skipped step
+        # counted. A config scheduler takes no `epoch` (the engine's TypeError fallback would step
+        # it to iteration train_batch_size): it steps by one, as DeepSpeed drives it.
+        client = self.client_schedule and engine.lr_scheduler is not None
+        engine.step(lr_kwargs={"epoch": self.t + 1} if client else None)
         rec.in_step, rec.phase = False, "micro_step"
         return float(loss.detach().float())
 

@@ -11,7 +11,7 @@ namespace {
 // its shape has), so a reader needs no defaults.
 nlohmann::json full_schedule(const LrSchedule& sch) {
   return {{"shape", to_string(sch.shape)}, {"warmup_steps", sch.warmup_steps},
-          {"total_steps", sch.total_steps}, {"min_ratio", sch.min_ratio}};
+          {"total_steps", sch.total_steps}, {"min_ratio", sch.min_ratio}, {"factors", sch.factors}};
 }
 
 // The fields the canonical scenario leaves out at their defaults (scenario_to_json keeps every

@@ -30,7 +30,7 @@ void add_schedules(Scenario& s, const Focus& f) {
   if (g.lr_scale == 0.0) g.lr_scale = 0.5;
   // Factor 1 at step 0 (constant) against a warmup (< 1 at step 0), or the other way round.
   const bool warm = lr_factor(s.optimizer.lr_schedule, 0) == 1.0;
-  g.lr_schedule = warm ? LrSchedule{LrShape::linear_warmup, *int_range(2, 4), 0, 0.0} : LrSchedule{};
+  g.lr_schedule = warm ? LrSchedule{LrShape::linear_warmup, *int_range(2, 4), 0, 0.0, {}} : LrSchedule{};
 }
 
 rc::Gen<std::optional<CheckpointConfig>> checkpoint(const Scenario& s, const Focus& f) {

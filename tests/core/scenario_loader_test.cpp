@@ -227,17 +227,36 @@ TEST(ScenarioAdditions, SetFieldsRoundTripAndChangeTheHash) {
 }
 
 TEST(ScenarioAdditions, ScheduleFactorsFollowTheFormulas) {
-  LrSchedule warm{LrShape::linear_warmup, 4, 0, 0.0};
+  LrSchedule warm{LrShape::linear_warmup, 4, 0, 0.0, {}};
   EXPECT_DOUBLE_EQ(lr_factor(warm, 0), 0.25);
   EXPECT_DOUBLE_EQ(lr_factor(warm, 3), 1.0);
   EXPECT_DOUBLE_EQ(lr_factor(warm, 9), 1.0);
-  LrSchedule cos{LrShape::cosine, 2, 6, 0.1};
+  LrSchedule cos{LrShape::cosine, 2, 6, 0.1, {}};
   EXPECT_DOUBLE_EQ(lr_factor(cos, 0), 0.5);
   EXPECT_DOUBLE_EQ(lr_factor(cos, 2), 1.0);                       // p = 0
   EXPECT_DOUBLE_EQ(lr_factor(cos, 4), 0.1 + 0.9 * 0.5);           // p = 1/2
   EXPECT_DOUBLE_EQ(lr_factor(cos, 6), 0.1);                       // p = 1
   EXPECT_DOUBLE_EQ(lr_factor(cos, 50), 0.1);                      // clipped
   EXPECT_DOUBLE_EQ(lr_factor(LrSchedule{}, 7), 1.0);
+  LrSchedule table{LrShape::table, 0, 0, 0.0, {0.0, 0.1, 2.5}};
+  EXPECT_DOUBLE_EQ(lr_factor(table, 0), 0.0);
+  EXPECT_DOUBLE_EQ(lr_factor(table, 1), 0.1);
+  EXPECT_DOUBLE_EQ(lr_factor(table, 2), 2.5);
+  EXPECT_DOUBLE_EQ(lr_factor(table, 40), 2.5);                    // the last factor holds
+}
+
+TEST(ScenarioAdditions, ATableScheduleRoundTripsAndItsFactorsAreTheRates) {
+  auto j = two_params();
+  j["optimizer"] = {{"lr", 0.02}, {"adam", {{"lr", 0.02}}},
+                    {"lr_schedule", {{"shape", "table"}, {"factors", {0.1, 0.1, 0.55, 1.0}}}}};
+  const auto s = parse_scenario(j, "t.json");
+  EXPECT_EQ(scenario_to_json(s)["optimizer"]["lr_schedule"], j["optimizer"]["lr_schedule"]);
+  EXPECT_EQ(scenario_to_json(parse_scenario(scenario_to_json(s), "t.json")), scenario_to_json(s));
+  EXPECT_DOUBLE_EQ(muon_lr_at(s, "w", 2), 0.02 * 0.55);
+  EXPECT_DOUBLE_EQ(adam_lr_at(s, "b", 3), 0.02);
+  auto shifted = j;
+  shifted["optimizer"]["lr_schedule"]["factors"] = {0.1, 0.55, 1.0, 1.0};
+  EXPECT_NE(scenario_hash(parse_scenario(shifted, "t.json")), scenario_hash(s));
 }
 
 TEST(ScenarioAdditions, AGroupScheduleReplacesTheOptimizersForItsParamsOnly) {
@@ -265,6 +284,18 @@ TEST(ScenarioAdditions, ScheduleErrorsNameTheFieldAndWhatWasExpected) {
               AllOf(HasSubstr("/optimizer/lr_schedule/warmup_steps"), HasSubstr("fewer than total_steps (5)")));
   EXPECT_THAT(::error_of(with({{"shape", "cosine"}, {"total_steps", 5}, {"min_ratio", 1.5}})),
               HasSubstr("/optimizer/lr_schedule/min_ratio"));
+  EXPECT_THAT(::error_of(with({{"shape", "table"}})),
+              AllOf(HasSubstr("bad.json"), HasSubstr("/optimizer/lr_schedule/factors"), HasSubstr("required for table")));
+  EXPECT_THAT(::error_of(with({{"shape", "table"}, {"factors", json::array()}})),
+              AllOf(HasSubstr("/optimizer/lr_schedule/factors"), HasSubstr("a non-empty array")));
+  EXPECT_THAT(::error_of(with({{"shape", "table"}, {"factors", {1.0, -0.5}}})),
+              AllOf(HasSubstr("/optimizer/lr_schedule/factors/1"), HasSubstr("in [0, 1e6]"), HasSubstr("-0.5")));
+  EXPECT_THAT(::error_of(with({{"shape", "table"}, {"factors", {1.0, "x"}}})),
+              AllOf(HasSubstr("/optimizer/lr_schedule/factors/1"), HasSubstr("a finite number")));
+  EXPECT_THAT(::error_of(with({{"shape", "table"}, {"factors", {1.0}}, {"warmup_steps", 2}})),
+              AllOf(HasSubstr("/optimizer/lr_schedule/warmup_steps"), HasSubstr("no warmup_steps for shape table")));
+  EXPECT_THAT(::error_of(with({{"shape", "cosine"}, {"total_steps", 5}, {"factors", {1.0}}})),
+              AllOf(HasSubstr("/optimizer/lr_schedule/factors"), HasSubstr("no factors for shape cosine")));
   auto j = two_params();
   j["optimizer"] = {{"groups", json::array({{{"match", "w"}, {"lr_schedule", {{"shape", "cosine"}}}}})}};
   EXPECT_THAT(::error_of(j), AllOf(HasSubstr("/optimizer/groups/0/lr_schedule/total_steps"), HasSubstr("required for cosine")));

@@ -49,7 +49,9 @@ json base_for(const std::string& pointer) {
     j["model"] = {{"preset", "llama"}, {"layers", 1}, {"hidden", 1024}, {"heads", 1024}, {"kv_heads", 1024}};
   else
     j["model"] = {{"params", {{{"name", "w"}, {"shape", {65536, 1}}, {"num_heads", 1}}}}};
-  if (pointer.find("/lr_schedule/") != std::string::npos)   // the shape that takes every parameter
+  if (pointer.find("/lr_schedule/factors") != std::string::npos)   // the shape that takes the factors
+    j["optimizer"]["lr_schedule"] = {{"shape", "table"}, {"factors", {1.0}}};
+  else if (pointer.find("/lr_schedule/") != std::string::npos)   // the shape that takes every other parameter
     j["optimizer"]["lr_schedule"] = {{"shape", "cosine"}, {"total_steps", 100000}};
   if (pointer.rfind("/checkpoint/", 0) == 0) {   // dp × gas = 64: every resume dp in range divides it
     j["engine"] = {{"gas", 64}};

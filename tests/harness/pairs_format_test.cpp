@@ -89,7 +89,7 @@ TEST(PairsFormat, EnumAndBooleanFeaturesTakeTheirValuesFromTheSchema) {
   };
   EXPECT_EQ(values("offload_optimizer"), schema_values(shipped_schema(), "engine.offload_optimizer"));
   EXPECT_EQ(values("ranks"), (std::vector<std::string>{"threads", "processes"}));
-  EXPECT_EQ(values("lr_schedule"), (std::vector<std::string>{"constant", "linear_warmup", "cosine"}));
+  EXPECT_EQ(values("lr_schedule"), (std::vector<std::string>{"constant", "linear_warmup", "cosine", "table"}));
   EXPECT_EQ(values("overflow_value"), (std::vector<std::string>{"inf", "nan"}));
   EXPECT_EQ(values("compile"), (std::vector<std::string>{"no", "yes"}));
   json planted = shipped_schema();

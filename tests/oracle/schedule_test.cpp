@@ -31,9 +31,9 @@ TEST(OracleSchedule, EachParamMovesByItsOwnSchedulesFactor) {
   Scenario s = testing::small_mixed("schedule");
   s.steps = 2;
   s.optimizer.weight_decay = 0.0;
-  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 4, 0, 0.0};   // 1/4, 2/4
+  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 4, 0, 0.0, {}};   // 1/4, 2/4
   const std::string adam_name = s.model.params.back().name;
-  s.optimizer.groups = {ParamGroup{adam_name, 1.0, std::nullopt, LrSchedule{LrShape::cosine, 0, 2, 0.5}}};   // 1, 0.75
+  s.optimizer.groups = {ParamGroup{adam_name, 1.0, std::nullopt, LrSchedule{LrShape::cosine, 0, 2, 0.5, {}}}};   // 1, 0.75
   const Trajectory sched = run_oracle(s, Precision::float64);
   for (int t = 0; t < s.steps; ++t) {
     // The same state through a constant schedule: step t from the scheduled run's state.
@@ -55,11 +55,44 @@ TEST(OracleSchedule, EachParamMovesByItsOwnSchedulesFactor) {
   EXPECT_DOUBLE_EQ(lr_factor(lr_schedule_for(s, adam_name), 1), 0.75);
 }
 
+// A table schedule moves each step by its own factor, including 0 (the weights stay) and a
+// factor above 1, and a table shifted by one step is another trajectory.
+TEST(OracleSchedule, ATableMovesEachStepByItsFactor) {
+  Scenario s = testing::small_mixed("schedule-table");
+  s.steps = 3;
+  s.optimizer.weight_decay = 0.0;
+  s.optimizer.lr_schedule = LrSchedule{LrShape::table, 0, 0, 0.0, {0.0, 1.5, 0.25}};
+  const Trajectory sched = run_oracle(s, Precision::float64);
+  for (int t = 0; t < s.steps; ++t) {
+    Scenario flat = s;
+    flat.optimizer.lr_schedule = {};
+    TrainingState before = initial_state(s);
+    if (t > 0) {
+      const StepRecord& prev = sched.steps[static_cast<size_t>(t - 1)];
+      before = TrainingState{prev.params, prev.scaler_after, prev.good_steps_after};
+    }
+    Trajectory one = sched;
+    one.steps[static_cast<size_t>(t)] = step_from(flat, t, before, Precision::float64);
+    const double f = s.optimizer.lr_schedule.factors[static_cast<size_t>(t)];
+    for (size_t p = 0; p < s.model.params.size(); ++p) {
+      if (f == 0.0) {
+        EXPECT_EQ(sched.steps[0].params[p].weight, sched.initial[p].weight) << s.model.params[p].name;
+        continue;
+      }
+      EXPECT_LT(ratio_error(sched, one, p, t, f), 1e-9) << "step " << t << " " << s.model.params[p].name;
+    }
+  }
+  Scenario shifted = s;
+  shifted.optimizer.lr_schedule.factors = {1.5, 0.25, 0.25};
+  const Trajectory other = run_oracle(shifted, Precision::float64);
+  EXPECT_NE(other.steps[0].params[0].weight, sched.steps[0].params[0].weight);
+}
+
 TEST(OracleSchedule, TheControlFollowsTheSchedule) {
   Scenario s = testing::small_mixed("schedule-control");
   s.steps = 1;
   const Trajectory flat = run_control(s);
-  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 2, 0, 0.0};   // 1/2 at step 0
+  s.optimizer.lr_schedule = LrSchedule{LrShape::linear_warmup, 2, 0, 0.0, {}};   // 1/2 at step 0
   const Trajectory half = run_control(s);
   // Rounded arithmetic: the halved update is half the full one to within fp32 rounding.
   EXPECT_LT(ratio_error(half, flat, 1, 0, 0.5), 1e-3);
