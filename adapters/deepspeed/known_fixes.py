@@ -162,6 +162,16 @@ def bf16_optimizer_forwards_num_heads(original_prepare):
     return _prepare_muon_updates
 
 
+def _all_reduced_sum(value, group):
+    """`value` summed over `group`, reduced on the accelerator's device (an offloaded partition's
+    sum is on the CPU, which NCCL cannot reduce)."""
+    import deepspeed.comm as dist
+    from deepspeed.accelerator import get_accelerator
+    on_device = value.to(get_accelerator().current_device_name())
+    dist.all_reduce(on_device, group=group)
+    return on_device
+
+
 def clip_raw_gradient_before_muon(original_epilogue):
     """After DeepSpeed PR #7776 (open; for #8439): at ZeRO-1/2 Muon runs inside get_flat_partition,
     called by independent_gradient_partition_epilogue at the accumulation boundary, before step()
@@ -173,7 +183,6 @@ def clip_raw_gradient_before_muon(original_epilogue):
     scaled by the clip factor (step()'s formula: (norm / loss_scale + 1e-6) / clip_grad, at least 1),
     and then get_flat_partition (Muon included) runs on them. step() then runs with clip_grad 0 for
     that step (it still unscales the loss scale), installed below as an instance attribute."""
-    import deepspeed.comm as dist
 
     def epilogue(self, *args, **kwargs):
         if not self.clip_grad or self.clip_grad <= 0.0 or self.cpu_offload:
@@ -203,7 +212,7 @@ def clip_raw_gradient_before_muon(original_epilogue):
             sq += flat.narrow(0, int(first_offset), int(min(partition_size, flat.numel() - first_offset))).pow(2).sum()
         # in fp64, which the collective recorder leaves out: the fix's norm is not a gradient of
         # DeepSpeed's to judge by the communication dtype
-        dist.all_reduce(sq, group=self.dp_process_group)
+        sq = _all_reduced_sum(sq, self.dp_process_group)
         if not deferred:
             return result
         norm = float(sq.sqrt()) / float(self.loss_scale)
@@ -268,8 +277,6 @@ def _clip_raw_partitions_then(original_muon_step, raw_partitions):
     clipping the method runs as shipped."""
     import math
 
-    import deepspeed.comm as dist
-
     def muon_step(self, *args, **kwargs):
         if not self.clip_grad or self.clip_grad <= 0.0:
             return original_muon_step(self, *args, **kwargs)
@@ -280,7 +287,7 @@ def _clip_raw_partitions_then(original_muon_step, raw_partitions):
             sq += g.to(torch.float64).pow(2).sum()
         # every rank joins, one without partitions included; fp64, which the collective recorder
         # leaves out: the fix's norm is not a gradient of DeepSpeed's to judge by its dtype
-        dist.all_reduce(sq, group=self.dp_process_group)
+        sq = _all_reduced_sum(sq, self.dp_process_group)
         norm = math.sqrt(float(sq)) / float(self.loss_scale)
         if math.isfinite(norm) and (norm + 1e-6) / self.clip_grad > 1.0:
             factor = self.clip_grad / (norm + 1e-6)
