@@ -42,7 +42,9 @@ def declines(r):
 
 def attribution(r):
     verdicts = collections.Counter(f.get("attribution", {}).get("verdict", "not asked") for f in r.get("failures", []))
-    return ", ".join(f"{n} {v}" for v, n in verdicts.most_common()) or "none"
+    entries = (r.get("known_defects") or {}).get("entries")
+    by = f" (registry of {entries} entries)" if entries is not None else ""
+    return (", ".join(f"{n} {v}" for v, n in verdicts.most_common()) or "none") + by
 
 
 def symptoms(r, top=4):
@@ -51,8 +53,11 @@ def symptoms(r, top=4):
 
 
 def where(name, r):
-    details = r.get("implementation", "")
-    return ("GPU" if name.startswith("gpu") else "CPU") + (f" ({details})" if details else "")
+    """The backend the implementation ran on (the record's command line), and the machine where the
+    record's name says (`h100host`: the 16 CPU cores beside an H100; otherwise 2 CPU cores)."""
+    gpu = "--backend cuda" in r.get("command_line", "")
+    machine = "H100" if gpu else ("16-core host" if "h100host" in name else "2-core machine")
+    return ("GPU" if gpu else "CPU") + f" ({machine})"
 
 
 def main(argv):
