@@ -87,3 +87,17 @@ def test_deepspeed_declines_a_scenario_it_cannot_express_with_the_knob_and_reaso
     # a base drawn with zero_init (stage 3 only) mapped onto another stage leaves it off
     assert d.to_scenario({"stage": 1}, canonical(stage=3, zero_init=True))["engine"]["zero_init"] is False
     assert d.to_scenario({"stage": 3}, canonical(stage=3, zero_init=True))["engine"]["zero_init"] is True
+
+
+def test_deepspeed_draws_gradient_clipping_as_clipping_the_gradient_and_its_ns_dtype_where_it_runs():
+    d = plugins.load("deepspeed")
+    base = canonical()   # its clip mode is "update"
+    for clip in (0.05, 1.0):
+        out = d.to_scenario({"gradient_clipping": clip, "ns_method": "gram"}, base)
+        assert out["optimizer"]["clip"] == {"max_norm": clip, "mode": "raw_grad"}
+    try:
+        from deepspeed.accelerator import get_accelerator
+    except ImportError:
+        return
+    gram = d.to_scenario({"ns_method": "gram"}, base)["optimizer"]["ns_dtype"]
+    assert gram == ("fp16" if get_accelerator().is_fp16_supported() else "fp32")
