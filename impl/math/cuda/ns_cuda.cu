@@ -26,32 +26,12 @@ NsMethod loop_of(const NsConfig& cfg, int64_t m, int64_t n) {
 
 }  // namespace
 
-// Measured on one H200 (bench_ns_cuda --variants; docs/gpu.md): 128-blocks in one
-// pointer-array GEMM win at m = 4096 (528 blocks: four full waves of 132 multiprocessors), for
-// X·Xᵀ (k = n) and the m×m products alike: standard 4096² 2.23 ms against 2.28 / 2.31 for 256- and
-// 512-blocks and 2.37–2.42 for halves of 2–4 levels with the levels side by side (4096×14336:
-// 6.01 against 6.34 and 6.46; the full GEMM 7.80); at m ≤ 1024 and for the per-head 128×128 blocks
-// the full GEMM is faster (too few blocks to fill the chip). Our triangle kernel (the same
-// 128-blocks, each written with its transpose, no mirror pass; triangle_product.hpp), in its
-// ping-pong, clustered form, against those tiles on an H100 (docs/gpu.md):
-//   - X·Xᵀ alone, fifteen back to back: 4096×4096 from K = 14336 5.92 ms against 6.21 sustained
-//     and 5.54 against 6.45 in the first 30 ms after idle (the tiles gain nothing from the top
-//     clock, our kernel and the dense GEMM 7–10 %); from K = 4096 1.86 against 1.89 and 1.75
-//     against 1.92;
-//   - in the standard NS, paired in one process, seven processes: 4096×14336 −0.7 % on average
-//     (−1.5…+1.0), 4096² −0.3 % (−1.3…+0.3); cold (two processes) −4.9…−5.1 % and −4.0…−4.4 %;
-//   - in the gram NS 4096×14336 +0.8 % on average (−1.4…+2.3), cold −3.7…−4.9 %; since the
-//     kernel's epilogue became TMA stores (X·Xᵀ at K = 4096 3–4 % faster), gram on
-//     it in three processes (one H100, medians): 4.105 ms against the tiles' 4.106
-//     sustained, 3.815 against 4.019 cold (−5.1 %), so both NS take it.
-// The strips (triangle_strips.hpp: the same tiles two a block, clusters of two sharing panels)
-// against the ping-pong kernel on one H100 (bench_ns_cuda --products --variants): X·Xᵀ
-// alone at K = 14336 728 issued TFLOP/s against 627 sustained (795 against 677 cold; cuBLAS's
-// dense GEMM 738 and 818), at K = 4096 643 against 592; the NS 2.121 ms against 2.180 at 4096²,
-// 5.864 against 6.173 at 4096×14336, gram 3.831 against 3.927 (cold 1.947 / 2.068, 5.394 / 5.733,
-// 3.628 / 3.787). So both NS take the strips where they fit (one operand, 256 | m) and take no
-// more rounds of the chip, and the ping-pong kernel elsewhere (gram's two-operand products).
-// Where neither kernel runs (not sm_90a, unaligned operands), the product runs as the tiles.
+// Why the symmetric products of a large NS take the strips (triangle_strips.hpp) and, where they
+// do not fit, the ping-pong triangle kernel (triangle_product.hpp): both write each 128-block once
+// with its transpose and fill the chip at m > 2048, where they beat cuBLASLt's 128-tiles and the
+// dense GEMM; at m <= 2048 and for per-head blocks there are too few blocks to fill the chip and
+// the full GEMM is faster. Where neither kernel runs (not sm_90a, unaligned operands) the product
+// runs as the tiles. The figures and the command that measures them: docs/gpu.md, "Benchmark".
 SymmetricPlan ns_split_for(int64_t m) {
   if (m <= 2048 || m % 128 != 0) return {};
   return {SymmetricSplit::strips, 0};   // where they fit and pay, else the ping-pong triangle (fitted)
