@@ -503,7 +503,7 @@ def unscale_by_scale_before_growth(original_step):
 
 def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type):
     """DeepSpeed PR #8600's _muon_update_sub_group, as back-ported to 0.19.6
-    (reports/deepspeed/pr-8600/pr-8600-backport.diff): Muon in place on full-shape gradients
+    (adapters/deepspeed/patches/pr-8600-backport.diff): Muon in place on full-shape gradients
     `(param, dest_offset, grad)` of sub-group i, round-robin over the ranks, momentum written back."""
     import math
     import deepspeed.comm as dist
@@ -598,7 +598,7 @@ def _pr8600_apply_muon_to_accumulated_grads(self):
 
 def zero3_muon_at_step(original_apply_distributed_muon_update):
     """DeepSpeed PR #8600 (fixes #8443; in 0.19.8), from our back-port onto 0.19.6
-    (reports/deepspeed/pr-8600/pr-8600-backport.diff): 0.19.6's ZeRO-3 runs Muon in the reduce path
+    (adapters/deepspeed/patches/pr-8600-backport.diff): 0.19.6's ZeRO-3 runs Muon in the reduce path
     (_apply_distributed_muon_update), once per bucket per micro-batch, so the momentum advances gas
     times per step on partial gradients. The PR makes the reduce path return early unless the
     optimizer is offloaded and runs Muon once per step on the accumulated gradients
