@@ -93,7 +93,7 @@ with tempfile.TemporaryDirectory() as d:
     summary = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "sweep-summary.py"), os.path.join(d, "planted", "sweeps")],
                              capture_output=True, text=True)
     table = open(os.path.join(d, "planted", "sweeps", "README.md")).read() if summary.returncode == 0 else summary.stderr
-    check("[cpu-dp4-seed1.json.gz](cpu-dp4-seed1.json.gz) | CPU (Planted Muon 2.0) | 4 | 7 |" in table and "cpu-dp2-seed1.json" in table,
+    check("[cpu-dp4-seed1.json.gz](cpu-dp4-seed1.json.gz) | CPU (2-core machine) | 4 | 7 |" in table and "cpu-dp2-seed1.json" in table,
           "sweep-summary.py reads a compressed record beside a plain one")
     page = matrix.page(pm)
     check(page.index("planted defect") < page.index("Invariants ×"), "the defects come before the grid")
