@@ -96,6 +96,36 @@ revert = p.fixes()["pytorch-optimizer-distributed-muon-mixed-shapes"].apply()
 check(distributed_muon.all_gather is not original, "pytorch-optimizer: the fix replaces DistributedMuon's all_gather")
 revert()
 check(distributed_muon.all_gather is original, "reverted, pytorch_optimizer is as shipped")
+import heavyball.chainable  # noqa: E402
+import heavyball.utils  # noqa: E402
+import torch  # noqa: E402
+p = plugins.load("heavyball")
+check(sorted(p.fixes()) == ["heavyball-fsdp2-full-fp32-gathers", "heavyball-ns-input-stochastic-rounding"],
+      f"heavyball: two registry fixes ({sorted(p.fixes())})")
+heavyball.utils.compile_mode = None
+originals = (heavyball.utils.zeropower_via_newtonschulz5, heavyball.chainable.TagGuard.__dict__["_call"])
+G = torch.randn(2, 3, generator=torch.Generator().manual_seed(0))
+
+
+def ns_under(seed):
+    """NS of G after torch.manual_seed(seed), and whether the call left torch's generator where it was."""
+    torch.manual_seed(seed)
+    before = torch.get_rng_state()
+    out = heavyball.utils.zeropower_via_newtonschulz5(G.clone())
+    return out, torch.equal(before, torch.get_rng_state())
+
+
+(a, kept_a), (b, _) = ns_under(1), ns_under(2)
+check(not kept_a and not torch.equal(a, b), "heavyball as shipped: the NS input's rounding draws from torch's generator")
+reverts = [f.apply() for f in p.fixes().values()]
+check(heavyball.utils.zeropower_via_newtonschulz5 is not originals[0]
+      and heavyball.chainable.TagGuard.__dict__["_call"] is not originals[1], "the fixes replace NS and TagGuard._call")
+(a, kept_a), (b, kept_b) = ns_under(1), ns_under(2)
+check(kept_a and kept_b and torch.equal(a, b), "fixed: the NS input is rounded to nearest, torch's generator untouched")
+for r in reversed(reverts):
+    r()
+check((heavyball.utils.zeropower_via_newtonschulz5, heavyball.chainable.TagGuard.__dict__["_call"]) == originals,
+      "reverted, heavyball is as shipped")
 
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
