@@ -7,7 +7,7 @@ the defect lives in) and its `replacement` (`module:attribute`, a function that 
 and returns what replaces it). `expects`, when given, is a line of the original's source the fix
 was written against: if the installed code no longer has it, the fix no longer applies. `bound_as`
 lists other `module:attribute` names the target is bound under (a `from … import` copy made at
-import time), each replaced by the same function and checked to be the target; a module without
+import time), each checked to be the target and replaced by the fix built on its own value; a module without
 that name (a version that calls the target through its module) is left alone. Every
 replacement is reverted when the case ends, so the next case runs the implementation as shipped.
 
