@@ -69,6 +69,17 @@ external::ResidentWorkerOptions worker_options(const cli::Args& args, const exte
   return w;
 }
 
+// What the implementation ran as, for a repro line: where it was loaded from and the fixes applied
+// (without them the line would run another implementation than the one that failed).
+std::vector<std::string> implementation_flags(const cli::Args& args) {
+  std::vector<std::string> out;
+  if (args.flag("installed")) out.push_back("--installed");
+  if (const auto site = args.value("impl-site")) out.insert(out.end(), {"--impl-site", *site});
+  for (const auto& fix : args.values("fix")) out.insert(out.end(), {"--fix", fix});
+  if (const auto file = args.value("known-defects")) out.insert(out.end(), {"--known-defects", *file});
+  return out;
+}
+
 ImplWorkers start_workers(const cli::Args& args, int n, int dp = 0) {
   const auto [name, version] = external::split_impl(*args.value("impl"));
   ImplWorkers out{external::implementation_named(name), {}, {}};
@@ -236,6 +247,8 @@ Outcome run_impl_verify_command(const cli::Args& args) {
     r.scenario = given.name + " [" + (run.trace.impl_version.empty() ? w.impl.name : run.trace.implementation()) + "]";
     r.source = given.source;
     r.repro = {"muoncheck", "verify", "--impl", *args.value("impl"), given.source};
+    const auto own = implementation_flags(args);
+    r.repro.insert(r.repro.end(), own.begin(), own.end());
     const auto flags = run_flags_from(args, "oracle-precision");
     r.repro.insert(r.repro.end(), flags.begin(), flags.end());
     print_scenario_table(stdout, r);

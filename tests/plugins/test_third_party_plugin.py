@@ -92,3 +92,14 @@ def test_a_plugin_with_a_malformed_space_is_an_error_naming_the_field(plugin_sit
 def test_a_plugin_naming_an_ns_function_that_does_not_exist_fails_loudly(plugin_site):
     out = _verify_bad("bad-ns", plugin_site)
     assert "ns_functions: none of them exists" in out and "mymuon.newton_schultz" in out, out
+
+
+def test_a_failing_case_of_verify_impl_reproduces_with_the_site_and_the_fixes_it_ran_with(plugin_site):
+    r = muoncheck("verify", "--impl", "mymuon-broken", SCENARIO, "--impl-site", plugin_site, "--min-executed", "0.1",
+                  timeout=400)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    lines = [line.strip() for line in out.splitlines() if line.strip().startswith("muoncheck verify --impl mymuon-broken")]
+    assert lines, out
+    for line in lines:
+        assert f"--impl-site {plugin_site}" in line, line
