@@ -18,6 +18,7 @@ the registry's fixes as adapters.plugin.Fix (plugin_fixes), so `"fixes": [ids]` 
 `--fix ID` reach them.
 """
 import contextlib
+import functools
 import importlib
 import inspect
 import json
@@ -111,12 +112,7 @@ def _collect(registry, ids, undo, keep):
             original = _raw(owner, attr)
             expects = fix.get("expects")
             if expects:
-                func = getattr(original, "__func__", original)
-                try:
-                    source = inspect.getsource(func)
-                except (OSError, TypeError):
-                    source = ""
-                if expects not in source:
+                if expects not in _source_of(inspect.unwrap(getattr(original, "__func__", original))):
                     raise FixDoesNotApply(f"known defect {fix_id}: {fix['target']} no longer has the line the fix was written "
                                           f"against ({expects!r})")
             make_owner, make_attr = _resolve(fix.get("replacement", ""), fix_id, "replacement")
@@ -140,6 +136,17 @@ def _collect(registry, ids, undo, keep):
         if not (keep and done):
             for owner, attr, original in reversed(undo):
                 setattr(owner, attr, original)
+
+
+@functools.lru_cache(maxsize=None)
+def _source_of(func):
+    """The source of `func` (unwrapped), read once per process: inspect re-reads and tokenizes the
+    whole module each time, about 0.1 s for one of DeepSpeed's ZeRO files, and an attribution applies
+    every fix on every re-run."""
+    try:
+        return inspect.getsource(func)
+    except (OSError, TypeError):
+        return ""
 
 
 def _wrapping(replacement, original):
