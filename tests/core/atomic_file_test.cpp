@@ -1,4 +1,4 @@
-// Issue 13, the report target: checked writable before any work, errors naming the target
+// Bad input, the report target: checked writable before any work, errors naming the target
 // and the errno text, and the temporaries of a killed run cleaned up.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

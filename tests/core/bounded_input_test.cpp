@@ -1,4 +1,4 @@
-// Issue 13, the loader cases: each bad input of the report is a BadInput naming the file,
+// Bad input, the loader cases: each is a BadInput naming the file,
 // the JSON path, what was expected and what was got (clipped) — never a crash, never an
 // internal error, never an allocation of the input's claimed size.
 #include <gmock/gmock.h>

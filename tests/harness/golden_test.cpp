@@ -50,7 +50,7 @@ TEST(Golden, ChangedScenarioIsStaleWithAHint) {
   EXPECT_NE(golden::regenerate_hint(s).find("muoncheck golden update scenarios/tiny.json"), std::string::npos);
 }
 
-// Issue 13: a golden file is read bounded like every input; a hostile one fails that
+// Bad input: a golden file is read bounded like every input; a hostile one fails that
 // golden check with the file and JSON path, and never crashes the suite.
 TEST(Golden, HostileGoldenFileFailsItsCheckWithFileAndPath) {
   const auto dir = std::filesystem::temp_directory_path() / ("muoncheck-golden-" + std::to_string(::getpid()));

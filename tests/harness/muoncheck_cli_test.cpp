@@ -189,7 +189,7 @@ TEST(MuoncheckCli, ResolvePrintsTheLoadedScenarioExpandedAndTagged) {
 
 }  // namespace
 
-// Issue 13 end to end: bad input is exit 2 with file and path (never a crash, never
+// Bad input end to end: exit 2 with file and path (never a crash, never
 // "internal"), and an unwritable report target fails before any scenario runs.
 TEST(MuoncheckCli, HostileInputIsExit2NeverACrashOrInternal) {
   const auto deep = write_temp("deep.trace.json", std::string(60000, '[') + std::string(60000, ']'));

@@ -1,4 +1,4 @@
-// Issue 13: a scenario whose run fails in a collective becomes an error of that scenario;
+// A scenario whose run fails in a collective becomes an error of that scenario;
 // the other scenarios are still judged, the report is written with it marked, and the run
 // ends in an Infrastructure error (exit 3) only when nothing else failed. Plus the trace
 // loader's bounds on NS call counts (which verify turns into one record per call).

@@ -139,7 +139,7 @@ TEST(RunRanks, RejectsNonsense) {
   EXPECT_THROW(run_ranks(2, milliseconds(0), [](Communicator&) {}), Error);
 }
 
-// Issue 13: ranks that disagree on a collective used to reach Gloo's event loop, whose size
+// Ranks that disagree on a collective used to reach Gloo's event loop, whose size
 // check throws where nobody can catch it (std::terminate, exit 134). Now every rank sees
 // the other's signature first and the run ends in one typed Infrastructure error.
 TEST(RunRanks, MismatchedCollectivesAreAnInfrastructureErrorNotAnAbort) {
