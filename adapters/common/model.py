@@ -103,9 +103,8 @@ def _batch_values(seed, params, step, samples):
     out = {}
     for index, shape, rows, cols in params:
         p = _Shape(index, shape, rows, cols)
-        x, y = data.inputs(seed, p, step, list(samples)), data.targets(seed, p, step, list(samples))
-        x.flags.writeable = y.flags.writeable = False
-        out[index] = (x, y)
+        # never written: make_batch converts (float64 to the param dtype), which copies
+        out[index] = (data.inputs(seed, p, step, list(samples)), data.targets(seed, p, step, list(samples)))
     return out
 
 
