@@ -172,6 +172,17 @@ def _all_reduced_sum(value, group):
     return on_device
 
 
+def _compact_partitions(self):
+    """At the accumulation boundary, this rank's reduced gradient partitions of the groups DeepSpeed
+    keeps in its compact fp32 buffer (0.19.8: bf16 params accumulating in fp32, groups without Muon);
+    none where the version has no such buffer."""
+    uses_compact = getattr(self, "_use_compact_grad_partition_buffer", None)
+    if uses_compact is None or not self.is_gradient_accumulation_boundary():
+        return []
+    return [g for i in range(len(self.bit16_groups)) if uses_compact(i)
+            for g in (self.averaged_gradients.get(i) or []) if g is not None and not getattr(g, "_zero_padding", False)]
+
+
 def clip_raw_gradient_before_muon(original_epilogue):
     """After DeepSpeed PR #7776 (open; for #8439): at ZeRO-1/2 Muon runs inside get_flat_partition,
     called by independent_gradient_partition_epilogue at the accumulation boundary, before step()
@@ -181,8 +192,10 @@ def clip_raw_gradient_before_muon(original_epilogue):
     deferred (each group's accumulated gradients kept), the global norm of the raw gradients of this
     rank's partitions is all-reduced over the data-parallel group, every group's gradients are
     scaled by the clip factor (step()'s formula: (norm / loss_scale + 1e-6) / clip_grad, at least 1),
-    and then get_flat_partition (Muon included) runs on them. step() then runs with clip_grad 0 for
-    that step (it still unscales the loss scale), installed below as an instance attribute."""
+    and then get_flat_partition (Muon included) runs on them; the groups 0.19.8 keeps in its compact
+    fp32 partition buffer (bf16 params accumulating in fp32, groups without Muon) join the norm and
+    the scaling. step() then runs with clip_grad 0 for that step (it still unscales the loss scale),
+    installed below as an instance attribute."""
 
     def epilogue(self, *args, **kwargs):
         if not self.clip_grad or self.clip_grad <= 0.0 or self.cpu_offload:
@@ -210,10 +223,15 @@ def clip_raw_gradient_before_muon(original_epilogue):
                 continue
             flat = torch.cat([g.reshape(-1).to(torch.float64) for g in grads])
             sq += flat.narrow(0, int(first_offset), int(min(partition_size, flat.numel() - first_offset))).pow(2).sum()
+        # bf16 params accumulating in fp32: a group without Muon keeps this rank's reduced partition in
+        # a compact fp32 buffer (averaged_gradients), never through get_flat_partition; it is clipped too
+        compact = _compact_partitions(self)
+        for g in compact:
+            sq += g.to(device=device, dtype=torch.float64).pow(2).sum()
         # in fp64, which the collective recorder leaves out: the fix's norm is not a gradient of
         # DeepSpeed's to judge by the communication dtype
         sq = _all_reduced_sum(sq, self.dp_process_group)
-        if not deferred:
+        if not deferred and not compact:
             return result
         norm = float(sq.sqrt()) / float(self.loss_scale)
         factor = None
@@ -221,6 +239,8 @@ def clip_raw_gradient_before_muon(original_epilogue):
             clip = (norm + 1e-6) / self.clip_grad
             if clip > 1.0:
                 factor = 1.0 / clip
+        for g in compact if factor is not None else []:
+            g.mul_(factor)
         for i, (grads, tensor_list, first_offset, partition_size, dtype, device, rtl) in deferred.items():
             if factor is not None and grads is not None:
                 for g in grads:
