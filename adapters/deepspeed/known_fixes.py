@@ -172,6 +172,17 @@ def _all_reduced_sum(value, group):
     return on_device
 
 
+def _clip_factor(self, squares):
+    """step()'s clip factor for the all-reduced sum of squares of the loss-scaled gradient: 1 / clip
+    with clip = (norm / loss_scale + 1e-6) / clip_grad where that is above 1; None where the clip does
+    not bind or the norm is not finite (the step is then skipped for overflow)."""
+    import math
+    norm = math.sqrt(float(squares)) / float(self.loss_scale)
+    if not math.isfinite(norm) or (norm + 1e-6) / self.clip_grad <= 1.0:
+        return None
+    return self.clip_grad / (norm + 1e-6)
+
+
 def _compact_partitions(self):
     """At the accumulation boundary, this rank's reduced gradient partitions of the groups DeepSpeed
     keeps in its compact fp32 buffer (0.19.8: bf16 params accumulating in fp32, groups without Muon);
@@ -233,12 +244,7 @@ def clip_raw_gradient_before_muon(original_epilogue):
         sq = _all_reduced_sum(sq, self.dp_process_group)
         if not deferred and not compact:
             return result
-        norm = float(sq.sqrt()) / float(self.loss_scale)
-        factor = None
-        if norm == norm and norm != float("inf"):
-            clip = (norm + 1e-6) / self.clip_grad
-            if clip > 1.0:
-                factor = 1.0 / clip
+        factor = _clip_factor(self, sq)
         for g in compact if factor is not None else []:
             g.mul_(factor)
         for i, (grads, tensor_list, first_offset, partition_size, dtype, device, rtl) in deferred.items():
@@ -266,18 +272,12 @@ def clip_raw_gradient_before_muon(original_epilogue):
     return epilogue
 
 
-def muon_update_viewed_back(original_muon_update):
-    """Ours (no upstream change yet; reports/deepspeed/upstream/conv-weight-muon-update-shape.md):
-    muon_update views a 4-D (conv) update as a matrix for Newton-Schulz and never views it back, so
-    0.19.8's overflow guard (torch.where against the 4-D gradient, from PR #8435) raises or
-    broadcasts, 0.19.6's ZeRO-3 copy_ back into the gradient raises, and the aspect-ratio scale is
-    taken from the kernel's (kh, kw) instead of the matrix view's. The fix runs the original on the
-    (out, in*kh*kw) views of the gradient and the momentum (both written in place, as before) and
-    returns the update viewed back to the gradient's shape, so the scale and the guard see the
-    matrix and the caller gets the parameter's shape."""
+def _update_as_matrix(original_muon_update, ndim):
+    """muon_update run on the (rows, rest) views of an `ndim`-D gradient and momentum (both written in
+    place, as before), its update viewed back to the gradient's shape; any other call as shipped."""
 
     def muon_update(grad, momentum, *args, **kwargs):
-        if (grad.ndim == 4 and not kwargs.get("is_expert_group", False) and kwargs.get("num_heads") is None
+        if (grad.ndim == ndim and not kwargs.get("is_expert_group", False) and kwargs.get("num_heads") is None
                 and len(args) < 4 and grad.is_contiguous() and momentum.is_contiguous()
                 and momentum.numel() == grad.numel()):
             rows = grad.shape[0]
@@ -288,6 +288,19 @@ def muon_update_viewed_back(original_muon_update):
     return muon_update
 
 
+def muon_update_viewed_back(original_muon_update):
+    """Ours (no upstream change yet; reports/deepspeed/upstream/conv-weight-muon-update-shape.md):
+    muon_update views a 4-D (conv) update as a matrix for Newton-Schulz and never views it back, so
+    0.19.8's overflow guard (torch.where against the 4-D gradient, from PR #8435) raises or
+    broadcasts, 0.19.6's ZeRO-3 copy_ back into the gradient raises, and the aspect-ratio scale is
+    taken from the kernel's (kh, kw) instead of the matrix view's. The fix runs the original on the
+    (out, in*kh*kw) views of the gradient and the momentum (both written in place, as before) and
+    returns the update viewed back to the gradient's shape, so the scale and the guard see the
+    matrix and the caller gets the parameter's shape."""
+
+    return _update_as_matrix(original_muon_update, ndim=4)
+
+
 def _clip_raw_partitions_then(original_muon_step, raw_partitions):
     """`original_muon_step` (the method that runs Muon's momentum and Newton–Schulz on the raw
     gradient partitions, before step() takes the clip norm) preceded by the clip of PR #7776's
@@ -295,7 +308,6 @@ def _clip_raw_partitions_then(original_muon_step, raw_partitions):
     the data-parallel group, every partition scaled by step()'s factor ((norm / loss_scale + 1e-6) /
     clip_grad, at least 1); this step's unscale_and_clip_grads then only unscales. Without binding
     clipping the method runs as shipped."""
-    import math
 
     def muon_step(self, *args, **kwargs):
         if not self.clip_grad or self.clip_grad <= 0.0:
@@ -308,11 +320,9 @@ def _clip_raw_partitions_then(original_muon_step, raw_partitions):
         # every rank joins, one without partitions included; fp64, which the collective recorder
         # leaves out: the fix's norm is not a gradient of DeepSpeed's to judge by its dtype
         sq = _all_reduced_sum(sq, self.dp_process_group)
-        norm = math.sqrt(float(sq)) / float(self.loss_scale)
-        if math.isfinite(norm) and (norm + 1e-6) / self.clip_grad > 1.0:
-            factor = self.clip_grad / (norm + 1e-6)
-            for g in parts:
-                g.mul_(factor)
+        factor = _clip_factor(self, sq)
+        for g in parts if factor is not None else []:
+            g.mul_(factor)
         if "unscale_and_clip_grads" not in self.__dict__:
             unscale_and_clip = type(self).unscale_and_clip_grads
 
@@ -390,16 +400,7 @@ def muon_update_rank3_as_matrix(original_muon_update):
     views of the gradient and the momentum (both written in place, as before) and returns the
     update viewed back to the gradient's shape."""
 
-    def muon_update(grad, momentum, *args, **kwargs):
-        if (grad.ndim == 3 and not kwargs.get("is_expert_group", False) and kwargs.get("num_heads") is None
-                and len(args) < 4 and grad.is_contiguous() and momentum.is_contiguous()
-                and momentum.numel() == grad.numel()):
-            rows = grad.shape[0]
-            update = original_muon_update(grad.view(rows, -1), momentum.view(rows, -1), *args, **kwargs)
-            return update.reshape(grad.shape)
-        return original_muon_update(grad, momentum, *args, **kwargs)
-
-    return muon_update
+    return _update_as_matrix(original_muon_update, ndim=3)
 
 
 def unfused_init_without_step(original_initialize_optimizer_states):

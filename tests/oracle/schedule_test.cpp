@@ -27,6 +27,18 @@ double ratio_error(const Trajectory& sched, const Trajectory& flat, size_t p, in
   return std::sqrt(off / std::max(norm, 1e-300));
 }
 
+// `sched` (the run of `s`) with step t run again from its own state before that step, under `flat`.
+Trajectory with_step_rerun(const Trajectory& sched, const Scenario& s, const Scenario& flat, int t) {
+  TrainingState before = initial_state(s);
+  if (t > 0) {
+    const StepRecord& prev = sched.steps[static_cast<size_t>(t - 1)];
+    before = TrainingState{prev.params, prev.scaler_after, prev.good_steps_after};
+  }
+  Trajectory one = sched;
+  one.steps[static_cast<size_t>(t)] = step_from(flat, t, before, Precision::float64);
+  return one;
+}
+
 TEST(OracleSchedule, EachParamMovesByItsOwnSchedulesFactor) {
   Scenario s = testing::small_mixed("schedule");
   s.steps = 2;
@@ -40,13 +52,7 @@ TEST(OracleSchedule, EachParamMovesByItsOwnSchedulesFactor) {
     Scenario flat = s;
     flat.optimizer.lr_schedule = {};
     flat.optimizer.groups.front().lr_schedule = LrSchedule{};
-    TrainingState before = initial_state(s);
-    if (t > 0) {
-      const StepRecord& prev = sched.steps[static_cast<size_t>(t - 1)];
-      before = TrainingState{prev.params, prev.scaler_after, prev.good_steps_after};
-    }
-    Trajectory one = sched;
-    one.steps[static_cast<size_t>(t)] = step_from(flat, t, before, Precision::float64);
+    const Trajectory one = with_step_rerun(sched, s, flat, t);
     for (size_t p = 0; p < s.model.params.size(); ++p) {
       const double f = lr_factor(lr_schedule_for(s, s.model.params[p].name), t);
       EXPECT_LT(ratio_error(sched, one, p, t, f), 1e-9) << "step " << t << " " << s.model.params[p].name << " factor " << f;
@@ -66,13 +72,7 @@ TEST(OracleSchedule, ATableMovesEachStepByItsFactor) {
   for (int t = 0; t < s.steps; ++t) {
     Scenario flat = s;
     flat.optimizer.lr_schedule = {};
-    TrainingState before = initial_state(s);
-    if (t > 0) {
-      const StepRecord& prev = sched.steps[static_cast<size_t>(t - 1)];
-      before = TrainingState{prev.params, prev.scaler_after, prev.good_steps_after};
-    }
-    Trajectory one = sched;
-    one.steps[static_cast<size_t>(t)] = step_from(flat, t, before, Precision::float64);
+    const Trajectory one = with_step_rerun(sched, s, flat, t);
     const double f = s.optimizer.lr_schedule.factors[static_cast<size_t>(t)];
     for (size_t p = 0; p < s.model.params.size(); ++p) {
       if (f == 0.0) {

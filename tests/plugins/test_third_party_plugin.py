@@ -32,21 +32,15 @@ def test_verify_impl_judges_a_plugin_muoncheck_does_not_know(plugin_site, tmp_pa
 
 
 def test_sweep_impl_draws_its_knobs_and_judges_it(plugin_site, tmp_path):
-    record = tmp_path / "sweep.json"
-    r = muoncheck("sweep", "--impl", "mymuon", "--cases", "3", "--seed", "2", "--json", str(record),
-                  "--cases-dir", str(tmp_path / "cases"), "--min-executed", "0.2", site=plugin_site)
+    r, doc = _sweep("mymuon", 3, plugin_site, tmp_path, "--min-executed", "0.2")
     assert r.returncode == 0, r.stdout + r.stderr
-    doc = json.loads(record.read_text())
     assert doc["cases_run"] == 3 and not doc["failures"], doc
     assert [k["name"] for k in doc["space"]] == ["nesterov", "momentum", "mymuon"]
 
 
 def test_sweep_impl_draws_again_what_the_plugin_declines(plugin_site, tmp_path):
-    record = tmp_path / "sweep.json"
-    r = muoncheck("sweep", "--impl", "mymuon-picky", "--cases", "6", "--seed", "2", "--json", str(record),
-                  "--cases-dir", str(tmp_path / "cases"), "--min-executed", "0.2", site=plugin_site)
+    r, doc = _sweep("mymuon-picky", 6, plugin_site, tmp_path, "--min-executed", "0.2")
     assert r.returncode == 0, r.stdout + r.stderr
-    doc = json.loads(record.read_text())
     assert doc["cases_run"] == 6 and doc["declined"] == 0, doc           # every case the plugin ran
     assert doc["declined_draws"] >= 1 and doc["draws"] == 6 + doc["declined_draws"], doc
     assert doc["declines_by_feature"] == {"knob momentum": doc["declined_draws"]}, doc
@@ -54,13 +48,17 @@ def test_sweep_impl_draws_again_what_the_plugin_declines(plugin_site, tmp_path):
 
 
 def test_sweep_impl_finds_the_planted_defect(plugin_site, tmp_path):
-    record = tmp_path / "sweep.json"
-    r = muoncheck("sweep", "--impl", "mymuon-broken", "--cases", "2", "--seed", "2", "--json", str(record),
-                  "--max-defects", "1", "--shrink-seconds", "20", "--cases-dir", str(tmp_path / "cases"),
-                  site=plugin_site)
+    r, doc = _sweep("mymuon-broken", 2, plugin_site, tmp_path, "--max-defects", "1", "--shrink-seconds", "20")
     assert r.returncode == 1, r.stdout + r.stderr
-    doc = json.loads(record.read_text())
     assert doc["failures"], doc
+
+
+def _sweep(name, cases, plugin_site, tmp_path, *extra):
+    """`sweep --impl NAME --seed 2` of `cases` cases: the run and its JSON record."""
+    record = tmp_path / "sweep.json"
+    r = muoncheck("sweep", "--impl", name, "--cases", str(cases), "--seed", "2", "--json", str(record),
+                  "--cases-dir", str(tmp_path / "cases"), *extra, site=plugin_site)
+    return r, json.loads(record.read_text()) if record.exists() else {}
 
 
 def _verify_bad(name, plugin_site, *extra):
