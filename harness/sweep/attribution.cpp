@@ -94,6 +94,21 @@ FixSet ddmin(FixSet c, Trials& t) {
   return c;
 }
 
+// The first hint that is a subset of `applicable` and conforms, else ddmin's set.
+FixSet conforming_subset(const FixSet& applicable, const std::vector<FixSet>& hints, Trials& t) {
+  int tried = 0;
+  for (const auto& h : hints) {
+    if (tried >= kMaxHintsTried) break;
+    if (h.empty() || !std::all_of(h.begin(), h.end(), [&](const auto& x) {
+          return std::find(applicable.begin(), applicable.end(), x) != applicable.end();
+        }))
+      continue;
+    ++tried;
+    if (t.conforms(h)) return h;
+  }
+  return ddmin(applicable, t);
+}
+
 }  // namespace
 
 const char* verdict_name(AttributionVerdict v) {
@@ -108,7 +123,8 @@ const char* verdict_name(AttributionVerdict v) {
   return "?";
 }
 
-Attribution attribute(const FixSet& applicable, const FixRun& failing, const FixTrial& run, int max_runs) {
+Attribution attribute(const FixSet& applicable, const FixRun& failing, const FixTrial& run, int max_runs,
+                      const std::vector<FixSet>& hints) {
   Attribution a;
   if (applicable.empty()) {
     a.verdict = AttributionVerdict::new_defect;
@@ -123,10 +139,18 @@ Attribution attribute(const FixSet& applicable, const FixRun& failing, const Fix
     else a.verdict = AttributionVerdict::new_defect;
     return a;
   }
-  FixSet minimal = ddmin(applicable, t);
-  // 1-minimality shown, not assumed: each fix left out once (ddmin ran most of these already).
-  for (const FixSet tried = minimal; const auto& x : tried)
-    if (t.conforms(without(minimal, {x}))) minimal = without(minimal, {x});
+  FixSet minimal = conforming_subset(applicable, hints, t);
+  // 1-minimality shown, not assumed: each fix of the final set left out once, again after any
+  // removal (ddmin ran most of these already; the trials are cached)
+  for (bool removed = true; removed;) {
+    removed = false;
+    for (const FixSet tried = minimal; const auto& x : tried)
+      if (t.conforms(without(minimal, {x}))) {
+        minimal = without(minimal, {x});
+        removed = true;
+        break;
+      }
+  }
   a.runs = t.runs();
   if (!t.fix_error().empty()) {
     a.verdict = AttributionVerdict::fix_does_not_apply;

@@ -3,8 +3,10 @@
 //
 // Generic over a runner that takes a fix set (`FixTrial`: the case run and judged with those fixes
 // applied). attribute(): run with every applicable fix; if the case still fails it is NEW (no
-// known defect explains it); if it conforms, reduce the set by delta debugging (ddmin) to a
-// 1-minimal set: with it the case conforms, without any one of its fixes it fails. A fix the
+// known defect explains it); if it conforms, reduce the set to a 1-minimal set: with it the case
+// conforms, without any one of its fixes it fails. The sets that explained earlier cases of the
+// same sweep are tried first (most cases share a cause: one re-run each, where delta debugging
+// (ddmin) takes about 2 log2 |fixes|); ddmin runs when none of them conforms. A fix the
 // implementation cannot apply (the code it replaces has changed) is its own verdict, naming the
 // entry. check_claim(): a stated attribution (a cause text's fixes) re-run; REJECTED when the case
 // does not conform with exactly those fixes. Every verdict keeps its re-runs as evidence.
@@ -53,7 +55,11 @@ struct Attribution {
 // `failing`: the case's own run without fixes (it failed); counted as evidence, not re-run.
 // `max_runs` bounds the re-runs (ddmin needs O(|fixes|^2) at worst); past it the smallest set
 // found that conforms is kept, and the text says it may not be minimal.
-Attribution attribute(const FixSet& applicable, const FixRun& failing, const FixTrial& run, int max_runs = 64);
+// `hints`: sets that explained other cases, most useful first; a hint with a fix not applicable
+// here is passed over, and at most kMaxHintsTried are re-run.
+inline constexpr int kMaxHintsTried = 3;
+Attribution attribute(const FixSet& applicable, const FixRun& failing, const FixTrial& run, int max_runs = 64,
+                      const std::vector<FixSet>& hints = {});
 
 Attribution check_claim(const FixSet& claimed, const FixRun& failing, const FixTrial& run);
 

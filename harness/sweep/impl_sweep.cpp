@@ -5,6 +5,7 @@
 #include <deque>
 #include <future>
 #include <filesystem>
+#include <map>
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
@@ -13,7 +14,6 @@
 #include "harness/sweep/symptom.hpp"
 #include "properties/invariant_table.hpp"
 #include "harness/sweep/shrink_failure.hpp"
-#include "properties/invariant_table.hpp"
 #include "properties/variants.hpp"
 
 namespace muoncheck {
@@ -229,13 +229,25 @@ std::string version_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
   return space == std::string::npos ? r.implementation : r.implementation.substr(space + 1);
 }
 
+// The fix sets that explained this sweep's cases so far, the most frequent first.
+std::vector<FixSet> explanations_so_far(const ImplSweepResult& r) {
+  std::map<FixSet, int> count;
+  for (const auto& f : r.failures)
+    if (f.attribution.verdict == AttributionVerdict::explained) ++count[f.attribution.fixes];
+  std::vector<std::pair<FixSet, int>> sets(count.begin(), count.end());
+  std::stable_sort(sets.begin(), sets.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<FixSet> out;
+  for (auto& [fixes, n] : sets) out.push_back(std::move(fixes));
+  return out;
+}
+
 Attribution attribute_case(const Scenario& s, const FixRun& failing, const std::vector<std::string>& failed, int index,
                            const ImplSweepOptions& o, const ImplSweepResult& r, RunnerPool& pool, ImplTime& time) {
   const bool partners = o.relational && std::any_of(failed.begin(), failed.end(), is_relational);
   const FixSet applicable = o.registry.applicable(version_of(o, r));
   Attribution a = attribute(applicable, failing, [&](const FixSet& fixes) {
     return fix_trial(s, fixes, partners, index, o, pool, time);
-  }, o.max_attribution_runs);
+  }, o.max_attribution_runs, explanations_so_far(r));
   a.known = o.known_defects_given && a.verdict == AttributionVerdict::explained;
   return a;
 }

@@ -68,6 +68,28 @@ TEST(Attribution, ddminFindsTheSmallestSetAndShowsEachFixIsNeeded) {
   EXPECT_EQ(j["runs"].size(), a.runs.size());
 }
 
+TEST(Attribution, anEarlierCasesSetIsTriedFirstAndStillShownMinimal) {
+  const FixSet all = {"a", "b", "c", "d", "e", "f", "g", "h"};
+  const Attribution cold = attribute(all, failing_case(), needs_b_and_d);
+  // A hint that does not apply here, one that does not conform, then a superset of the cause:
+  // the superset is reduced to {b, d} with the same evidence ddmin would give, in fewer re-runs.
+  const Attribution warm =
+      attribute(all, failing_case(), needs_b_and_d, 64, {{"x"}, {"a"}, {"b", "c", "d"}});
+  ASSERT_EQ(warm.verdict, AttributionVerdict::explained) << warm.text();
+  EXPECT_EQ(warm.fixes, (FixSet{"b", "d"}));
+  EXPECT_TRUE(warm.minimal);
+  EXPECT_LT(warm.runs.size(), cold.runs.size()) << cold.text() << " / " << warm.text();
+  auto ran = [&](const FixSet& s) {
+    return std::any_of(warm.runs.begin(), warm.runs.end(), [&](const FixRun& r) { return r.fixes == s; });
+  };
+  EXPECT_FALSE(ran({"x"})) << "a hint with a fix not applicable here is passed over";
+  EXPECT_TRUE(ran({"b"}) && ran({"d"})) << "each fix of the set shown to be needed";
+  // Hints that never conform leave ddmin to find the set, past kMaxHintsTried of them.
+  const Attribution wrong = attribute(all, failing_case(), needs_b_and_d, 64, {{"a"}, {"c"}, {"e"}, {"f"}});
+  EXPECT_EQ(wrong.fixes, (FixSet{"b", "d"}));
+  EXPECT_FALSE(std::any_of(wrong.runs.begin(), wrong.runs.end(), [](const FixRun& r) { return r.fixes == FixSet{"f"}; }));
+}
+
 TEST(Attribution, aCaseNoFixCuresIsNew) {
   const Attribution a = attribute({"a", "c"}, failing_case(), needs_b_and_d);
   EXPECT_EQ(a.verdict, AttributionVerdict::new_defect);
