@@ -336,6 +336,9 @@ def _clip_raw_partitions_then(original_muon_step, raw_partitions):
             self.unscale_and_clip_grads = unscale_only
         return original_muon_step(self, *args, **kwargs)
 
+    # the same clip around another Muon step: a later fix that replaces the method outright
+    # (offload_muon_gathers_ns_input_in_comm_dtype) keeps this one, in either order
+    muon_step._muoncheck_rewrap = lambda inner: _clip_raw_partitions_then(inner, raw_partitions)
     return muon_step
 
 
@@ -365,6 +368,95 @@ def zero_offload_clip_raw_gradient_before_muon(original_apply):
         return [m.grad for m in masters]
 
     return _clip_raw_partitions_then(original_apply, raw_partitions)
+
+
+def offload_muon_gathers_ns_input_in_comm_dtype(original_apply):
+    """Ours. 0.19.8's ZeRO-1/2 under optimizer offload (_apply_muon_updates_cpu_offload) all-gathers
+    each Muon matrix's fp32 gradient partition, and from step 1 on its fp32 momentum partition in the
+    same buffer, in fp32 (_muon_all_gather_partitions sends in flat_buffers[0].dtype), whatever
+    communication_data_type says, then advances the momentum on the gathered copy and copies its own
+    slice back. The momentum step (lerp) and the Nesterov blend are elementwise, so here each rank
+    does them on its own slice in fp32 (the state never travels and is never rounded) and gathers
+    only the blend, Newton-Schulz's input, in communication_data_type: one buffer of the
+    communication dtype instead of one or two of fp32. Newton-Schulz then runs as shipped on the
+    gathered blend taken back to fp32 (muon_update with beta 0 returns NS(blend) times the scale,
+    per-head / expert / conv handling included). The step is kept only where the gathered blend is
+    finite (muon_update's guard on the full gradient); otherwise the slice keeps the gradient, as
+    the shipped guard returns it. The write-back (loss scale, norm_for_param_grads) is the shipped
+    one. Unproven at fp16 (no fp16 on DeepSpeed's CPU accelerator): the blend is gathered unscaled,
+    so elements below fp16's normal range lose precision (Newton-Schulz normalises by the Frobenius
+    norm, so only the small elements' share is affected). Applied after a fix that wraps the
+    shipped method and says how to wrap another (`_muoncheck_rewrap`:
+    offload-clip-muon-momentum-unclipped), it is wrapped the same way; applied before, that fix
+    wraps it."""
+    from deepspeed.accelerator import get_accelerator
+    import deepspeed.comm as dist
+    from deepspeed.runtime.zero.utils import get_norm_dtype
+
+    @torch.no_grad()
+    def _apply_muon_updates_cpu_offload(self):
+        from deepspeed.runtime.zero.muon.muon_optimizer import MuonWithAuxAdam
+        if not isinstance(self.optimizer, MuonWithAuxAdam):
+            return
+        from deepspeed.runtime.zero.muon.original_muon import muon_update
+
+        device = get_accelerator().current_device_name()
+        wire = self.communication_data_type
+        for group_idx, group in enumerate(self.round_robin_bit16_groups):
+            muon_params = [p for p in group if getattr(p, "use_muon", False)]
+            if not muon_params:
+                continue
+            process_group = self.real_dp_process_group[group_idx]
+            rank = dist.get_rank(group=process_group)
+            partition_size = int(self.partition_size[group_idx])
+            flat_param = self.single_partition_of_fp32_groups[group_idx]
+            local_grad = flat_param.grad
+            state = self.optimizer.state.setdefault(flat_param, {})
+            momentum = state.get("momentum_buffer")
+            if momentum is None or momentum.numel() != local_grad.numel():
+                momentum = torch.zeros_like(flat_param)
+                state["momentum_buffer"] = momentum
+            loss_scale = float(self.loss_scale)
+            og = self.optimizer.param_groups[group_idx]
+            beta = og["momentum"]
+            ns_input = torch.zeros(partition_size, dtype=wire, device=local_grad.device)
+            for batch in self._muon_param_batches(muon_params, local_grad.element_size()):
+                mine = {}
+                for param in batch:
+                    param_id = self.get_param_id(param)
+                    if rank not in self.param_to_partition_ids[group_idx][param_id]:
+                        continue
+                    src = int(self.grad_start_offset[group_idx][rank][param_id])
+                    dst = int(self.grad_partition_insertion_offset[group_idx][rank][param_id])
+                    n = int(min(param.numel() - src, partition_size - dst))
+                    if n <= 0:
+                        continue
+                    grad = local_grad.narrow(0, dst, n)
+                    if loss_scale != 1.0:
+                        grad = grad / loss_scale
+                    advanced = momentum.narrow(0, dst, n).lerp(grad, 1 - beta)   # muon_update's momentum step
+                    ns_input.narrow(0, dst, n).copy_(grad.lerp(advanced, beta))   # and its Nesterov blend
+                    mine[param_id] = (src, dst, n, grad, advanced)
+                gathered = self._muon_all_gather_partitions(batch, group_idx, [ns_input], process_group, device)
+                for param, blend in zip(batch, gathered):
+                    blend = blend.to(local_grad.dtype)
+                    finite = torch.isfinite(blend).all()
+                    update = muon_update(blend, torch.zeros_like(blend), 0.0, ns_method=og.get("ns_method", "gram"),
+                                         is_expert_group=getattr(param, "is_expert_group", False),
+                                         num_heads=getattr(param, "muon_num_heads", None))
+                    param_id = self.get_param_id(param)
+                    if param_id not in mine:
+                        continue
+                    src, dst, n, grad, advanced = mine[param_id]
+                    kept = momentum.narrow(0, dst, n)
+                    kept.copy_(torch.where(finite.to(kept.device), advanced, kept))
+                    local_update = torch.where(finite, update.reshape(-1).narrow(0, src, n), grad.to(update.device))
+                    scaled = local_update * loss_scale if loss_scale != 1.0 else local_update
+                    local_grad.narrow(0, dst, n).copy_(scaled.to(local_grad.dtype))
+                    self.norm_for_param_grads[param_id] = scaled.to(get_norm_dtype()).norm(2)
+
+    rewrap = getattr(original_apply, "_muoncheck_rewrap", None)
+    return rewrap(_apply_muon_updates_cpu_offload) if rewrap else _apply_muon_updates_cpu_offload
 
 
 def link_each_group_once_stepped(original_lazy_init):
