@@ -933,3 +933,42 @@ def momentum_in_grad_dtype(original_muon_update):
         return update
 
     return muon_update
+
+
+def compact_output_kept_when_ranges_merge(original_average_tensor):
+    """Ours (0.19.8): with reduce_scatter, average_tensor walks the IPG bucket slice by slice and
+    merges a slice into the range before it when both go to the same rank with the same consumers;
+    a slice of a group 0.19.8 keeps in its compact fp32 partition buffer (bf16 params accumulating
+    in fp32, groups without Muon) carries that buffer's slice as its output, where the reduced
+    values are added. The merge tests only the new slice's output (`grad_partition_output is None`)
+    and writes None as the merged range's output, so a compact slice followed by a slice without one
+    (a Muon group's parameter) loses its output: the reduced gradient of that AdamW parameter never
+    reaches the fp32 buffer and the step reads zeros. The fix the shipped code needs is one more
+    condition on the merge, that the previous range has no output either
+    (`rank_and_offsets[-1][4] is None`). Here, for the duration of the call, the slice a merge would
+    drop a real output for gets a scratch output instead, so it opens a range of its own, exactly
+    where the corrected condition opens one (the reduced values added to the scratch are thrown
+    away; a slice after it merges into that range as before, its output then None)."""
+
+    def average_tensor(self, tensor, communication_data_type):
+        if (not getattr(self, "reduce_scatter", False) or "_get_compact_grad_partition_slice" in self.__dict__
+                or not hasattr(self, "_get_compact_grad_partition_slice")):
+            return original_average_tensor(self, tensor, communication_data_type)
+        plain = self._get_compact_grad_partition_slice
+        previous_has_output = [False]
+
+        def compact_slice(group_idx, partition_id, param_id, num_elements):
+            output = plain(group_idx, partition_id, param_id, num_elements)
+            if output is None and previous_has_output[0]:
+                previous_has_output[0] = False
+                return torch.empty(int(num_elements), dtype=torch.float32, device=tensor.device)
+            previous_has_output[0] = output is not None
+            return output
+
+        self._get_compact_grad_partition_slice = compact_slice
+        try:
+            return original_average_tensor(self, tensor, communication_data_type)
+        finally:
+            del self._get_compact_grad_partition_slice
+
+    return average_tensor

@@ -19,7 +19,8 @@ reports=("fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --
          "clip_muon_repro.py --stage 1" "stage0_unfused_init_step_repro.py --optimizer Muon"
          "stage0_unfused_init_step_repro.py --optimizer AdamW"
          "stage0_unfused_init_step_repro.py --optimizer AdamW --weight-decay 0.1"
-         "zero3_bf16_skip_muon_momentum_repro.py --stage 3" "zero3_bf16_skip_muon_momentum_repro.py --stage 2")
+         "zero3_bf16_skip_muon_momentum_repro.py --stage 3" "zero3_bf16_skip_muon_momentum_repro.py --stage 2"
+         "zero2_fp32_accum_rs_merge_repro.py" "zero2_fp32_accum_rs_merge_repro.py --offload")
 runs=()
 [ "${ONLY:-}" = cases ] || runs+=("${reports[@]}")
 if [ "${ONLY:-}" != reports ]; then
