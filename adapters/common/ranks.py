@@ -40,6 +40,20 @@ def all_ranks_true(flags):
     return [all(r[i] for r in out) for i in range(len(flags))]
 
 
+def raise_together(error):
+    """Raises `error` (rank 0's; the others pass None) on every rank, so that a check made on rank 0
+    after a gather does not leave the other ranks running into the next collective alone (a
+    deadlock: the worker times out and the check's message is lost). One collective."""
+    message = str(error) if error is not None else None
+    if world_size() > 1:
+        out = [message if rank() == 0 else None]
+        dist.broadcast_object_list(out, src=0)
+        message = out[0]
+    if message is None:
+        return
+    raise error if error is not None else RuntimeError(message)
+
+
 def mean_over_ranks(value, device):
     """The mean of a float over the ranks (the global batch's loss from each rank's micro-batch)."""
     if world_size() == 1:

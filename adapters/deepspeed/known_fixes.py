@@ -972,3 +972,24 @@ def compact_output_kept_when_ranges_merge(original_average_tensor):
             del self._get_compact_grad_partition_slice
 
     return average_tensor
+
+
+def buckets_by_dtype(original_split_half_float_double):
+    """DeepSpeed PR #8382 (in 0.19.8): stage_1_and_2.split_half_float_double sorts gradients into
+    dtype buckets by legacy type strings built from the accelerator's device name,
+    "torch.{device}.FloatTensor"; a CPU tensor's type() is "torch.FloatTensor" (no device part), so
+    on CPU no gradient matches, buffered_reduce_fallback (ZeRO-1/2 with contiguous_gradients false)
+    gets no bucket and issues no all-reduce, and every rank steps on its own gradient. The PR
+    compares dtypes (strided tensors only, as a sparse gradient cannot join the dense all-reduce
+    buffer); here that function replaces 0.19.6's, which buffered_reduce_fallback looks up at call
+    time."""
+
+    def split_half_float_double(tensors):
+        buckets = []
+        for dtype in (torch.half, torch.float, torch.double, torch.bfloat16):
+            bucket = [t for t in tensors if t.dtype == dtype and t.layout == torch.strided]
+            if bucket:
+                buckets.append(bucket)
+        return buckets
+
+    return split_half_float_double

@@ -66,10 +66,21 @@ def _offloaded_fragments(opt, index_of, out):
 def _muon_momenta_12(engine, named):
     """Every Muon param's momentum at ZeRO-1/2, assembled on rank 0 from the fragments the ranks
     hold. Where two ranks hold the same element (a full copy of a straddling param on each) they
-    must agree: a disagreement is raised, never averaged away; so is an element no rank holds."""
+    must agree: a disagreement is raised, never averaged away; so is an element no rank holds.
+    Raised on every rank (the check runs on rank 0; the others would otherwise go on into the next
+    collective alone and hang)."""
     gathered = ranks.gather_to_rank0(_flat_momenta_12(engine, named))
-    if gathered is None:
-        return None
+    result, error = None, None
+    if gathered is not None:
+        try:
+            result = _join_momenta(named, gathered)
+        except RuntimeError as e:
+            error = e
+    ranks.raise_together(error)
+    return result
+
+
+def _join_momenta(named, gathered):
     full, owner = {}, {}
     for r, fragments in enumerate(gathered):
         for i, parts in fragments.items():
