@@ -57,8 +57,17 @@ def _reduce_dtypes():
             groups = [state._fsdp_param_group] if state._fsdp_param_group is not None else []
         for group in groups:
             for fsdp_param in group.fsdp_params:
-                out[id(fsdp_param.sharded_param)] = fsdp_param.unsharded_grad_dtype
+                out[id(fsdp_param.sharded_param)] = _reduce_dtype(fsdp_param)
     return out
+
+
+def _reduce_dtype(fsdp_param):
+    """The dtype FSDP2 reduces this parameter's gradient in: `unsharded_grad_dtype` where torch has
+    it; torch releases before it (2.11) hold the same rule in `reduce_dtype`, else the parameter's
+    own dtype."""
+    if hasattr(type(fsdp_param), "unsharded_grad_dtype"):
+        return fsdp_param.unsharded_grad_dtype
+    return fsdp_param.reduce_dtype or fsdp_param.orig_dtype
 
 
 def update_gathered_in_reduce_dtype(original):

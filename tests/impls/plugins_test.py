@@ -127,6 +127,25 @@ for r in reversed(reverts):
 check((heavyball.utils.zeropower_via_newtonschulz5, heavyball.chainable.TagGuard.__dict__["_call"]) == originals,
       "reverted, heavyball is as shipped")
 
+# The FSDP2 gather fix reads the dtype FSDP2 reduces a gradient in from torch releases with and
+# without FSDPParam.unsharded_grad_dtype (2.11 has only reduce_dtype; the fix raised there).
+from adapters.impls.heavyball_fixes import _reduce_dtype  # noqa: E402
+
+
+class OldFsdpParam:   # torch 2.11's attributes: no unsharded_grad_dtype
+    def __init__(self, reduce_dtype, orig_dtype):
+        self.reduce_dtype, self.orig_dtype = reduce_dtype, orig_dtype
+
+
+class NewFsdpParam(OldFsdpParam):
+    unsharded_grad_dtype = property(lambda self: torch.float16)
+
+
+check(_reduce_dtype(OldFsdpParam(torch.bfloat16, torch.float32)) == torch.bfloat16
+      and _reduce_dtype(OldFsdpParam(None, torch.float32)) == torch.float32
+      and _reduce_dtype(NewFsdpParam(None, torch.float32)) == torch.float16,
+      "heavyball gather fix: the reduce dtype with and without FSDPParam.unsharded_grad_dtype")
+
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
     def __init__(self, scale, sched="constant"):
