@@ -183,6 +183,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
     throw Error(ErrorKind::Usage, "--known-defects " + o.registry.path + ": a registry for \"" + o.registry.implementation +
                                       "\", not for --impl " + w.impl.name);
   o.version = w.options.version;
+  o.device = w.options.device;
   if (const auto json = args.value("json")) check_writable(*json);
   const auto views = view_paths_from(args);
   generators::Focus focus;

@@ -14,6 +14,7 @@
 #include "harness/sweep/symptom.hpp"
 #include "properties/invariant_table.hpp"
 #include "harness/sweep/shrink_failure.hpp"
+#include "harness/sweep/sweep_report.hpp"
 #include "properties/variants.hpp"
 
 namespace muoncheck {
@@ -353,8 +354,16 @@ void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepR
       r.known_defect_problems.push_back(where + ": its witness cannot be read: " + e.what());
       continue;
     }
+    if (!d.shows_on(o.device)) {
+      r.known_defects_unchecked.push_back(id + ": shows on " + joined(d.devices, ", ") + " only, this sweep runs on " + o.device);
+      continue;
+    }
     const bool partners = o.relational && std::any_of(d.invariants.begin(), d.invariants.end(), is_relational);
     const FixRun bare = fix_trial(w, {}, partners, 0, o, pool, r.time);
+    if (bare.failed == std::vector<std::string>{"UNSUPPORTED"}) {   // this pool cannot run it: another dp, fp16 on a CPU
+      r.known_defects_unchecked.push_back(id + ": its witness cannot run here (" + bare.message + ")");
+      continue;
+    }
     if (bare.conforms) {
       r.known_defect_problems.push_back(where + " no longer reproduces on " + (version.empty() ? "this version" : version) +
                                         ": its witness " + d.witness + " conforms without the fix (fixed upstream? remove the "

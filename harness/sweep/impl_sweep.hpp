@@ -61,6 +61,8 @@ struct ImplSweepOptions {
   bool known_defects_given = false;
   int max_attribution_runs = 32;          // re-runs per case
   std::string version;                    // the implementation's version; "" = from its first trace
+  std::string device = "cpu";             // where the implementation runs: a witness of an entry that
+                                          // shows elsewhere is not re-run (known_defects_unchecked)
   int max_declined_in_a_row = 5000;       // drawn configurations declined before the sweep gives up
 };
 
@@ -131,6 +133,8 @@ struct ImplSweepResult {
   std::vector<std::string> known_defect_problems;   // a witness that no longer fails, a fix that no
                                                     // longer applies or makes it conform (names the entry)
   std::vector<std::string> known_defects_checked;   // entries whose witness reproduced and whose fix held
+  std::vector<std::string> known_defects_unchecked;   // entries whose witness cannot run here, each with why
+                                                      // (another device, dp or precision): not a problem
   double cases_per_minute() const { return seconds > 0 ? 60.0 * cases_run / seconds : 0.0; }
   // The sweep's verdict: no failure that known defects do not explain (any failure at all
   // without --known-defects), no known-defect problem; coverage is judged apart.

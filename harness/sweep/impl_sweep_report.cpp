@@ -70,6 +70,7 @@ void print_impl_sweep_summary(std::FILE* out, const ImplSweepOptions& o, const I
   }
   if (o.known_defects_given)
     std::fprintf(out, "known defects checked on their witnesses: %s\n", r.known_defects_checked.empty() ? "none" : joined(r.known_defects_checked, ", ").c_str());
+  for (const auto& u : r.known_defects_unchecked) std::fprintf(out, "known defect not checked here: %s\n", u.c_str());
   for (const auto& p : r.known_defect_problems) std::fprintf(out, "not OK: %s\n", p.c_str());
   std::fprintf(out, "%s%s over the cases' first judgements\n", !r.failed() ? "PASS: " : "",
                executed_text(r.counts).c_str());
@@ -128,7 +129,8 @@ nlohmann::json impl_sweep_json(const ImplSweepOptions& o, const ImplSweepResult&
   j["new"] = r.fresh;
   j["known_defects"] = o.registry.path.empty() ? nlohmann::json(nullptr)
                                                : nlohmann::json{{"file", o.registry.path}, {"entries", o.registry.defects.size()},
-                                                                {"given", o.known_defects_given}, {"checked", r.known_defects_checked}};
+                                                                {"given", o.known_defects_given}, {"checked", r.known_defects_checked},
+                                                                {"unchecked", r.known_defects_unchecked}};
   j["known_defect_problems"] = r.known_defect_problems;
   j["ok"] = !r.failed() && executed_problems(r.counts, o.min_executed, this_command_line()).empty();
   j["defects"] = defects;

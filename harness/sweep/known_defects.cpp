@@ -78,6 +78,10 @@ bool KnownDefect::lives_in(const std::string& version) const {
   return std::any_of(versions.begin(), versions.end(), [&](const auto& v) { return v == "*" || v == version; });
 }
 
+bool KnownDefect::shows_on(const std::string& device) const {
+  return devices.empty() || std::find(devices.begin(), devices.end(), device) != devices.end();
+}
+
 const KnownDefect* KnownDefects::find(const std::string& id) const {
   for (const auto& d : defects)
     if (d.id == id) return &d;
@@ -113,6 +117,11 @@ KnownDefects known_defects_from_json(const nlohmann::json& j, const std::string&
     d.report = r.string("report", "", true);
     if (d.title.empty() || d.report.empty()) r.fail(d.title.empty() ? "title" : "report", "a non-empty string", "\"\"");
     d.versions = strings(r, "versions", "version strings");
+    if (e.is_object() && e.contains("devices")) {
+      d.devices = strings(r, "devices", "device names");
+      for (const auto& dev : d.devices)
+        if (dev != "cpu" && dev != "cuda") r.fail("devices", "\"cpu\" or \"cuda\"", "\"" + dev + "\"");
+    }
     d.fix = read_fix(r, dir);
     d.invariants = strings(r, "invariants", "invariant ids");
     for (const auto& inv : d.invariants)

@@ -34,11 +34,14 @@ struct KnownDefect {
   std::string title;
   std::string report;                  // the upstream thread, or our own report's path
   std::vector<std::string> versions;   // versions it lives in; "*" for every version
+  std::vector<std::string> devices;    // where it shows: "cpu", "cuda"; empty: everywhere (a defect of
+                                       // DeepSpeed's CPU code cannot reproduce on the GPU)
   KnownFix fix;
   std::vector<std::string> invariants;   // it is expected to move (each a real invariant id)
   std::string witness;                 // scenario file showing it, relative paths taken from the registry's folder
   std::string cause;                   // one paragraph: what goes wrong, where
   bool lives_in(const std::string& version) const;
+  bool shows_on(const std::string& device) const;
 };
 
 struct KnownDefects {

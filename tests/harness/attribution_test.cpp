@@ -188,6 +188,8 @@ TEST(KnownDefects, aMalformedEntryIsAnErrorNamingTheEntryAndTheField) {
   expect_bad(e, "kind", "one of");
   e = entry(), e["id"] = "x7", e["colour"] = "red";
   expect_bad(e, "colour", "");
+  e = entry(), e["id"] = "x11", e["devices"] = {"tpu"};
+  expect_bad(e, "devices", "\"cpu\" or \"cuda\"");
   e = entry();   // the same id twice
   expect_bad(e, "id", "an id no other entry has");
 }
@@ -289,6 +291,37 @@ TEST(KnownDefectSweep, aKnownDefectThatNoLongerReproducesFailsTheRun) {
   EXPECT_NE(r.known_defect_problems.front().find("no longer reproduces"), std::string::npos) << r.known_defect_problems.front();
   EXPECT_TRUE(r.failed());
   EXPECT_GE(junit_failures(impl_sweep_json(o, r)), 1);
+}
+
+// The same fixed implementation as above: a defect that shows on another device only, or whose
+// witness this sweep's workers cannot run (another dp, fp16 on a CPU), is listed as not checked
+// here, not as one that no longer reproduces.
+TEST(KnownDefectSweep, aKnownDefectThisSweepCannotShowIsNotCheckedNotAProblem) {
+  json e = entry();
+  e["devices"] = {"cuda"};
+  const KnownDefects on_gpu = load_known_defects(write("gpu-registry.json", registry(json::array({e}))));
+  ImplSweepOptions o = sweep_options("known-gpu-only", 2, on_gpu);
+  o.device = "cpu";
+  ImplSweepResult r = run_impl_sweep(o, deepspeed_scenario({}, 1), {our_engine({}, on_gpu)});
+  EXPECT_TRUE(r.known_defect_problems.empty()) << r.known_defect_problems.front();
+  ASSERT_EQ(r.known_defects_unchecked.size(), 1u);
+  EXPECT_NE(r.known_defects_unchecked.front().find("shows on cuda only, this sweep runs on cpu"), std::string::npos)
+      << r.known_defects_unchecked.front();
+  EXPECT_FALSE(r.failed());
+  EXPECT_EQ(impl_sweep_json(o, r)["known_defects"]["unchecked"].size(), 1u);
+
+  const KnownDefects k = clip_registry();
+  const CaseRunner engine = our_engine({}, k);
+  const CaseRunner declines_witness = [&](const Scenario& s, const FixSet& fixes) {
+    if (s.name.rfind("known-", 0) != 0) return engine(s, fixes);
+    Trace t;
+    t.unsupported = "engine.dp 2: this worker has 1 process(es)";
+    return t;
+  };
+  r = run_impl_sweep(sweep_options("known-other-dp", 2, k), deepspeed_scenario({}, 1), {declines_witness});
+  EXPECT_TRUE(r.known_defect_problems.empty()) << r.known_defect_problems.front();
+  ASSERT_EQ(r.known_defects_unchecked.size(), 1u);
+  EXPECT_NE(r.known_defects_unchecked.front().find("cannot run here"), std::string::npos) << r.known_defects_unchecked.front();
 }
 
 TEST(KnownDefectSweep, aFixThatNoLongerAppliesFailsTheRunNamingTheEntry) {
