@@ -126,7 +126,7 @@ Command nightly_command() {
            "--json FILE for its record).",
            options({"backend", "comm", "dp", "control-members", "budget/nightly", "sweep-cases", "seed/nightly",
                     "oracle-precision", "mode", "timeout-ms", "report/nightly", "golden", "scenarios", "min-executed",
-                    "junit", "summary-md", "impl", "impl-site", "installed", "workers", "max-defects", "known-defects", "shrink-seconds", "case-timeout-s", "cases-dir",
+                    "junit", "summary-md", "impl", "impl-site", "installed", "workers", "max-defects", "known-defects", "shrink-seconds", "attribution-seconds", "case-timeout-s", "cases-dir",
                     "json", "fix"})},
           run};
 }

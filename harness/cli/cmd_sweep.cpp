@@ -93,7 +93,7 @@ Command sweep_command() {
            "or when fewer than --min-executed of the cases' verdicts ran; 0 otherwise.",
            options({"cases", "seed", "budget/sweep", "fault", "focus", "json", "cases-dir", "timeout-ms",
                     "control-members", "backend", "comm", "min-executed", "junit", "summary-md", "shard", "impl", "impl-site", "installed",
-                    "dp", "workers", "max-defects", "known-defects", "shrink-seconds", "case-timeout-s", "ranks", "store", "fix", "knob"})},
+                    "dp", "workers", "max-defects", "known-defects", "shrink-seconds", "attribution-seconds", "case-timeout-s", "ranks", "store", "fix", "knob"})},
           run};
 }
 

@@ -147,6 +147,9 @@ std::vector<OptionEntry> build_table() {
                              "new failure, an entry that no longer reproduces or a fix that no longer applies does"),
       value("shrink-seconds", "with --impl: seconds one defect's shrinking may take (its runs of the "
                               "implementation included)", number(kDefaultShrinkSeconds)),
+      value("attribution-seconds", "with --impl: seconds the re-runs attributing one failing case may take, past "
+                                   "the first (every fix applied); past it the set found is kept as not shown minimal "
+                                   "(0: no bound)", "300"),
       value("workers", "with --impl: resident workers run side by side, N in [1, 16], each taking the next case "
                        "(same cases, same record as one worker; each its own process and log)", "1"),
       value("case-timeout-s", "with --impl: seconds one case may take before the worker is killed and "

@@ -169,6 +169,7 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   o.cases_dir = option_text(args, "cases-dir");
   o.max_defects = positive_int_from(args, "max-defects");
   o.max_shrink_seconds = seconds_from(args, "shrink-seconds");
+  o.max_attribution_seconds = seconds_from(args, "attribution-seconds");
   o.control_members = control_members_from(args);
   o.min_executed = min_executed_from(args);
   o.progress = [](int done, int total, double s, int f, int d) { print_sweep_progress(stderr, done, total, s, f, d); };

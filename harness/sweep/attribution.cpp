@@ -1,6 +1,7 @@
 #include "harness/sweep/attribution.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <set>
 
@@ -14,7 +15,8 @@ namespace {
 // stops the search (its error is the verdict).
 class Trials {
  public:
-  Trials(const FixRun& failing, const FixTrial& run, int max_runs) : run_(run), max_runs_(max_runs) {
+  Trials(const FixRun& failing, const FixTrial& run, int max_runs, double max_seconds = 0)
+      : run_(run), max_runs_(max_runs), max_seconds_(max_seconds), start_(std::chrono::steady_clock::now()) {
     FixRun f = failing;
     f.fixes.clear();
     f.conforms = false;
@@ -26,7 +28,7 @@ class Trials {
     const std::set<std::string> key(fixes.begin(), fixes.end());
     if (const auto it = seen_.find(key); it != seen_.end()) return runs_[it->second].conforms;
     if (!fix_error_.empty()) return false;
-    if (reruns_ >= max_runs_) {
+    if (reruns_ >= max_runs_ || (reruns_ > 0 && max_seconds_ > 0 && seconds_so_far() >= max_seconds_)) {
       exhausted_ = true;
       return false;
     }
@@ -46,6 +48,10 @@ class Trials {
   bool exhausted() const { return exhausted_; }
 
  private:
+  double seconds_so_far() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
   void record(const FixRun& r) {
     seen_[std::set<std::string>(r.fixes.begin(), r.fixes.end())] = runs_.size();
     runs_.push_back(r);
@@ -53,6 +59,8 @@ class Trials {
 
   const FixTrial& run_;
   int max_runs_;
+  double max_seconds_;
+  std::chrono::steady_clock::time_point start_;
   int reruns_ = 0;
   bool exhausted_ = false;
   std::string fix_error_;
@@ -124,14 +132,14 @@ const char* verdict_name(AttributionVerdict v) {
 }
 
 Attribution attribute(const FixSet& applicable, const FixRun& failing, const FixTrial& run, int max_runs,
-                      const std::vector<FixSet>& hints) {
+                      const std::vector<FixSet>& hints, double max_seconds) {
   Attribution a;
   if (applicable.empty()) {
     a.verdict = AttributionVerdict::new_defect;
     a.runs = {failing};
     return a;
   }
-  Trials t(failing, run, max_runs);
+  Trials t(failing, run, max_runs, max_seconds);
   if (!t.conforms(applicable)) {
     a.runs = t.runs();
     a.fixes = applicable;

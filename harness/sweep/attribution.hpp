@@ -53,13 +53,15 @@ struct Attribution {
 };
 
 // `failing`: the case's own run without fixes (it failed); counted as evidence, not re-run.
-// `max_runs` bounds the re-runs (ddmin needs O(|fixes|^2) at worst); past it the smallest set
-// found that conforms is kept, and the text says it may not be minimal.
+// `max_runs` bounds the re-runs (ddmin needs O(|fixes|^2) at worst) and `max_seconds` (0: none)
+// their time, as a case that hangs under some fix sets takes its timeout on each; past either the
+// smallest set found that conforms is kept, and the text says it may not be minimal (the first
+// re-run, every fix applied, always runs).
 // `hints`: sets that explained other cases, most useful first; a hint with a fix not applicable
 // here is passed over, and at most kMaxHintsTried are re-run.
 inline constexpr int kMaxHintsTried = 3;
 Attribution attribute(const FixSet& applicable, const FixRun& failing, const FixTrial& run, int max_runs = 64,
-                      const std::vector<FixSet>& hints = {});
+                      const std::vector<FixSet>& hints = {}, double max_seconds = 0);
 
 Attribution check_claim(const FixSet& claimed, const FixRun& failing, const FixTrial& run);
 

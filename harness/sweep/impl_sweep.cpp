@@ -248,7 +248,7 @@ Attribution attribute_case(const Scenario& s, const FixRun& failing, const std::
   const FixSet applicable = o.registry.applicable(version_of(o, r));
   Attribution a = attribute(applicable, failing, [&](const FixSet& fixes) {
     return fix_trial(s, fixes, partners, index, o, pool, time);
-  }, o.max_attribution_runs, explanations_so_far(r));
+  }, o.max_attribution_runs, explanations_so_far(r), o.max_attribution_seconds);
   a.known = o.known_defects_given && a.verdict == AttributionVerdict::explained;
   return a;
 }

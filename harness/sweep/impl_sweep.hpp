@@ -60,6 +60,7 @@ struct ImplSweepOptions {
   KnownDefects registry;                  // empty: nothing to attribute with
   bool known_defects_given = false;
   int max_attribution_runs = 32;          // re-runs per case
+  double max_attribution_seconds = 300;   // and their time per case (0: none)
   std::string version;                    // the implementation's version; "" = from its first trace
   std::string device = "cpu";             // where the implementation runs: a witness of an entry that
                                           // shows elsewhere is not re-run (known_defects_unchecked)

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <thread>
+#include <chrono>
 
 #include "core/error.hpp"
 #include "harness/sweep/attribution.hpp"
@@ -88,6 +90,21 @@ TEST(Attribution, anEarlierCasesSetIsTriedFirstAndStillShownMinimal) {
   const Attribution wrong = attribute(all, failing_case(), needs_b_and_d, 64, {{"a"}, {"c"}, {"e"}, {"f"}});
   EXPECT_EQ(wrong.fixes, (FixSet{"b", "d"}));
   EXPECT_FALSE(std::any_of(wrong.runs.begin(), wrong.runs.end(), [](const FixRun& r) { return r.fixes == FixSet{"f"}; }));
+}
+
+TEST(Attribution, itsReRunsStopAtTheirTimeBoundKeepingASetThatConforms) {
+  // Each re-run takes 20 ms (a case that hangs under some fix sets takes its timeout on each).
+  const FixTrial slow = [](const FixSet& fixes) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return needs_b_and_d(fixes);
+  };
+  const FixSet all = {"a", "b", "c", "d", "e", "f", "g", "h"};
+  const Attribution bounded = attribute(all, failing_case(), slow, 64, {}, 0.03);
+  EXPECT_EQ(bounded.verdict, AttributionVerdict::explained) << bounded.text();
+  EXPECT_FALSE(bounded.minimal);
+  EXPECT_LE(bounded.runs.size(), 4u) << "the case, every fix, and at most two re-runs within 30 ms";
+  EXPECT_NE(bounded.text().find("may not be minimal"), std::string::npos) << bounded.text();
+  EXPECT_TRUE(attribute(all, failing_case(), slow, 64, {}, 0).minimal) << "no bound: shown minimal";
 }
 
 TEST(Attribution, aCaseNoFixCuresIsNew) {
