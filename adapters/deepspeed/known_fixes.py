@@ -678,18 +678,22 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
         handle.wait()
 
 
-def _pr8600_apply_muon_to_accumulated_grads(self):
+def _pr8600_apply_muon_to_accumulated_grads(self, only=None):
     """PR #8600's _apply_muon_to_accumulated_grads (back-port): once per step, per Muon sub-group,
     all-gather the accumulated gradient partitions in chunks bounded by reduce_bucket_size, run
-    Muon, write each rank's slice back."""
+    Muon, write each rank's slice back. `only`: the ids of the params to run it for (None: all)."""
     import deepspeed.comm as dist
     if not self.use_muon or self.offload_optimizer:
         return
-    for i, group in enumerate(self.fp16_groups):
-        if not self.sub_groups_using_muon[i] or not group:
+    for i, all_params in enumerate(self.fp16_groups):
+        if not self.sub_groups_using_muon[i] or not all_params:
             continue
         rank = dist.get_rank(group=self._get_sub_group_process_group(i))
-        partitions = self.averaged_gradients[i]
+        keep = [k for k, param in enumerate(all_params) if only is None or id(param) in only]
+        if not keep:
+            continue
+        group = [all_params[k] for k in keep]
+        partitions = [self.averaged_gradients[i][k] for k in keep]
         start = 0
         while start < len(group):
             end, numel = start, 0
@@ -724,11 +728,15 @@ def zero3_muon_at_step(original_apply_distributed_muon_update):
     def _apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce):
         if not self.use_muon or self.offload_optimizer:
             return original_apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce)
+        # a step hook zero3_muon_for_noncontiguous_buckets installed first then runs every param
+        self.__dict__["_muoncheck_muon_at_step_all"] = True
         if "_get_norm_groups" not in self.__dict__:
             norm_groups = type(self)._get_norm_groups
 
             def _get_norm_groups_after_muon(*a, **k):
                 del self._get_norm_groups
+                self.__dict__.pop("_muoncheck_muon_at_step_all", None)
+                self.__dict__.pop("_muoncheck_unmuoned", None)
                 _pr8600_apply_muon_to_accumulated_grads(self)
                 return norm_groups(self, *a, **k)
 
@@ -1037,3 +1045,41 @@ def buckets_by_dtype(original_split_half_float_double):
         return buckets
 
     return split_half_float_double
+
+
+def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
+    """Ours, with PR #8600's placement (Muon once per step on the accumulated gradients, the
+    back-port's _apply_muon_to_accumulated_grads): 0.19.6's ZeRO-3 runs Muon only inside
+    __avg_scatter_contiguous_grads (stage3.py:1772), which __reduce_and_partition_ipg_grads takes
+    only `if self.contiguous_gradients and bucket.elements <= self.reduce_bucket_size and not
+    self.reduce_scatter` (stage3.py:1598); every other bucket (contiguous_gradients false, or one
+    parameter larger than reduce_bucket_size) goes through __avg_scatter_grads, which runs no Muon,
+    and MuonWithAuxAdam.step applies the raw gradient as if orthogonalised (0 NS calls). The fix,
+    for a bucket that takes that path, records its Muon params and binds _get_norm_groups (called
+    only by step(), where PR #8600 runs Muon) once on the instance to run Muon for them first; a
+    bucket that takes the contiguous path is left as shipped (its per-micro-batch Muon is
+    zero3-muon-per-microbatch's). With that fix as well its step hook runs every Muon param (both
+    set no reduce-path Muon then). Without optimizer offload only (the offload path is not covered)."""
+
+    def reduce_and_partition(self, communication_data_type):
+        if self.use_muon and not self.offload_optimizer:
+            bucket = self.ipg_buckets[communication_data_type]
+            contiguous = (self.contiguous_gradients and bucket.elements <= self.reduce_bucket_size
+                          and not self.reduce_scatter)
+            muon = [p for p in bucket.params if self.sub_groups_using_muon[self.grad_position[self.get_param_id(p)][0]]]
+            if muon and not contiguous:
+                self.__dict__.setdefault("_muoncheck_unmuoned", set()).update(id(p) for p in muon)
+                if "_get_norm_groups" not in self.__dict__:
+                    norm_groups = type(self)._get_norm_groups
+
+                    def _get_norm_groups_after_muon(*a, **k):
+                        del self._get_norm_groups
+                        every = self.__dict__.pop("_muoncheck_muon_at_step_all", False)
+                        only = self.__dict__.pop("_muoncheck_unmuoned", set())
+                        _pr8600_apply_muon_to_accumulated_grads(self, None if every else only)
+                        return norm_groups(self, *a, **k)
+
+                    self._get_norm_groups = _get_norm_groups_after_muon
+        return original_reduce_and_partition(self, communication_data_type)
+
+    return reduce_and_partition
