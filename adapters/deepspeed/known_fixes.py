@@ -678,18 +678,22 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
         handle.wait()
 
 
-def _pr8600_apply_muon_to_accumulated_grads(self):
+def _pr8600_apply_muon_to_accumulated_grads(self, only=None):
     """PR #8600's _apply_muon_to_accumulated_grads (back-port): once per step, per Muon sub-group,
     all-gather the accumulated gradient partitions in chunks bounded by reduce_bucket_size, run
-    Muon, write each rank's slice back."""
+    Muon, write each rank's slice back. `only`: the ids of the params to run it for (None: all)."""
     import deepspeed.comm as dist
     if not self.use_muon or self.offload_optimizer:
         return
-    for i, group in enumerate(self.fp16_groups):
-        if not self.sub_groups_using_muon[i] or not group:
+    for i, all_params in enumerate(self.fp16_groups):
+        if not self.sub_groups_using_muon[i] or not all_params:
             continue
         rank = dist.get_rank(group=self._get_sub_group_process_group(i))
-        partitions = self.averaged_gradients[i]
+        keep = [k for k, param in enumerate(all_params) if only is None or id(param) in only]
+        if not keep:
+            continue
+        group = [all_params[k] for k in keep]
+        partitions = [self.averaged_gradients[i][k] for k in keep]
         start = 0
         while start < len(group):
             end, numel = start, 0
@@ -724,11 +728,15 @@ def zero3_muon_at_step(original_apply_distributed_muon_update):
     def _apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce):
         if not self.use_muon or self.offload_optimizer:
             return original_apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce)
+        # a step hook zero3_muon_for_noncontiguous_buckets installed first then runs every param
+        self.__dict__["_muoncheck_muon_at_step_all"] = True
         if "_get_norm_groups" not in self.__dict__:
             norm_groups = type(self)._get_norm_groups
 
             def _get_norm_groups_after_muon(*a, **k):
                 del self._get_norm_groups
+                self.__dict__.pop("_muoncheck_muon_at_step_all", None)
+                self.__dict__.pop("_muoncheck_unmuoned", None)
                 _pr8600_apply_muon_to_accumulated_grads(self)
                 return norm_groups(self, *a, **k)
 
@@ -874,9 +882,18 @@ def offload_runs_newton_schulz(original_scaled_global_norm):
                     self.norm_for_param_grads[param_id] = local_update.to(get_norm_dtype()).norm(2)
                     momentum.narrow(0, dst, n).copy_(pm.reshape(-1).narrow(0, src, n).to(momentum.dtype))
 
+    # 0.19.6's offload path clips the raw gradient (its step() takes the norm of the fp32 partition's
+    # .grad here and clips it in unscale_and_clip_grads); Muon put ahead of that norm would take the
+    # unclipped gradient into the momentum and the norm over the updates (0.19.8's
+    # offload-clip-muon-momentum-unclipped, which this fix must not bring into 0.19.6): with a
+    # clip, the raw partitions are clipped first (PR #7776's order) and step() then only unscales.
+    clipped_muon = _clip_raw_partitions_then(
+        apply_muon, lambda self: [m.grad for m in self.single_partition_of_fp32_groups])
+
     def scaled_global_norm(self, norm_type=2):
-        if self.cpu_offload:
-            apply_muon(self)
+        from deepspeed.runtime.zero.muon.muon_optimizer import MuonWithAuxAdam
+        if self.cpu_offload and isinstance(self.optimizer, MuonWithAuxAdam):
+            clipped_muon(self)
         return original_scaled_global_norm(self, norm_type)
 
     return scaled_global_norm
@@ -888,30 +905,65 @@ def bf16_optimizer_runs_newton_schulz(original_step):
     MuonWithAuxAdam.step flat 1-D partitions, which its step reads as already orthogonalised, and
     nothing ran Muon: the step is SGD. The fix runs muon_update, before the original step, on the
     full fp32 gradient of every Muon matrix (fp32_groups_gradients, the reduced gradient every rank
-    holds), with a full-shape fp32 momentum kept per matrix on the optimizer (every rank the same),
-    and writes the update into the gradient in place; the original step then takes its norm and
-    clip over the updates (as 0.19.8 does) and applies them. Not the PR's diff: 0.19.8 exchanges
-    the matrices so each is orthogonalised on one rank; here every rank runs each."""
+    holds), with a full-shape fp32 momentum kept per matrix (every rank the same), and writes the
+    update into the gradient in place. Not the PR's diff: 0.19.8 exchanges the matrices so each is
+    orthogonalised on one rank; here every rank runs each.
+    Two things the fix must not change where 0.19.6 is right: with gradient_clipping, 0.19.6's step()
+    clips the raw gradient (bf16_optimizer.py:307-327); Muon ahead of that would take the unclipped
+    gradient into the momentum and the clip norm over the updates (0.19.8's order, #8439), so the
+    raw gradients are clipped here first, by step()'s own norm and clip, and the original step then
+    runs with clip_grad 0. And the momenta live in the wrapped optimizer's state of each Muon
+    group's flat partition (key "muoncheck_muon_momentum", a list of full-shape tensors, which
+    _lazy_init_hp_params_optimizer_state leaves alone), so DeepSpeed's checkpoint saves and
+    restores them (an attribute of the optimizer did not survive save_checkpoint/load_checkpoint:
+    the resumed run restarted the momentum from zero)."""
     import deepspeed.runtime.zero.muon.original_muon as om
+    from deepspeed.runtime.utils import clip_tensors_by_global_norm, get_global_norm_of_tensors
+
+    def momenta_of(self, i, params):
+        state = self.optimizer.state.setdefault(self.fp32_groups_flat_partition[i], {})
+        held = state.get("muoncheck_muon_momentum")
+        if held is None or len(held) != len(params):
+            held = state["muoncheck_muon_momentum"] = [
+                torch.zeros(p.shape, dtype=torch.float32, device=self.fp32_groups_gradients[i][0].device)
+                if p is not None else torch.zeros(0) for p in params]
+        return held
 
     def step(self, closure=None):
-        momenta = self.__dict__.setdefault("_muoncheck_muon_momentum", {})
+        muon_groups = [i for i, group in enumerate(self.optimizer.param_groups) if group.get("use_muon", False)]
+        if not muon_groups:
+            return original_step(self, closure=closure)
+        clip = self.clip_grad
+        raw_norm = None
         with torch.no_grad():
-            for i, group in enumerate(self.optimizer.param_groups):
-                if not group.get("use_muon", False):
-                    continue
-                for j, param in enumerate(self.bf16_groups[i]):
-                    if not getattr(param, "use_muon", False) or param.dim() < 2:
+            if clip > 0.0 and not self.has_moe_layers:
+                raw_norm = get_global_norm_of_tensors(input_tensors=self.get_grads_for_norm()[0], mpu=self.mpu,
+                                                      norm_type=self.norm_type, use_graph=self.graph_harvesting)
+                clip_tensors_by_global_norm(input_tensors=self.get_grads_for_norm(for_clipping=True), max_norm=clip,
+                                            global_norm=raw_norm, mpu=self.mpu, use_graph=self.graph_harvesting)
+            for i in muon_groups:
+                group = self.optimizer.param_groups[i]
+                params = [p if getattr(p, "use_muon", False) and p.dim() >= 2 else None for p in self.bf16_groups[i]]
+                momenta = momenta_of(self, i, params)
+                for j, param in enumerate(params):
+                    if param is None:
                         continue
                     grad = self.fp32_groups_gradients[i][j]
-                    m = momenta.get((i, j))
-                    if m is None:
-                        m = momenta[(i, j)] = torch.zeros(param.shape, dtype=torch.float32, device=grad.device)
+                    m = momenta[j]
+                    if m.dtype != torch.float32 or m.shape != param.shape:
+                        m = momenta[j] = m.to(torch.float32).reshape(param.shape)
                     update = om.muon_update(grad.view(param.shape).clone(), m, beta=group["momentum"],
                                             ns_method=group.get("ns_method", "gram"),
                                             is_expert_group=getattr(param, "is_expert_group", False))
                     grad.copy_(update.reshape(grad.shape).to(grad.dtype))
-        return original_step(self, closure=closure)
+        if raw_norm is None:
+            return original_step(self, closure=closure)
+        self.clip_grad = 0.0
+        try:
+            return original_step(self, closure=closure)
+        finally:
+            self.clip_grad = clip
+            self._global_grad_norm = raw_norm
 
     return step
 
@@ -993,3 +1045,41 @@ def buckets_by_dtype(original_split_half_float_double):
         return buckets
 
     return split_half_float_double
+
+
+def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
+    """Ours, with PR #8600's placement (Muon once per step on the accumulated gradients, the
+    back-port's _apply_muon_to_accumulated_grads): 0.19.6's ZeRO-3 runs Muon only inside
+    __avg_scatter_contiguous_grads (stage3.py:1772), which __reduce_and_partition_ipg_grads takes
+    only `if self.contiguous_gradients and bucket.elements <= self.reduce_bucket_size and not
+    self.reduce_scatter` (stage3.py:1598); every other bucket (contiguous_gradients false, or one
+    parameter larger than reduce_bucket_size) goes through __avg_scatter_grads, which runs no Muon,
+    and MuonWithAuxAdam.step applies the raw gradient as if orthogonalised (0 NS calls). The fix,
+    for a bucket that takes that path, records its Muon params and binds _get_norm_groups (called
+    only by step(), where PR #8600 runs Muon) once on the instance to run Muon for them first; a
+    bucket that takes the contiguous path is left as shipped (its per-micro-batch Muon is
+    zero3-muon-per-microbatch's). With that fix as well its step hook runs every Muon param (both
+    set no reduce-path Muon then). Without optimizer offload only (the offload path is not covered)."""
+
+    def reduce_and_partition(self, communication_data_type):
+        if self.use_muon and not self.offload_optimizer:
+            bucket = self.ipg_buckets[communication_data_type]
+            contiguous = (self.contiguous_gradients and bucket.elements <= self.reduce_bucket_size
+                          and not self.reduce_scatter)
+            muon = [p for p in bucket.params if self.sub_groups_using_muon[self.grad_position[self.get_param_id(p)][0]]]
+            if muon and not contiguous:
+                self.__dict__.setdefault("_muoncheck_unmuoned", set()).update(id(p) for p in muon)
+                if "_get_norm_groups" not in self.__dict__:
+                    norm_groups = type(self)._get_norm_groups
+
+                    def _get_norm_groups_after_muon(*a, **k):
+                        del self._get_norm_groups
+                        every = self.__dict__.pop("_muoncheck_muon_at_step_all", False)
+                        only = self.__dict__.pop("_muoncheck_unmuoned", set())
+                        _pr8600_apply_muon_to_accumulated_grads(self, None if every else only)
+                        return norm_groups(self, *a, **k)
+
+                    self._get_norm_groups = _get_norm_groups_after_muon
+        return original_reduce_and_partition(self, communication_data_type)
+
+    return reduce_and_partition
