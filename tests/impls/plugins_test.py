@@ -146,6 +146,29 @@ check(_reduce_dtype(OldFsdpParam(torch.bfloat16, torch.float32)) == torch.bfloat
       and _reduce_dtype(NewFsdpParam(None, torch.float32)) == torch.float16,
       "heavyball gather fix: the reduce dtype with and without FSDPParam.unsharded_grad_dtype")
 
+# pytorch-optimizer's foreach Muon stacks two tall (16, 4) matrices transposed beside a wide (4, 16)
+# one (one batch under use_adjusted_lr; two batches of G shape (4, 16) without): each matrix is one NS
+# call of its own parameter, none left unattributed (count_by_shape took only one shape's list).
+import types  # noqa: E402
+import pytorch_optimizer  # noqa: E402
+from adapters.common.ns_counter import NsCounter  # noqa: E402
+from adapters.impls.groups import count_by_shape  # noqa: E402
+for adjusted in (True, False):
+    ws = [torch.nn.Parameter(torch.randn(*s, generator=torch.Generator().manual_seed(i)))
+          for i, s in enumerate([(16, 4), (4, 16), (16, 4)])]
+    for w in ws:
+        w.grad = torch.randn_like(w)
+    counter = NsCounter([(f"w{i}", w) for i, w in enumerate(ws)])
+    spec = types.SimpleNamespace(params=[types.SimpleNamespace(use_muon=True)] * 3, config={"class": "Muon"})
+    plugins.load("pytorch-optimizer").install_ns_counter(counter, spec)
+    try:
+        pytorch_optimizer.Muon([{"params": ws, "use_muon": True}], foreach=True, use_adjusted_lr=adjusted).step()
+    finally:
+        counter.uninstall()
+    check(counter.calls == {0: 1, 1: 1, 2: 1} and counter.unattributed == 0,
+          f"pytorch-optimizer foreach (use_adjusted_lr={adjusted}): tall and wide matrices one NS each "
+          f"({counter.calls}, {counter.unattributed} unattributed)")
+
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
     def __init__(self, scale, sched="constant"):
