@@ -169,6 +169,21 @@ for adjusted in (True, False):
           f"pytorch-optimizer foreach (use_adjusted_lr={adjusted}): tall and wide matrices one NS each "
           f"({counter.calls}, {counter.unattributed} unattributed)")
 
+# The gram fix gathers the update in the comm dtype (bf16) inside the NS call: with ns_scalars, an
+# all-gather inside NS in a dtype other than the NS dtype (fp16) is the NS input (muon_gather, judged
+# against the comm dtype), not the iterate (ns_internal, judged against the NS dtype).
+from adapters.common.optimizer_trace import classify  # noqa: E402
+inside = types.SimpleNamespace(inside=1)
+purpose = classify(inside, lambda: "step", True, sharded=True, ns_dtype="fp16")
+check([purpose("all_gather", 8, d) for d in ("bf16", "fp32", "fp16")] == ["muon_gather", "muon_gather", "ns_internal"],
+      "inside NS (ns_scalars, fp16 NS): a bf16 or fp32 all-gather is the gathered input, an fp16 one the iterate")
+from pytorch_optimizer.optimizer.utils import matrix  # noqa: E402
+p, original = plugins.load("pytorch-optimizer"), matrix._orthogonalize_dtensor
+revert = p.fixes()["pytorch-optimizer-fsdp2-gram-fp32-gather"].apply()
+check(matrix._orthogonalize_dtensor is not original, "pytorch-optimizer: the gram fix replaces _orthogonalize_dtensor")
+revert()
+check(matrix._orthogonalize_dtensor is original, "reverted, pytorch_optimizer's matrix utils are as shipped")
+
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
     def __init__(self, scale, sched="constant"):
