@@ -184,6 +184,28 @@ check(matrix._orthogonalize_dtensor is not original, "pytorch-optimizer: the gra
 revert()
 check(matrix._orthogonalize_dtensor is original, "reverted, pytorch_optimizer's matrix utils are as shipped")
 
+# emerging-optimizers' cans fix: under "medium" the shipped NS blows some 37x8 matrices up (norm > 10); fixed, none.
+from emerging_optimizers.orthogonalized_optimizers import muon_utils  # noqa: E402
+g = torch.Generator().manual_seed(0)
+xs = [torch.randn(37, 8, generator=g) for _ in range(40)]
+
+
+def diverging():
+    torch.set_float32_matmul_precision("medium")
+    try:
+        outs = [muon_utils.newton_schulz(x, 5, coefficient_type="cans") for x in xs]
+        return sum(1 for o in outs if not torch.isfinite(o).all() or o.norm() > 10)   # an orthogonal 8x37: norm √8
+    finally:
+        torch.set_float32_matmul_precision("highest")
+
+
+p, original, shipped = plugins.load("emerging-optimizers"), muon_utils.newton_schulz, diverging()
+revert = p.fixes()["emerging-optimizers-cans-bf16-diverges"].apply()
+fixed = diverging()
+revert()
+check(shipped > 0 and fixed == 0 and muon_utils.newton_schulz is original,
+      f"emerging-optimizers cans in bf16: {shipped} of 40 diverge as shipped, {fixed} fixed; reverted as shipped")
+
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
     def __init__(self, scale, sched="constant"):
