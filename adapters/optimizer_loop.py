@@ -177,7 +177,7 @@ def run(plugin, s, details, device):
     plugin.install_ns_counter(counter, s)   # the default wraps its ns_functions
     where = ["train"]
     recorder = CollectiveRecorder(optimizer_trace.classify(counter, lambda: where[0], getattr(plugin, "ns_scalars", False),
-                                                           sharded=mode == "fsdp2"))
+                                                           sharded=mode == "fsdp2", ns_dtype=s.ns_dtype))
     tags = [{"name": p.name, "use_muon": p.use_muon, "num_heads": 0} for p in s.params]
     keys, hook = plugin.state_keys, getattr(plugin, "param_state", None)
     initial = read_state(s, par.params, opts, keys, hook=hook)

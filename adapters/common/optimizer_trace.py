@@ -38,8 +38,11 @@ import torch
 from . import ranks
 
 
-def classify(counter, where, ns_scalars=False, sharded=False):
-    """The recorder's purpose function: `where()` is "train" or "step"; `counter` is the NsCounter."""
+def classify(counter, where, ns_scalars=False, sharded=False, ns_dtype=None):
+    """The recorder's purpose function: `where()` is "train" or "step"; `counter` is the NsCounter;
+    `ns_dtype` the scenario's ("bf16", ...): with `ns_scalars`, an all-gather inside NS in another
+    dtype is the NS input gathered before its cast (a `muon_gather`, due in the comm dtype), not the
+    iterate (pytorch-optimizer's gram path normalizes in fp32 and casts to fp16 after the gather)."""
     def purpose(kind, elements, dtype=None):
         if where() == "train":
             return "param_gather" if kind == "all_gather" else "grad_reduce"
@@ -48,6 +51,8 @@ def classify(counter, where, ns_scalars=False, sharded=False):
         if counter.inside > 0:
             if ns_scalars and dtype == "fp32":   # its fp32 normalization: the norm, or the input gathered before the cast
                 return "scalar" if elements <= 1 else ("muon_gather" if kind == "all_gather" else "ns_internal")
+            if ns_scalars and kind == "all_gather" and elements > 1 and ns_dtype and dtype and dtype != ns_dtype:
+                return "muon_gather"
             return "ns_internal"
         if elements <= 1:
             return "scalar"

@@ -62,8 +62,9 @@ def count_by_shape(counter, scenario):
     """NS calls attributed by matrix shape, for an optimizer that stacks same-shape matrices into one
     batched call and whose NS caller holds a stale `p` (pytorch-optimizer's Muon, foreach or DTensor
     path): each matrix of a call is one call of the first Muon parameter of that shape (transposed or
-    not) not yet counted this step — the optimizer walks its groups' params in order; a matrix no such
-    parameter is left for is unattributed (a second NS of a parameter shows). DistributedMuon's calls
+    not) not yet counted this step — the optimizer walks its groups' params in order, and its foreach
+    batch stacks a tall matrix transposed beside wide ones of that shape (keyed by (min, max) under
+    use_adjusted_lr); a matrix no such parameter is left for is unattributed (a second NS shows). DistributedMuon's calls
     of one matrix are the counter's own (its caller's `p` is the param it steps)."""
     import types
     muon, single = {i for i, p in enumerate(scenario.params) if p.use_muon}, counter._record
@@ -74,7 +75,8 @@ def count_by_shape(counter, scenario):
             return single(G, out)
         self.dtypes.add(str(out.dtype).replace("torch.", ""))
         rows, cols, batch = int(G.shape[-2]), int(G.shape[-1]), int(G.shape[0]) if G.ndim == 3 else 1
-        candidates = [i for i in self.shapes.get((rows, cols), []) or self.shapes.get((cols, rows), []) if i in muon]
+        both = {*self.shapes.get((rows, cols), []), *self.shapes.get((cols, rows), [])}   # a batch holds either
+        candidates = sorted(i for i in both if i in muon)
         free = [i for i in candidates if self.calls.get(i, 0) == 0][:batch]
         for index in free:
             self.calls[index] = self.calls.get(index, 0) + 1

@@ -146,6 +146,66 @@ check(_reduce_dtype(OldFsdpParam(torch.bfloat16, torch.float32)) == torch.bfloat
       and _reduce_dtype(NewFsdpParam(None, torch.float32)) == torch.float16,
       "heavyball gather fix: the reduce dtype with and without FSDPParam.unsharded_grad_dtype")
 
+# pytorch-optimizer's foreach Muon stacks two tall (16, 4) matrices transposed beside a wide (4, 16)
+# one (one batch under use_adjusted_lr; two batches of G shape (4, 16) without): each matrix is one NS
+# call of its own parameter, none left unattributed (count_by_shape took only one shape's list).
+import types  # noqa: E402
+import pytorch_optimizer  # noqa: E402
+from adapters.common.ns_counter import NsCounter  # noqa: E402
+from adapters.impls.groups import count_by_shape  # noqa: E402
+for adjusted in (True, False):
+    ws = [torch.nn.Parameter(torch.randn(*s, generator=torch.Generator().manual_seed(i)))
+          for i, s in enumerate([(16, 4), (4, 16), (16, 4)])]
+    for w in ws:
+        w.grad = torch.randn_like(w)
+    counter = NsCounter([(f"w{i}", w) for i, w in enumerate(ws)])
+    spec = types.SimpleNamespace(params=[types.SimpleNamespace(use_muon=True)] * 3, config={"class": "Muon"})
+    plugins.load("pytorch-optimizer").install_ns_counter(counter, spec)
+    try:
+        pytorch_optimizer.Muon([{"params": ws, "use_muon": True}], foreach=True, use_adjusted_lr=adjusted).step()
+    finally:
+        counter.uninstall()
+    check(counter.calls == {0: 1, 1: 1, 2: 1} and counter.unattributed == 0,
+          f"pytorch-optimizer foreach (use_adjusted_lr={adjusted}): tall and wide matrices one NS each "
+          f"({counter.calls}, {counter.unattributed} unattributed)")
+
+# The gram fix gathers the update in the comm dtype (bf16) inside the NS call: with ns_scalars, an
+# all-gather inside NS in a dtype other than the NS dtype (fp16) is the NS input (muon_gather, judged
+# against the comm dtype), not the iterate (ns_internal, judged against the NS dtype).
+from adapters.common.optimizer_trace import classify  # noqa: E402
+inside = types.SimpleNamespace(inside=1)
+purpose = classify(inside, lambda: "step", True, sharded=True, ns_dtype="fp16")
+check([purpose("all_gather", 8, d) for d in ("bf16", "fp32", "fp16")] == ["muon_gather", "muon_gather", "ns_internal"],
+      "inside NS (ns_scalars, fp16 NS): a bf16 or fp32 all-gather is the gathered input, an fp16 one the iterate")
+from pytorch_optimizer.optimizer.utils import matrix  # noqa: E402
+p, original = plugins.load("pytorch-optimizer"), matrix._orthogonalize_dtensor
+revert = p.fixes()["pytorch-optimizer-fsdp2-gram-fp32-gather"].apply()
+check(matrix._orthogonalize_dtensor is not original, "pytorch-optimizer: the gram fix replaces _orthogonalize_dtensor")
+revert()
+check(matrix._orthogonalize_dtensor is original, "reverted, pytorch_optimizer's matrix utils are as shipped")
+
+# emerging-optimizers' cans fix: under "medium" the shipped NS blows some 37x8 matrices up (norm > 10); fixed, none.
+from emerging_optimizers.orthogonalized_optimizers import muon_utils  # noqa: E402
+g = torch.Generator().manual_seed(0)
+xs = [torch.randn(37, 8, generator=g) for _ in range(40)]
+
+
+def diverging():
+    torch.set_float32_matmul_precision("medium")
+    try:
+        outs = [muon_utils.newton_schulz(x, 5, coefficient_type="cans") for x in xs]
+        return sum(1 for o in outs if not torch.isfinite(o).all() or o.norm() > 10)   # an orthogonal 8x37: norm √8
+    finally:
+        torch.set_float32_matmul_precision("highest")
+
+
+p, original, shipped = plugins.load("emerging-optimizers"), muon_utils.newton_schulz, diverging()
+revert = p.fixes()["emerging-optimizers-cans-bf16-diverges"].apply()
+fixed = diverging()
+revert()
+check(shipped > 0 and fixed == 0 and muon_utils.newton_schulz is original,
+      f"emerging-optimizers cans in bf16: {shipped} of 40 diverge as shipped, {fixed} fixed; reverted as shipped")
+
 # Merged groups: same rate, decay and schedule together, in order; anything different apart.
 class Spec:
     def __init__(self, scale, sched="constant"):
