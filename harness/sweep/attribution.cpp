@@ -125,6 +125,7 @@ const char* verdict_name(AttributionVerdict v) {
     case AttributionVerdict::explained: return "explained";
     case AttributionVerdict::new_defect: return "new";
     case AttributionVerdict::fix_does_not_apply: return "fix-does-not-apply";
+    case AttributionVerdict::fixed_run_declined: return "fixed-run-declined";
     case AttributionVerdict::rejected: return "rejected";
     case AttributionVerdict::confirmed: return "confirmed";
   }
@@ -143,7 +144,10 @@ Attribution attribute(const FixSet& applicable, const FixRun& failing, const Fix
   if (!t.conforms(applicable)) {
     a.runs = t.runs();
     a.fixes = applicable;
+    const FixRun& fixed = a.runs.back();
     if (!t.fix_error().empty()) a.verdict = AttributionVerdict::fix_does_not_apply, a.problem = t.fix_error();
+    else if (fixed.failed == std::vector<std::string>{"UNSUPPORTED"})   // nothing was judged with the fixes
+      a.verdict = AttributionVerdict::fixed_run_declined, a.problem = fixed.message;
     else a.verdict = AttributionVerdict::new_defect;
     return a;
   }
@@ -201,6 +205,8 @@ std::string Attribution::text() const {
       return fixes.empty() ? "NEW: no known-defect fix applies to this implementation"
                            : "NEW: still fails with every applicable fix (" + set + "): " + first_failure() + " (" + reruns + ")";
     case AttributionVerdict::fix_does_not_apply: return "fix does not apply: " + problem;
+    case AttributionVerdict::fixed_run_declined:
+      return "undecided: with every applicable fix (" + set + ") nothing is judged, " + problem + " (" + reruns + ")";
     case AttributionVerdict::rejected:
       return "attribution to " + set + " REJECTED: the case still fails with " + (fixes.size() == 1 ? "its fix" : "these fixes") + ": " + first_failure();
     case AttributionVerdict::confirmed: return "attribution to " + set + " confirmed: the case conforms with " + (fixes.size() == 1 ? "its fix" : "these fixes");

@@ -36,6 +36,8 @@ enum class AttributionVerdict {
   explained,            // conforms with `fixes` (1-minimal), fails without any one of them
   new_defect,           // still fails with every applicable fix: no known defect explains it
   fix_does_not_apply,   // a fix could not be applied to this implementation: the registry is stale
+  fixed_run_declined,   // with every applicable fix the case is declined (inexpressible, not judged):
+                        // neither explained nor shown new
   rejected,             // check_claim: the claimed fixes do not make the case conform
   confirmed,            // check_claim: they do
 };

@@ -107,6 +107,21 @@ TEST(Attribution, itsReRunsStopAtTheirTimeBoundKeepingASetThatConforms) {
   EXPECT_TRUE(attribute(all, failing_case(), slow, 64, {}, 0).minimal) << "no bound: shown minimal";
 }
 
+TEST(Attribution, aCaseDeclinedWithTheFixesIsUndecidedNotNew) {
+  // A fix can make a case inexpressible (the plugin declines what then runs): nothing is judged,
+  // so the counterfactual shows neither a known cause nor a new one.
+  const FixTrial declined_when_fixed = [](const FixSet& fixes) {
+    FixRun r;
+    if (!fixes.empty()) r.failed = {"UNSUPPORTED"}, r.message = "declined with the fixes: NS normalization";
+    return r;
+  };
+  const Attribution a = attribute({"a", "b"}, failing_case(), declined_when_fixed);
+  EXPECT_EQ(a.verdict, AttributionVerdict::fixed_run_declined) << a.text();
+  EXPECT_EQ(a.text().rfind("undecided", 0), 0u) << a.text();
+  EXPECT_NE(a.text().find("NS normalization"), std::string::npos) << a.text();
+  EXPECT_EQ(attribution_json(a)["verdict"], "fixed-run-declined");
+}
+
 TEST(Attribution, aCaseNoFixCuresIsNew) {
   const Attribution a = attribute({"a", "c"}, failing_case(), needs_b_and_d);
   EXPECT_EQ(a.verdict, AttributionVerdict::new_defect);
