@@ -11,8 +11,10 @@ and deepspeed/causes.json, torch/verdicts.json, and NAME/verdicts*.json of each 
 (schema muoncheck-impl-verdicts/1: rows in the same shape, declines and defects; verdicts-LABEL.json:
 a run with registry fixes), and every implementation's sweep records NAME/sweeps/*.json.gz (`muoncheck
 sweep --impl NAME --json`, published gzip-compressed; a plain NAME.json is read too: cases per dp, cases per minute, executed share, declines per knob, and
-each failing case's attribution: explained by a registry fix, or new). Nothing else is read; the
-output is a function of those files.
+each failing case's attribution: explained by a registry fix, or new), and the plugins' registries
+(--registries, default adapters/: NAME/known_defects.json), for the title and thread of each entry
+that explained a sweep's cases (a defect found by sweeping). Nothing else is read; the output is a
+function of those files.
 """
 import argparse
 import collections
@@ -89,6 +91,9 @@ def sweep_summary(path, reports):
             "declines_by_feature": {k: n for k, n in (d.get("declines_by_feature") or {}).items() if not k.startswith("knob ")},
             "explained": int(d.get("explained") or verdicts.get("explained", 0)), "new": int(d.get("new") or 0),
             "attribution": dict(verdicts),
+            "explained_by": dict(collections.Counter(fix for f in d.get("failures", [])
+                                                     if (f.get("attribution") or {}).get("verdict") == "explained"
+                                                     for fix in f["attribution"].get("fixes", []))),
             "defects": [{"invariants": x.get("invariants", []), "message": (x.get("message") or "")[:300],
                          "occurrences": x.get("occurrences"), "repro": x.get("repro", ""),
                          "attribution": (x.get("attribution") or {}).get("verdict", "unattributed"),
@@ -156,7 +161,51 @@ def defects_of(rows, meta, reports):
     return out
 
 
-def matrix(reports):
+def _thread_keys(report):
+    """What names an entry's thread in another table's words: "#8439" for a GitHub issue or pull
+    request, the file name of a report of ours."""
+    m = re.search(r"github\.com/[^/]+/[^/]+/(?:issues|pull)/(\d+)", report)
+    return {f"#{m.group(1)}"} if m else ({os.path.basename(report)} if report.endswith(".md") else set())
+
+
+def sweep_defects(columns, registries, listed):
+    """The registry entries that explained failing cases of a column's sweeps: a defect already
+    listed for that version (the same fix, its thread named in its upstream text, or its report
+    file its own) gains the fix
+    and the cases; any other is a defect found by sweeping."""
+    out = {}
+    for c in columns:
+        counts = collections.Counter()
+        for s in c["sweeps"]:
+            counts.update(s.get("explained_by", {}))
+        path = os.path.join(registries, c["implementation"], "known_defects.json")
+        entries = {e["id"]: e for e in (_load(path).get("defects", []) if os.path.exists(path) else [])}
+        for fix, n in sorted(counts.items()):
+            e = entries.get(fix)
+            if e is None:
+                continue
+            keys = _thread_keys(e.get("report", ""))
+            same = [d for d in listed if d["implementation"] == c["implementation"]
+                    and (c["version"] in d["versions"] or "*" in d["versions"])
+                    and (d.get("fix") == fix or any(k in d.get("upstream", "") or k == os.path.basename(d.get("report", ""))
+                                                    for k in keys))]
+            if same:   # the first such row, as a row per version and cause lists a thread once
+                same[0].setdefault("fix", fix)
+                same[0]["sweep_cases"] = same[0].get("sweep_cases", 0) + n
+                continue
+            d = out.setdefault((c["implementation"], fix), {
+                "implementation": c["implementation"], "versions": [], "title": e["title"][:160],
+                "invariants": e.get("invariants", []), "report": f"{c['implementation']}/sweeps/README.md"
+                if c["implementation"] == "deepspeed" else "", "upstream": e.get("report", ""),
+                "status": "known" if e.get("report", "").startswith("http") else "new",
+                "repro": f"muoncheck verify --impl {c['implementation']} adapters/{c['implementation']}/{e['witness']}",
+                "fix": fix, "sweep_cases": 0})
+            d["versions"].append(c["version"])
+            d["sweep_cases"] += n
+    return list(out.values())
+
+
+def matrix(reports, registries=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "adapters")):
     rows, meta = rows_from(reports)
     invariants = []
     for r in rows:
@@ -207,6 +256,7 @@ def matrix(reports):
             "declines": m.get("declines", []), "source": m.get("source") or mine[0]["source"], "cells": cells})
     columns.sort(key=lambda c: (c["status"] != "FAIL", c["implementation"], c["version"]))
     defects = defects_of(rows, meta, reports)
+    defects += sweep_defects(columns, registries, defects)
     verdicts = sum(c["verdicts"] for c in columns)
     executed = sum(c["executed"] for c in columns)
     return {
@@ -264,12 +314,13 @@ def page(m):
                        f"<td>{sw['cases_per_minute']:.2f}</td><td>{100 * sw.get('executed_share', 0):.0f}%</td><td>{html.escape(knobs)}</td>"
                        f"<td>{sw['fail']}: {sw.get('explained', 0)} / {sw.get('new', 0)}</td><td>{_a(_link(sw['file']), sw['file'])}</td></tr>")
     out.append("</table><h2>Defects</h2><table><tr><th>implementation</th><th>versions</th><th>defect</th><th>invariants</th>"
-               "<th>report</th><th>repro</th><th>upstream</th><th>status</th></tr>")
+               "<th>report</th><th>repro</th><th>upstream</th><th>status</th><th>registry fix: sweep cases it explains</th></tr>")
     for d in sorted(m["defects"], key=lambda d: (d.get("status") != "new", d["implementation"])):
         out.append(f"<tr><td>{html.escape(d['implementation'])}</td><td>{html.escape(', '.join(d['versions']))}</td>"
                    f"<td>{html.escape(d['title'])}</td><td>{html.escape(', '.join(d.get('invariants', [])))}</td>"
                    f"<td>{_a(_link(d.get('report', '')), d.get('report', ''))}</td><td>{_a(_link(d.get('repro', '')), d.get('repro', ''))}</td>"
-                   f"<td>{html.escape(d.get('upstream', ''))}</td><td>{html.escape(d.get('status', ''))}</td></tr>")
+                   f"<td>{html.escape(d.get('upstream', ''))}</td><td>{html.escape(d.get('status', ''))}</td>"
+                   f"<td>{html.escape(d['fix'] + ': ' + str(d.get('sweep_cases', 0))) if d.get('fix') else '—'}</td></tr>")
     out.append("</table><h2>Invariants × implementations</h2><p><small>Each cell: the worst verdict, its counts, and the "
                "largest band over one update (how large a change of one update the band could hide; — where the table "
                "does not record it). Hover for the worst case's message and repro line.</small></p><table><tr><th>invariant</th>")
@@ -308,10 +359,12 @@ def page(m):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--reports", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "reports"))
+    ap.add_argument("--registries", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "adapters"),
+                    help="the folder of the plugins' known-defect registries (NAME/known_defects.json)")
     ap.add_argument("--out-json")
     ap.add_argument("--out-html")
     a = ap.parse_args(argv)
-    m = matrix(a.reports)
+    m = matrix(a.reports, a.registries)
     out_json = a.out_json or os.path.join(a.reports, "conformance-matrix.json")
     out_html = a.out_html or os.path.join(a.reports, "conformance-matrix.html")
     with open(out_json, "w") as f:

@@ -68,22 +68,40 @@ with tempfile.TemporaryDirectory() as d:
                "defects": ([{"title": "planted defect", "invariants": ["trajectory-conforms"], "report": "planted/upstream/x.md",
                              "repro": "x_repro.py", "upstream": "drafted", "status": "new"}] if status == "FAIL" else [])}
         json.dump(doc, open(os.path.join(d, "planted", file), "w"))
-    failure = lambda verdict: {"case": 1, "invariants": ["trajectory-conforms"], "message": "m", "attribution": {"verdict": verdict, "fixes": []}}
+    failure = lambda verdict, fixes=(): {"case": 1, "invariants": ["trajectory-conforms"], "message": "m",
+                                         "attribution": {"verdict": verdict, "fixes": list(fixes)}}
     sweep = {"command": "sweep", "impl": "planted", "implementation": "Planted Muon 2.0", "seed": 1, "cases_run": 10, "draws": 20,
              "declined_draws": 10, "declined": 0, "errors": 0, "failing_cases": 3, "explained": 2, "new": 1, "seconds": 120.0,
              "cases_per_minute": 5.0, "executed_share": 0.5, "declines_by_feature": {"knob k": 8, "engine.stage 1": 2},
-             "failures": [failure("explained"), failure("explained"), failure("new")], "defects": []}
+             "failures": [failure("explained", ["planted-swept"]), failure("explained", ["planted-threaded"]), failure("new")],
+             "defects": []}
     json.dump(sweep, open(os.path.join(d, "planted", "sweeps", "cpu-dp2-seed1.json"), "w"))
     # A published record is gzip-compressed (NAME.json.gz): read like the plain one the sweep writes.
     with gzip.open(os.path.join(d, "planted", "sweeps", "cpu-dp4-seed1.json.gz"), "wt") as f:
         json.dump(dict(sweep, dp=4, cases_run=7), f)
-    pm = matrix.matrix(d)
+    # The plugin's registry: one entry found only by sweeping, one whose thread the listed defect names.
+    registries = os.path.join(d, "adapters")
+    os.makedirs(os.path.join(registries, "planted"))
+    entry = lambda id, report: {"id": id, "title": f"{id} title", "report": report, "versions": ["2.0"],
+                                "invariants": ["trajectory-conforms"], "witness": "witnesses/w.json"}
+    json.dump({"format": 1, "implementation": "planted", "defects": [entry("planted-swept", "https://github.com/o/r/issues/7"),
+                                                                     entry("planted-threaded", "planted/upstream/x.md")]},
+              open(os.path.join(registries, "planted", "known_defects.json"), "w"))
+    pm = matrix.matrix(d, registries)
     jsonschema.validate(pm, schema)
+    swept = [x for x in pm["defects"] if x.get("fix") == "planted-swept"]
+    check(len(swept) == 1 and swept[0]["sweep_cases"] == 2 and swept[0]["status"] == "known"
+          and swept[0]["upstream"] == "https://github.com/o/r/issues/7" and swept[0]["versions"] == ["2.0"],
+          "a registry fix that explained sweep cases (one per record, two records) is a defect found by sweeping, with its thread")
+    threaded = [x for x in pm["defects"] if x.get("fix") == "planted-threaded"]
+    check(len(threaded) == 1 and threaded[0]["title"] == "planted defect" and threaded[0]["sweep_cases"] == 2,
+          "an entry whose thread a listed defect already names adds its cases to that defect, not a second row")
     check([c["version"] for c in pm["columns"]] == ["2.0", "1.0"], "the failing version's column comes first")
     cell = pm["columns"][0]["cells"]["trajectory-conforms"]
     check(cell["status"] == "FAIL" and "--invariant trajectory-conforms" in cell["worst"]["repro"], "the failing cell carries its repro line")
     check(cell["band_over_update_max"] == 0.4, "the cell shows the band over one update")
-    check(pm["summary"]["new_defects"] == 1 and pm["summary"]["declines"] == 6, "defects and declines are counted")
+    check(pm["summary"]["new_defects"] == 1 and pm["summary"]["defects"] == 2 and pm["summary"]["declines"] == 6,
+          "defects and declines are counted")
     sw = pm["columns"][0]["sweeps"]
     check(pm["columns"][0]["sweep_cases_by_dp"] == {"2": 10, "4": 7} and not pm["columns"][1]["sweeps"], "the sweep record counts for its own version, by dp")
     check(sw and sw[0]["declined_share_by_knob"] == {"k": 0.4} and sw[0]["explained"] == 2 and sw[0]["new"] == 1,
