@@ -138,12 +138,6 @@ class DeepSpeedMuon(EnginePlugin):
     def declines_here(self, s, config):
         if s.param_dtype == "fp16" and not _accelerator_has_fp16():
             return Decline("precision", f"{config['precision']}: DeepSpeed's {_device()} accelerator has no fp16")
-        runs_in = _ns_compute_dtype(s.ns_method)
-        if s.ns_dtype != runs_in:
-            # a scenario written for another accelerator (a suite designed for the GPU, run on a CPU):
-            # judged against its NS dtype it would judge what did not run
-            return Decline("ns_method", f"optimizer.ns_dtype {s.ns_dtype}: DeepSpeed's {_device()} accelerator runs "
-                                        f"{s.ns_method} Newton-Schulz in {runs_in}")
         return None
 
     def declines(self, s, config):
