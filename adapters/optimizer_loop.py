@@ -1,7 +1,7 @@
 """The training loop muoncheck runs for a plain-optimizer plugin (adapters/plugin.py,
 OptimizerPlugin): the scenario's model wrapped by its stage (stage 0: DDP, 2/3: FSDP2 —
 common/parallel.py), the Muon-tagged params given to the plugin's factory as Muon groups, the rest as
-Adam groups; gas with gradient sync on the last micro-step only, the schedule's rate set on every
+Adam groups; gas with gradient sync on the last micro-step only under DDP, on every one under FSDP2 (common/parallel.py), the schedule's rate set on every
 group before each step, clipping by torch's clip_grad_norm_, and after every step the state read
 back wherever a rank holds it (the plugin's `state_keys`), the NS calls counted by wrapping the
 plugin's `ns_functions`, every collective recorded (common/collectives.py), digests of each rank's
@@ -58,9 +58,6 @@ def check_wrappable(s, world_size):
     if mode == "ddp" and (s.grad_accum_dtype != s.param_dtype or s.comm_dtype != s.param_dtype):
         raise Unsupported("DDP accumulates and all-reduces gradients in the param dtype: grad_accum_dtype / "
                           "comm_dtype other than param_dtype are not mapped")
-    if mode == "fsdp2" and s.gas > 1 and s.grad_accum_dtype != s.comm_dtype:
-        raise Unsupported("FSDP2 gradient accumulation: unsynced micro-steps accumulate in reduce_dtype (the "
-                          "scenario's comm_dtype); grad_accum_dtype other than comm_dtype needs gas 1")
     return mode
 
 
@@ -252,7 +249,7 @@ def run(plugin, s, details, device):
     ns_dtypes = sorted({d for r in dtypes_seen for d in r})
     details["collectives_unrecorded_by_rank"] = unrecorded
     details["ranks_agree"] = all(len({b["digests"][t] for b in blocks}) == 1 for t in range(len(digests)))
-    dtypes = {"param": s.param_dtype, "grad_accum": s.comm_dtype if mode == "fsdp2" and s.gas > 1 else s.param_dtype,
+    dtypes = {"param": s.param_dtype, "grad_accum": "fp32" if mode == "fsdp2" and s.gas > 1 else s.param_dtype,
               "master": "fp32",
               "comm": s.comm_dtype if mode == "fsdp2" else s.param_dtype,
               "ns": {"bfloat16": "bf16", "float32": "fp32", "float16": "fp16"}.get(ns_dtypes[0], ns_dtypes[0])

@@ -8,10 +8,15 @@
   `reshard_after_forward` = (stage == 3) — stage 2 keeps the gathered params from forward to
   backward (FSDP2's ZeRO-2-like setting), stage 3 gathers them again for backward. Params, grads
   and optimizer state are DTensor shards of the fp32 params; bf16 maps to
-  `MixedPrecisionPolicy(param_dtype=bf16)`, `comm_dtype` to its `reduce_dtype` (always given:
-  unsynced micro-steps accumulate in it too, so gas > 1 needs grad_accum_dtype = comm_dtype).
-- gas: every micro-step but the last runs without gradient sync (`no_sync()` /
-  `set_requires_gradient_sync(False)`), so gradients accumulate locally and are reduced once.
+  `MixedPrecisionPolicy(param_dtype=bf16)`, `comm_dtype` to its `reduce_dtype` (always given).
+- gas, stage 0 (DDP): every micro-step but the last runs without gradient sync (`no_sync()`), so
+  gradients accumulate locally and are reduced once: the semantics' stage-0/1 order.
+- gas, stages 2/3 (FSDP2): every micro-step is reduce-scattered (gradient sync stays on) and FSDP2
+  accumulates the reduced shards in the sharded param's dtype (fp32): the semantics' stage-2/3 order
+  (docs/semantics.md §9: reduced every micro-step, the reduced sums accumulated). Reducing once, as
+  before, rounded the 16-bit comm_dtype once where the scenario rounds it once per micro-step: a
+  false FAIL (heavyball sweep seed 31 dp 2 c191: bf16 wire, gas 8, AdamW weight 4.82e-06 vs the
+  band's 3.32e-07, 2.67x; 0.1 with every micro-step reduced).
 """
 import contextlib
 
@@ -66,10 +71,10 @@ class Parallel:
         self.params = self.masters or self.module_params   # what the optimizers step
 
     def sync(self, last_micro_step):
-        """The context of one micro-step: gradient sync only on the last."""
+        """The context of one micro-step: DDP syncs only on the last, FSDP2 on every one (the module docstring)."""
         if self.mode == "ddp":
             return contextlib.nullcontext() if last_micro_step else self.module.no_sync()
-        self.module.set_requires_gradient_sync(last_micro_step)
+        self.module.set_requires_gradient_sync(True)
         return contextlib.nullcontext()
 
     def after_backward(self):
