@@ -679,6 +679,31 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
 
 
 def _pr8600_apply_muon_to_accumulated_grads(self, only=None):
+    """The per-step Muon the 0.19.6 ZeRO-3 fixes bind ahead of step()'s norm (_get_norm_groups).
+    Without optimizer offload: PR #8600's _apply_muon_to_accumulated_grads (the back-port, below).
+    Under offload only where a fix asked for it (`_muoncheck_offload_muon`: zero3-offload-noncontiguous-
+    no-newton-schulz, zero3-offload-reduce-path-clip-muon-momentum-unclipped): Muon on the offloaded
+    fp32 gradient partitions (_zero3_offload_muon_at_step). Where a clip fix asked for it
+    (`_muoncheck_clip_first`: zero3-reduce-path-clip-muon-momentum-unclipped and its offload form)
+    the raw partitions are clipped first, PR #7776's order (_clip_raw_partitions_then)."""
+    clip_first = self.__dict__.pop("_muoncheck_clip_first", False)
+    offload_muon = self.__dict__.pop("_muoncheck_offload_muon", False)
+    if not self.use_muon:
+        return
+    if self.offload_optimizer:
+        if not offload_muon:
+            return
+        runner = _zero3_offload_muon_at_step
+        raw = lambda self: [flat.grad for flat in self.fp32_partitioned_groups_flat]   # noqa: E731
+    else:
+        runner = _pr8600_muon_on_accumulated_grads
+        raw = lambda self: [g for grads in self.averaged_gradients.values() for g in (grads or [])]   # noqa: E731
+    if clip_first:
+        runner = _clip_raw_partitions_then(runner, raw)
+    return runner(self, only)
+
+
+def _pr8600_muon_on_accumulated_grads(self, only=None):
     """PR #8600's _apply_muon_to_accumulated_grads (back-port): once per step, per Muon sub-group,
     all-gather the accumulated gradient partitions in chunks bounded by reduce_bucket_size, run
     Muon, write each rank's slice back. `only`: the ids of the params to run it for (None: all)."""
@@ -1080,6 +1105,142 @@ def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
                         return norm_groups(self, *a, **k)
 
                     self._get_norm_groups = _get_norm_groups_after_muon
+        return original_reduce_and_partition(self, communication_data_type)
+
+    return reduce_and_partition
+
+
+def _zero3_offload_muon_at_step(self, only=None):
+    """0.19.6's ZeRO-3 under optimizer offload, Muon once per step on the offloaded fp32 gradient
+    partitions (fp32_partitioned_groups_flat[i].grad, the place 0.19.8's _apply_muon_updates_cpu_offload
+    reads), run where PR #8600 runs it (before step()'s norm): per Muon sub-group, the partitions
+    all-gathered onto the accelerator in chunks bounded by reduce_bucket_size, Muon as the back-port's
+    _muon_update_sub_group (momentum in the optimizer state, round-robin over the ranks), this
+    rank's slice written back; the norm step() takes of that param (norm_for_param_grads, recorded
+    at the boundary from the raw partition) is re-taken from the update, as the shipped
+    contiguous path has it (Muon before partition_grads records it). `only`: the ids of the params
+    to run it for (None: all). A sub-group swapped to NVMe is left as shipped (not covered)."""
+    import deepspeed.comm as dist
+    for i, all_params in enumerate(self.fp16_groups):
+        if not self.sub_groups_using_muon[i] or not all_params or self._swappable_optimizer_subgroup(i):
+            continue
+        flat = self.fp32_partitioned_groups_flat[i]
+        if flat.grad is None:
+            continue
+        group = [param for param in all_params if only is None or id(param) in only]
+        if not group:
+            continue
+        rank = dist.get_rank(group=self._get_sub_group_process_group(i))
+        start = 0
+        while start < len(group):
+            end, numel = start, 0
+            while end < len(group) and (end == start or numel + group[end].ds_numel <= self.reduce_bucket_size):
+                numel += group[end].ds_numel
+                end += 1
+            params = group[start:end]
+            offsets = [self.grad_position[self.get_param_id(param)][1] for param in params]
+            chunk = [flat.grad.narrow(0, off, param.partition_numel()) for param, off in zip(params, offsets)]
+            full_grads = self._partitioned_buffers_all_gather(params, chunk, self.communication_data_type)
+            full_grads = [g.to(self.gradient_accumulation_dtype) for g in full_grads]
+            _pr8600_muon_update_sub_group(self, i, list(zip(params, offsets, full_grads)), self.communication_data_type)
+            for param, partition, update in zip(params, chunk, full_grads):
+                offset = rank * param.partition_numel()
+                num_elements = max(0, min(param.partition_numel(), param.ds_numel - offset))
+                if num_elements > 0:
+                    partition.narrow(0, 0, num_elements).copy_(update.view(-1).narrow(0, offset, num_elements))
+                self.norm_for_param_grads[self.get_param_id(param)] = self._constant_buffered_norm2(
+                    partition.to(update.device))
+            start = end
+
+
+def _bind_muon_before_norm(self, params=None, offload=False, clip_first=False, suppress=False):
+    """Asks for the per-step Muon (_pr8600_apply_muon_to_accumulated_grads) ahead of step()'s norm:
+    `params` (None: every Muon param) recorded where zero3_muon_at_step and
+    zero3_muon_for_noncontiguous_buckets record theirs, `offload`/`clip_first` as flags for it, and
+    _get_norm_groups (called only by step(), where PR #8600 runs Muon) bound once on the instance
+    to run it first (the hook either of those fixes binds reads the same records)."""
+    if params is None:
+        self.__dict__["_muoncheck_muon_at_step_all"] = True
+    else:
+        self.__dict__.setdefault("_muoncheck_unmuoned", set()).update(id(p) for p in params)
+    if offload:
+        self.__dict__["_muoncheck_offload_muon"] = True
+    if clip_first:
+        self.__dict__["_muoncheck_clip_first"] = True
+    if "_get_norm_groups" not in self.__dict__:
+        norm_groups = type(self)._get_norm_groups
+
+        def _get_norm_groups_after_muon(*a, **k):
+            del self._get_norm_groups
+            every = self.__dict__.pop("_muoncheck_muon_at_step_all", False)
+            only = self.__dict__.pop("_muoncheck_unmuoned", set())
+            _pr8600_apply_muon_to_accumulated_grads(self, None if every else only)
+            return norm_groups(self, *a, **k)
+
+        self._get_norm_groups = _get_norm_groups_after_muon
+
+
+def _reduce_without_reduce_path_muon(original, self, communication_data_type):
+    """`original` (__reduce_and_partition_ipg_grads) with the contiguous path's Muon
+    (_apply_distributed_muon_update, stage3.py:1772) turned off for this call."""
+    self._apply_distributed_muon_update = lambda *a, **k: None
+    try:
+        return original(self, communication_data_type)
+    finally:
+        del self._apply_distributed_muon_update
+
+
+def _zero3_0196_clip_first(original_reduce_and_partition, offload):
+    def reduce_and_partition(self, communication_data_type):
+        if (self.use_muon and bool(self.offload_optimizer) == offload and self.clip_grad and self.clip_grad > 0.0
+                and self.ipg_buckets[communication_data_type].params):
+            _bind_muon_before_norm(self, None, offload=offload, clip_first=True)
+            return _reduce_without_reduce_path_muon(original_reduce_and_partition, self, communication_data_type)
+        return original_reduce_and_partition(self, communication_data_type)
+
+    return reduce_and_partition
+
+
+def zero3_reduce_path_clip_raw_gradient_before_muon(original_reduce_and_partition):
+    """Ours, PR #7776's order (for #8439) at 0.19.6's ZeRO-3 without offload: Muon runs in the reduce
+    path (_apply_distributed_muon_update from __avg_scatter_contiguous_grads, stage3.py:1772), during
+    backward, before step() takes the norm (_get_norm_groups, stage3.py:2393) and clips
+    (unscale_and_clip_grads, stage3.py:2701), so the momentum takes the unclipped gradient and the clip
+    norm is over the orthogonalised updates. The raw gradient can only be clipped once the step's
+    whole gradient is there, so with gradient_clipping on the fix turns the reduce-path Muon off and
+    runs Muon once per step ahead of the norm (PR #8600's placement, the back-port's
+    _apply_muon_to_accumulated_grads; this also removes zero3-muon-per-microbatch's per-micro-batch
+    Muon, as PR #8600 does), the raw accumulated partitions clipped first by step()'s factor; this
+    step's unscale_and_clip_grads then only unscales. Without clipping, as shipped."""
+    return _zero3_0196_clip_first(original_reduce_and_partition, offload=False)
+
+
+def zero3_offload_reduce_path_clip_raw_gradient_before_muon(original_reduce_and_partition):
+    """Ours, PR #7776's order (for #8439) at 0.19.6's ZeRO-3 under optimizer offload: as
+    zero3_reduce_path_clip_raw_gradient_before_muon, Muon moved from the reduce path to once per
+    step on the offloaded fp32 gradient partitions (_zero3_offload_muon_at_step), which are
+    clipped first."""
+    return _zero3_0196_clip_first(original_reduce_and_partition, offload=True)
+
+
+def zero3_offload_muon_for_noncontiguous_buckets(original_reduce_and_partition):
+    """Ours: 0.19.6's ZeRO-3 under optimizer offload runs Muon only inside
+    __avg_scatter_contiguous_grads (stage3.py:1772), taken only `if self.contiguous_gradients and
+    bucket.elements <= self.reduce_bucket_size and not self.reduce_scatter` (stage3.py:1598); a bucket
+    reduced by __avg_scatter_grads (contiguous_gradients false, or a parameter larger than
+    reduce_bucket_size) reaches the offloaded fp32 gradient raw and MuonWithAuxAdam.step applies it
+    as if orthogonalised (0 NS calls): zero3-noncontiguous-no-newton-schulz under offload. The fix
+    records such a bucket's Muon params and runs Muon for them once per step, ahead of step()'s norm,
+    on the offloaded fp32 partitions (_zero3_offload_muon_at_step); contiguous buckets as shipped."""
+
+    def reduce_and_partition(self, communication_data_type):
+        if self.use_muon and self.offload_optimizer:
+            bucket = self.ipg_buckets[communication_data_type]
+            contiguous = (self.contiguous_gradients and bucket.elements <= self.reduce_bucket_size
+                          and not self.reduce_scatter)
+            muon = [p for p in bucket.params if self.sub_groups_using_muon[self.grad_position[self.get_param_id(p)][0]]]
+            if muon and not contiguous:
+                _bind_muon_before_norm(self, muon, offload=True)
         return original_reduce_and_partition(self, communication_data_type)
 
     return reduce_and_partition
