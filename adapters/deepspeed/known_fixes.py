@@ -646,6 +646,9 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
     grad_handles, momentum_handles = [], []
     for base_i in range(len(params))[::world_sz]:
         if base_i + rank < len(params):
+            # the param this call is for, bound as DeepSpeed's loop binds it: the NS counter names a
+            # call by the nearest frame's `param` (a stale one of the same shape would be misnamed)
+            param = params[base_i + rank]  # noqa: F841
             g = grads_pad[base_i + rank]
             m = gathered_pad[base_i + rank]
             update = s3.muon_update(g, m, beta=self.muon_beta, ns_method=getattr(self, 'muon_ns_method', 'gram'))
@@ -1084,7 +1087,8 @@ def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
     only by step(), where PR #8600 runs Muon) once on the instance to run Muon for them first; a
     bucket that takes the contiguous path is left as shipped (its per-micro-batch Muon is
     zero3-muon-per-microbatch's). With that fix as well its step hook runs every Muon param (both
-    set no reduce-path Muon then). Without optimizer offload only (the offload path is not covered)."""
+    set no reduce-path Muon then). Without optimizer offload only (under offload:
+    zero3_offload_muon_for_noncontiguous_buckets)."""
 
     def reduce_and_partition(self, communication_data_type):
         if self.use_muon and not self.offload_optimizer:
@@ -1113,23 +1117,35 @@ def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
 def _zero3_offload_muon_at_step(self, only=None):
     """0.19.6's ZeRO-3 under optimizer offload, Muon once per step on the offloaded fp32 gradient
     partitions (fp32_partitioned_groups_flat[i].grad, the place 0.19.8's _apply_muon_updates_cpu_offload
-    reads), run where PR #8600 runs it (before step()'s norm): per Muon sub-group, the partitions
-    all-gathered onto the accelerator in chunks bounded by reduce_bucket_size, Muon as the back-port's
-    _muon_update_sub_group (momentum in the optimizer state, round-robin over the ranks), this
-    rank's slice written back; the norm step() takes of that param (norm_for_param_grads, recorded
-    at the boundary from the raw partition) is re-taken from the update, as the shipped
-    contiguous path has it (Muon before partition_grads records it). `only`: the ids of the params
-    to run it for (None: all). A sub-group swapped to NVMe is left as shipped (not covered)."""
+    reads), run where PR #8600 runs it (before step()'s norm). As offload-muon-gather-fp32's fix does
+    for 0.19.8's ZeRO-1/2: the momentum step and the Nesterov blend (muon_update's, elementwise) run
+    on this rank's fp32 slice against the fp32 momentum in the optimizer state (never rounded to the
+    communication dtype), only the blend is all-gathered, in communication_data_type and in chunks
+    bounded by reduce_bucket_size, and Newton-Schulz runs as shipped on it taken back to fp32
+    (muon_update with beta 0 returns NS(blend) times the scale); this rank's slice of the update is
+    written back, and the norm step() takes of that param (norm_for_param_grads, recorded at the
+    boundary from the raw partition) is re-taken from it, as the shipped contiguous path has it
+    (Muon before partition_grads records it). `only`: the ids of the params to run it for (None:
+    all). A sub-group swapped to NVMe is left as shipped (not covered)."""
     import deepspeed.comm as dist
+    import deepspeed.runtime.zero.stage3 as s3
+    beta = self.muon_beta
     for i, all_params in enumerate(self.fp16_groups):
         if not self.sub_groups_using_muon[i] or not all_params or self._swappable_optimizer_subgroup(i):
             continue
         flat = self.fp32_partitioned_groups_flat[i]
         if flat.grad is None:
             continue
-        group = [param for param in all_params if only is None or id(param) in only]
+        group = [q for q in all_params if only is None or id(q) in only]
         if not group:
             continue
+        if self.save_muon_momentum_buffer_in_memory:
+            state_buffer = self.muon_momentum_buffer_partitioned_groups_flat[i]
+            self.optimizer.state[flat]["momentum_buffer"] = state_buffer
+        else:
+            if "momentum_buffer" not in self.optimizer.state.get(flat, {}):
+                self._create_momentum_buffer(self.fp16_partitioned_groups_flat_numel[i], i, flat.ds_id)
+            state_buffer = self.optimizer.state[flat]["momentum_buffer"]
         rank = dist.get_rank(group=self._get_sub_group_process_group(i))
         start = 0
         while start < len(group):
@@ -1138,18 +1154,24 @@ def _zero3_offload_muon_at_step(self, only=None):
                 numel += group[end].ds_numel
                 end += 1
             params = group[start:end]
-            offsets = [self.grad_position[self.get_param_id(param)][1] for param in params]
-            chunk = [flat.grad.narrow(0, off, param.partition_numel()) for param, off in zip(params, offsets)]
-            full_grads = self._partitioned_buffers_all_gather(params, chunk, self.communication_data_type)
-            full_grads = [g.to(self.gradient_accumulation_dtype) for g in full_grads]
-            _pr8600_muon_update_sub_group(self, i, list(zip(params, offsets, full_grads)), self.communication_data_type)
-            for param, partition, update in zip(params, chunk, full_grads):
+            offsets = [self.grad_position[self.get_param_id(q)][1] for q in params]
+            slices = [flat.grad.narrow(0, off, q.partition_numel()) for q, off in zip(params, offsets)]
+            blends = []
+            for q, off, g in zip(params, offsets, slices):
+                m = state_buffer.narrow(0, off, q.partition_numel())
+                m.lerp_(g.to(m.dtype), 1 - beta)
+                blends.append(g.lerp(m.to(g.dtype), beta))   # muon_update's Nesterov blend
+            gathered = self._partitioned_buffers_all_gather(params, blends, self.communication_data_type)
+            for param, g, blend in zip(params, slices, gathered):   # `param`: the NS counter's name
+                full = blend.to(flat.grad.dtype)
+                update = s3.muon_update(full, torch.zeros_like(full), beta=0.0,
+                                        ns_method=getattr(self, 'muon_ns_method', 'gram'))
                 offset = rank * param.partition_numel()
                 num_elements = max(0, min(param.partition_numel(), param.ds_numel - offset))
                 if num_elements > 0:
-                    partition.narrow(0, 0, num_elements).copy_(update.view(-1).narrow(0, offset, num_elements))
+                    g.narrow(0, 0, num_elements).copy_(update.reshape(-1).narrow(0, offset, num_elements))
                 self.norm_for_param_grads[self.get_param_id(param)] = self._constant_buffered_norm2(
-                    partition.to(update.device))
+                    g.to(update.device))
             start = end
 
 
