@@ -646,6 +646,9 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
     grad_handles, momentum_handles = [], []
     for base_i in range(len(params))[::world_sz]:
         if base_i + rank < len(params):
+            # the param this call is for, bound as DeepSpeed's loop binds it: the NS counter names a
+            # call by the nearest frame's `param` (a stale one of the same shape would be misnamed)
+            param = params[base_i + rank]  # noqa: F841
             g = grads_pad[base_i + rank]
             m = gathered_pad[base_i + rank]
             update = s3.muon_update(g, m, beta=self.muon_beta, ns_method=getattr(self, 'muon_ns_method', 'gram'))
@@ -679,6 +682,31 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
 
 
 def _pr8600_apply_muon_to_accumulated_grads(self, only=None):
+    """The per-step Muon the 0.19.6 ZeRO-3 fixes bind ahead of step()'s norm (_get_norm_groups).
+    Without optimizer offload: PR #8600's _apply_muon_to_accumulated_grads (the back-port, below).
+    Under offload only where a fix asked for it (`_muoncheck_offload_muon`: zero3-offload-noncontiguous-
+    no-newton-schulz, zero3-offload-reduce-path-clip-muon-momentum-unclipped): Muon on the offloaded
+    fp32 gradient partitions (_zero3_offload_muon_at_step). Where a clip fix asked for it
+    (`_muoncheck_clip_first`: zero3-reduce-path-clip-muon-momentum-unclipped and its offload form)
+    the raw partitions are clipped first, PR #7776's order (_clip_raw_partitions_then)."""
+    clip_first = self.__dict__.pop("_muoncheck_clip_first", False)
+    offload_muon = self.__dict__.pop("_muoncheck_offload_muon", False)
+    if not self.use_muon:
+        return
+    if self.offload_optimizer:
+        if not offload_muon:
+            return
+        runner = _zero3_offload_muon_at_step
+        raw = lambda self: [flat.grad for flat in self.fp32_partitioned_groups_flat]   # noqa: E731
+    else:
+        runner = _pr8600_muon_on_accumulated_grads
+        raw = lambda self: [g for grads in self.averaged_gradients.values() for g in (grads or [])]   # noqa: E731
+    if clip_first:
+        runner = _clip_raw_partitions_then(runner, raw)
+    return runner(self, only)
+
+
+def _pr8600_muon_on_accumulated_grads(self, only=None):
     """PR #8600's _apply_muon_to_accumulated_grads (back-port): once per step, per Muon sub-group,
     all-gather the accumulated gradient partitions in chunks bounded by reduce_bucket_size, run
     Muon, write each rank's slice back. `only`: the ids of the params to run it for (None: all)."""
@@ -1059,7 +1087,8 @@ def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
     only by step(), where PR #8600 runs Muon) once on the instance to run Muon for them first; a
     bucket that takes the contiguous path is left as shipped (its per-micro-batch Muon is
     zero3-muon-per-microbatch's). With that fix as well its step hook runs every Muon param (both
-    set no reduce-path Muon then). Without optimizer offload only (the offload path is not covered)."""
+    set no reduce-path Muon then). Without optimizer offload only (under offload:
+    zero3_offload_muon_for_noncontiguous_buckets)."""
 
     def reduce_and_partition(self, communication_data_type):
         if self.use_muon and not self.offload_optimizer:
@@ -1080,6 +1109,160 @@ def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
                         return norm_groups(self, *a, **k)
 
                     self._get_norm_groups = _get_norm_groups_after_muon
+        return original_reduce_and_partition(self, communication_data_type)
+
+    return reduce_and_partition
+
+
+def _zero3_offload_muon_at_step(self, only=None):
+    """0.19.6's ZeRO-3 under optimizer offload, Muon once per step on the offloaded fp32 gradient
+    partitions (fp32_partitioned_groups_flat[i].grad, the place 0.19.8's _apply_muon_updates_cpu_offload
+    reads), run where PR #8600 runs it (before step()'s norm). As offload-muon-gather-fp32's fix does
+    for 0.19.8's ZeRO-1/2: the momentum step and the Nesterov blend (muon_update's, elementwise) run
+    on this rank's fp32 slice against the fp32 momentum in the optimizer state (never rounded to the
+    communication dtype), only the blend is all-gathered, in communication_data_type and in chunks
+    bounded by reduce_bucket_size, and Newton-Schulz runs as shipped on it taken back to fp32
+    (muon_update with beta 0 returns NS(blend) times the scale); this rank's slice of the update is
+    written back, and the norm step() takes of that param (norm_for_param_grads, recorded at the
+    boundary from the raw partition) is re-taken from it, as the shipped contiguous path has it
+    (Muon before partition_grads records it). `only`: the ids of the params to run it for (None:
+    all). A sub-group swapped to NVMe is left as shipped (not covered)."""
+    import deepspeed.comm as dist
+    import deepspeed.runtime.zero.stage3 as s3
+    beta = self.muon_beta
+    for i, all_params in enumerate(self.fp16_groups):
+        if not self.sub_groups_using_muon[i] or not all_params or self._swappable_optimizer_subgroup(i):
+            continue
+        flat = self.fp32_partitioned_groups_flat[i]
+        if flat.grad is None:
+            continue
+        group = [q for q in all_params if only is None or id(q) in only]
+        if not group:
+            continue
+        if self.save_muon_momentum_buffer_in_memory:
+            state_buffer = self.muon_momentum_buffer_partitioned_groups_flat[i]
+            self.optimizer.state[flat]["momentum_buffer"] = state_buffer
+        else:
+            if "momentum_buffer" not in self.optimizer.state.get(flat, {}):
+                self._create_momentum_buffer(self.fp16_partitioned_groups_flat_numel[i], i, flat.ds_id)
+            state_buffer = self.optimizer.state[flat]["momentum_buffer"]
+        rank = dist.get_rank(group=self._get_sub_group_process_group(i))
+        start = 0
+        while start < len(group):
+            end, numel = start, 0
+            while end < len(group) and (end == start or numel + group[end].ds_numel <= self.reduce_bucket_size):
+                numel += group[end].ds_numel
+                end += 1
+            params = group[start:end]
+            offsets = [self.grad_position[self.get_param_id(q)][1] for q in params]
+            slices = [flat.grad.narrow(0, off, q.partition_numel()) for q, off in zip(params, offsets)]
+            blends = []
+            for q, off, g in zip(params, offsets, slices):
+                m = state_buffer.narrow(0, off, q.partition_numel())
+                m.lerp_(g.to(m.dtype), 1 - beta)
+                blends.append(g.lerp(m.to(g.dtype), beta))   # muon_update's Nesterov blend
+            gathered = self._partitioned_buffers_all_gather(params, blends, self.communication_data_type)
+            for param, g, blend in zip(params, slices, gathered):   # `param`: the NS counter's name
+                full = blend.to(flat.grad.dtype)
+                update = s3.muon_update(full, torch.zeros_like(full), beta=0.0,
+                                        ns_method=getattr(self, 'muon_ns_method', 'gram'))
+                offset = rank * param.partition_numel()
+                num_elements = max(0, min(param.partition_numel(), param.ds_numel - offset))
+                if num_elements > 0:
+                    g.narrow(0, 0, num_elements).copy_(update.reshape(-1).narrow(0, offset, num_elements))
+                self.norm_for_param_grads[self.get_param_id(param)] = self._constant_buffered_norm2(
+                    g.to(update.device))
+            start = end
+
+
+def _bind_muon_before_norm(self, params=None, offload=False, clip_first=False, suppress=False):
+    """Asks for the per-step Muon (_pr8600_apply_muon_to_accumulated_grads) ahead of step()'s norm:
+    `params` (None: every Muon param) recorded where zero3_muon_at_step and
+    zero3_muon_for_noncontiguous_buckets record theirs, `offload`/`clip_first` as flags for it, and
+    _get_norm_groups (called only by step(), where PR #8600 runs Muon) bound once on the instance
+    to run it first (the hook either of those fixes binds reads the same records)."""
+    if params is None:
+        self.__dict__["_muoncheck_muon_at_step_all"] = True
+    else:
+        self.__dict__.setdefault("_muoncheck_unmuoned", set()).update(id(p) for p in params)
+    if offload:
+        self.__dict__["_muoncheck_offload_muon"] = True
+    if clip_first:
+        self.__dict__["_muoncheck_clip_first"] = True
+    if "_get_norm_groups" not in self.__dict__:
+        norm_groups = type(self)._get_norm_groups
+
+        def _get_norm_groups_after_muon(*a, **k):
+            del self._get_norm_groups
+            every = self.__dict__.pop("_muoncheck_muon_at_step_all", False)
+            only = self.__dict__.pop("_muoncheck_unmuoned", set())
+            _pr8600_apply_muon_to_accumulated_grads(self, None if every else only)
+            return norm_groups(self, *a, **k)
+
+        self._get_norm_groups = _get_norm_groups_after_muon
+
+
+def _reduce_without_reduce_path_muon(original, self, communication_data_type):
+    """`original` (__reduce_and_partition_ipg_grads) with the contiguous path's Muon
+    (_apply_distributed_muon_update, stage3.py:1772) turned off for this call."""
+    self._apply_distributed_muon_update = lambda *a, **k: None
+    try:
+        return original(self, communication_data_type)
+    finally:
+        del self._apply_distributed_muon_update
+
+
+def _zero3_0196_clip_first(original_reduce_and_partition, offload):
+    def reduce_and_partition(self, communication_data_type):
+        if (self.use_muon and bool(self.offload_optimizer) == offload and self.clip_grad and self.clip_grad > 0.0
+                and self.ipg_buckets[communication_data_type].params):
+            _bind_muon_before_norm(self, None, offload=offload, clip_first=True)
+            return _reduce_without_reduce_path_muon(original_reduce_and_partition, self, communication_data_type)
+        return original_reduce_and_partition(self, communication_data_type)
+
+    return reduce_and_partition
+
+
+def zero3_reduce_path_clip_raw_gradient_before_muon(original_reduce_and_partition):
+    """Ours, PR #7776's order (for #8439) at 0.19.6's ZeRO-3 without offload: Muon runs in the reduce
+    path (_apply_distributed_muon_update from __avg_scatter_contiguous_grads, stage3.py:1772), during
+    backward, before step() takes the norm (_get_norm_groups, stage3.py:2393) and clips
+    (unscale_and_clip_grads, stage3.py:2701), so the momentum takes the unclipped gradient and the clip
+    norm is over the orthogonalised updates. The raw gradient can only be clipped once the step's
+    whole gradient is there, so with gradient_clipping on the fix turns the reduce-path Muon off and
+    runs Muon once per step ahead of the norm (PR #8600's placement, the back-port's
+    _apply_muon_to_accumulated_grads; this also removes zero3-muon-per-microbatch's per-micro-batch
+    Muon, as PR #8600 does), the raw accumulated partitions clipped first by step()'s factor; this
+    step's unscale_and_clip_grads then only unscales. Without clipping, as shipped."""
+    return _zero3_0196_clip_first(original_reduce_and_partition, offload=False)
+
+
+def zero3_offload_reduce_path_clip_raw_gradient_before_muon(original_reduce_and_partition):
+    """Ours, PR #7776's order (for #8439) at 0.19.6's ZeRO-3 under optimizer offload: as
+    zero3_reduce_path_clip_raw_gradient_before_muon, Muon moved from the reduce path to once per
+    step on the offloaded fp32 gradient partitions (_zero3_offload_muon_at_step), which are
+    clipped first."""
+    return _zero3_0196_clip_first(original_reduce_and_partition, offload=True)
+
+
+def zero3_offload_muon_for_noncontiguous_buckets(original_reduce_and_partition):
+    """Ours: 0.19.6's ZeRO-3 under optimizer offload runs Muon only inside
+    __avg_scatter_contiguous_grads (stage3.py:1772), taken only `if self.contiguous_gradients and
+    bucket.elements <= self.reduce_bucket_size and not self.reduce_scatter` (stage3.py:1598); a bucket
+    reduced by __avg_scatter_grads (contiguous_gradients false, or a parameter larger than
+    reduce_bucket_size) reaches the offloaded fp32 gradient raw and MuonWithAuxAdam.step applies it
+    as if orthogonalised (0 NS calls): zero3-noncontiguous-no-newton-schulz under offload. The fix
+    records such a bucket's Muon params and runs Muon for them once per step, ahead of step()'s norm,
+    on the offloaded fp32 partitions (_zero3_offload_muon_at_step); contiguous buckets as shipped."""
+
+    def reduce_and_partition(self, communication_data_type):
+        if self.use_muon and self.offload_optimizer:
+            bucket = self.ipg_buckets[communication_data_type]
+            contiguous = (self.contiguous_gradients and bucket.elements <= self.reduce_bucket_size
+                          and not self.reduce_scatter)
+            muon = [p for p in bucket.params if self.sub_groups_using_muon[self.grad_position[self.get_param_id(p)][0]]]
+            if muon and not contiguous:
+                _bind_muon_before_norm(self, muon, offload=True)
         return original_reduce_and_partition(self, communication_data_type)
 
     return reduce_and_partition
