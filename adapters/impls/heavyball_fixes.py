@@ -43,31 +43,9 @@ def ns_input_round_to_nearest(original):
 
 
 def _reduce_dtypes():
-    """{id(sharded parameter): the dtype FSDP2 reduces its gradient in}, read from FSDP2's per-module
-    state: heavyball sees only the sharded DTensors, which do not carry the mixed-precision policy."""
-    from torch.distributed._composable_state import _module_state_mapping
-    from torch.distributed.fsdp._fully_shard._fsdp_state import FSDPState
-    out = {}
-    for ref in list(_module_state_mapping.values()):
-        state = ref()
-        if not isinstance(state, FSDPState):
-            continue
-        groups = getattr(state, "_fsdp_param_groups", None)
-        if groups is None:
-            groups = [state._fsdp_param_group] if state._fsdp_param_group is not None else []
-        for group in groups:
-            for fsdp_param in group.fsdp_params:
-                out[id(fsdp_param.sharded_param)] = _reduce_dtype(fsdp_param)
-    return out
-
-
-def _reduce_dtype(fsdp_param):
-    """The dtype FSDP2 reduces this parameter's gradient in: `unsharded_grad_dtype` where torch has
-    it; torch releases before it (2.11) hold the same rule in `reduce_dtype`, else the parameter's
-    own dtype."""
-    if hasattr(type(fsdp_param), "unsharded_grad_dtype"):
-        return fsdp_param.unsharded_grad_dtype
-    return fsdp_param.reduce_dtype or fsdp_param.orig_dtype
+    """{id(sharded parameter): the dtype FSDP2 reduces its gradient in}."""
+    from ..common.fsdp2_params import fsdp_params, reduce_dtype
+    return {id(p.sharded_param): reduce_dtype(p) for p in fsdp_params()}
 
 
 def update_gathered_in_reduce_dtype(original):

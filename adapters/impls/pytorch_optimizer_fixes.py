@@ -42,22 +42,12 @@ def gram_gathered_in_reduce_dtype(original):
 
 
 def _reduce_dtypes_by_shape():
-    """{global shape: {dtypes FSDP2 reduces the gradients of parameters of that shape in}} (heavyball_fixes'
-    per-parameter reading, keyed by shape: the Gram helper sees the update, not the parameter)."""
-    from torch.distributed._composable_state import _module_state_mapping
-    from torch.distributed.fsdp._fully_shard._fsdp_state import FSDPState
-    from .heavyball_fixes import _reduce_dtype
+    """{global shape: {dtypes FSDP2 reduces the gradients of parameters of that shape in}}, keyed by
+    shape: the Gram helper sees the update, not the parameter."""
+    from ..common.fsdp2_params import fsdp_params, reduce_dtype
     out = {}
-    for ref in list(_module_state_mapping.values()):
-        state = ref()
-        if not isinstance(state, FSDPState):
-            continue
-        groups = getattr(state, "_fsdp_param_groups", None)
-        if groups is None:
-            groups = [state._fsdp_param_group] if state._fsdp_param_group is not None else []
-        for group in groups:
-            for fsdp_param in group.fsdp_params:
-                p = fsdp_param.sharded_param
-                if p.ndim >= 2:   # the update as _orthogonalize reshapes it: (rows, the rest)
-                    out.setdefault((p.shape[0], math.prod(p.shape[1:])), set()).add(_reduce_dtype(fsdp_param))
+    for fsdp_param in fsdp_params():
+        p = fsdp_param.sharded_param
+        if p.ndim >= 2:   # the update as _orthogonalize reshapes it: (rows, the rest)
+            out.setdefault((p.shape[0], math.prod(p.shape[1:])), set()).add(reduce_dtype(fsdp_param))
     return out

@@ -129,7 +129,7 @@ check((heavyball.utils.zeropower_via_newtonschulz5, heavyball.chainable.TagGuard
 
 # The FSDP2 gather fix reads the dtype FSDP2 reduces a gradient in from torch releases with and
 # without FSDPParam.unsharded_grad_dtype (2.11 has only reduce_dtype; the fix raised there).
-from adapters.impls.heavyball_fixes import _reduce_dtype  # noqa: E402
+from adapters.common.fsdp2_params import reduce_dtype as _reduce_dtype  # noqa: E402
 
 
 class OldFsdpParam:   # torch 2.11's attributes: no unsharded_grad_dtype

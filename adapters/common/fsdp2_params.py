@@ -1,0 +1,27 @@
+"""The FSDP2 parameters of this process and the dtype FSDP2 reduces each one's gradient in, read
+from FSDP2's per-module state (an optimizer sees only the sharded DTensors, which do not carry the
+mixed-precision policy). Used by fixes that gather in that dtype."""
+
+
+def fsdp_params():
+    """Every FSDPParam of every fully_shard-ed module of this process."""
+    from torch.distributed._composable_state import _module_state_mapping
+    from torch.distributed.fsdp._fully_shard._fsdp_state import FSDPState
+    for ref in list(_module_state_mapping.values()):
+        state = ref()
+        if not isinstance(state, FSDPState):
+            continue
+        groups = getattr(state, "_fsdp_param_groups", None)
+        if groups is None:
+            groups = [state._fsdp_param_group] if state._fsdp_param_group is not None else []
+        for group in groups:
+            yield from group.fsdp_params
+
+
+def reduce_dtype(fsdp_param):
+    """The dtype FSDP2 reduces this parameter's gradient in: `unsharded_grad_dtype` where torch has
+    it; torch releases before it (2.11) hold the same rule in `reduce_dtype`, else the parameter's
+    own dtype."""
+    if hasattr(type(fsdp_param), "unsharded_grad_dtype"):
+        return fsdp_param.unsharded_grad_dtype
+    return fsdp_param.reduce_dtype or fsdp_param.orig_dtype
