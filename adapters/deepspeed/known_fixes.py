@@ -402,20 +402,8 @@ def offload_muon_gathers_ns_input_in_comm_dtype(original_apply):
 
         device = get_accelerator().current_device_name()
         wire = self.communication_data_type
-        for group_idx, group in enumerate(self.round_robin_bit16_groups):
-            muon_params = [p for p in group if getattr(p, "use_muon", False)]
-            if not muon_params:
-                continue
-            process_group = self.real_dp_process_group[group_idx]
-            rank = dist.get_rank(group=process_group)
-            partition_size = int(self.partition_size[group_idx])
-            flat_param = self.single_partition_of_fp32_groups[group_idx]
-            local_grad = flat_param.grad
-            state = self.optimizer.state.setdefault(flat_param, {})
-            momentum = state.get("momentum_buffer")
-            if momentum is None or momentum.numel() != local_grad.numel():
-                momentum = torch.zeros_like(flat_param)
-                state["momentum_buffer"] = momentum
+        for group_idx, muon_params, process_group, rank, partition_size, local_grad, momentum, _ in \
+                _offloaded_muon_groups(self, dist):
             loss_scale = float(self.loss_scale)
             og = self.optimizer.param_groups[group_idx]
             beta = og["momentum"]
@@ -844,6 +832,27 @@ def _muon_gather_partitions_0198(self, params, group_idx, flat_buffers, process_
     return outputs
 
 
+def _offloaded_muon_groups(self, dist):
+    """Under ZeRO-1/2 optimizer offload, per group holding Muon params: (group index, its Muon params,
+    its process group, this rank in it, the partition size, the fp32 partition's gradient, its
+    momentum_buffer in the optimizer state, whether that buffer was created zeroed just now)."""
+    for group_idx, group in enumerate(self.round_robin_bit16_groups):
+        muon_params = [p for p in group if getattr(p, "use_muon", False)]
+        if not muon_params:
+            continue
+        flat_param = self.single_partition_of_fp32_groups[group_idx]
+        local_grad = flat_param.grad
+        state = self.optimizer.state.setdefault(flat_param, {})
+        momentum = state.get("momentum_buffer")
+        created = momentum is None or momentum.numel() != local_grad.numel()
+        if created:
+            momentum = torch.zeros_like(flat_param)
+            state["momentum_buffer"] = momentum
+        process_group = self.real_dp_process_group[group_idx]
+        yield (group_idx, muon_params, process_group, dist.get_rank(group=process_group), int(self.partition_size[group_idx]),
+               local_grad, momentum, created)
+
+
 def offload_runs_newton_schulz(original_scaled_global_norm):
     """After 0.19.8's _apply_muon_updates_cpu_offload (the change open PR #8464 proposes for RFC
     #8463), written into 0.19.6 by us: with offload_optimizer, 0.19.6's ZeRO-1/2 keep the reduced
@@ -866,21 +875,8 @@ def offload_runs_newton_schulz(original_scaled_global_norm):
         if not isinstance(self.optimizer, MuonWithAuxAdam):
             return
         device = get_accelerator().current_device_name()
-        for group_idx, group in enumerate(self.round_robin_bit16_groups):
-            muon_params = [p for p in group if getattr(p, "use_muon", False)]
-            if not muon_params:
-                continue
-            process_group = self.real_dp_process_group[group_idx]
-            rank = dist.get_rank(group=process_group)
-            partition_size = int(self.partition_size[group_idx])
-            flat_param = self.single_partition_of_fp32_groups[group_idx]
-            local_grad = flat_param.grad
-            state = self.optimizer.state.setdefault(flat_param, {})
-            momentum = state.get("momentum_buffer")
-            created = momentum is None or momentum.numel() != local_grad.numel()
-            if created:
-                momentum = torch.zeros_like(flat_param)
-                state["momentum_buffer"] = momentum
+        for group_idx, muon_params, process_group, rank, partition_size, local_grad, momentum, created in \
+                _offloaded_muon_groups(self, dist):
             loss_scale = float(self.loss_scale)
             og = self.optimizer.param_groups[group_idx]
             if created:
