@@ -1093,18 +1093,7 @@ def zero3_muon_for_noncontiguous_buckets(original_reduce_and_partition):
                           and not self.reduce_scatter)
             muon = [p for p in bucket.params if self.sub_groups_using_muon[self.grad_position[self.get_param_id(p)][0]]]
             if muon and not contiguous:
-                self.__dict__.setdefault("_muoncheck_unmuoned", set()).update(id(p) for p in muon)
-                if "_get_norm_groups" not in self.__dict__:
-                    norm_groups = type(self)._get_norm_groups
-
-                    def _get_norm_groups_after_muon(*a, **k):
-                        del self._get_norm_groups
-                        every = self.__dict__.pop("_muoncheck_muon_at_step_all", False)
-                        only = self.__dict__.pop("_muoncheck_unmuoned", set())
-                        _pr8600_apply_muon_to_accumulated_grads(self, None if every else only)
-                        return norm_groups(self, *a, **k)
-
-                    self._get_norm_groups = _get_norm_groups_after_muon
+                _bind_muon_before_norm(self, muon)
         return original_reduce_and_partition(self, communication_data_type)
 
     return reduce_and_partition
@@ -1171,7 +1160,7 @@ def _zero3_offload_muon_at_step(self, only=None):
             start = end
 
 
-def _bind_muon_before_norm(self, params=None, offload=False, clip_first=False, suppress=False):
+def _bind_muon_before_norm(self, params=None, offload=False, clip_first=False):
     """Asks for the per-step Muon (_pr8600_apply_muon_to_accumulated_grads) ahead of step()'s norm:
     `params` (None: every Muon param) recorded where zero3_muon_at_step and
     zero3_muon_for_noncontiguous_buckets record theirs, `offload`/`clip_first` as flags for it, and
