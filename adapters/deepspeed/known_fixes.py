@@ -602,6 +602,19 @@ def unscale_by_scale_before_growth(original_step):
     return step
 
 
+def _reduce_bucket_ranges(params, limit):
+    """[start, end) ranges of consecutive ZeRO-3 params, each holding at most `limit` elements (one
+    param at least), as PR #8600 chunks its per-step all-gathers by reduce_bucket_size."""
+    start = 0
+    while start < len(params):
+        end, numel = start, 0
+        while end < len(params) and (end == start or numel + params[end].ds_numel <= limit):
+            numel += params[end].ds_numel
+            end += 1
+        yield start, end
+        start = end
+
+
 def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type):
     """DeepSpeed PR #8600's _muon_update_sub_group, as back-ported to 0.19.6
     (adapters/deepspeed/patches/pr-8600-backport.diff): Muon in place on full-shape gradients
@@ -710,12 +723,7 @@ def _pr8600_muon_on_accumulated_grads(self, only=None):
             continue
         group = [all_params[k] for k in keep]
         partitions = [self.averaged_gradients[i][k] for k in keep]
-        start = 0
-        while start < len(group):
-            end, numel = start, 0
-            while end < len(group) and (end == start or numel + group[end].ds_numel <= self.reduce_bucket_size):
-                numel += group[end].ds_numel
-                end += 1
+        for start, end in _reduce_bucket_ranges(group, self.reduce_bucket_size):
             params, chunk = group[start:end], partitions[start:end]
             full_grads = self._partitioned_buffers_all_gather(params, chunk, self.communication_data_type)
             items = [(param, self.grad_position[self.get_param_id(param)][1], full_grad)
@@ -726,7 +734,6 @@ def _pr8600_muon_on_accumulated_grads(self, only=None):
                 num_elements = max(0, min(param.partition_numel(), param.ds_numel - offset))
                 if num_elements > 0:
                     partition.narrow(0, 0, num_elements).copy_(update.view(-1).narrow(0, offset, num_elements))
-            start = end
 
 
 def zero3_muon_at_step(original_apply_distributed_muon_update):
@@ -1132,12 +1139,7 @@ def _zero3_offload_muon_at_step(self, only=None):
                 self._create_momentum_buffer(self.fp16_partitioned_groups_flat_numel[i], i, flat.ds_id)
             state_buffer = self.optimizer.state[flat]["momentum_buffer"]
         rank = dist.get_rank(group=self._get_sub_group_process_group(i))
-        start = 0
-        while start < len(group):
-            end, numel = start, 0
-            while end < len(group) and (end == start or numel + group[end].ds_numel <= self.reduce_bucket_size):
-                numel += group[end].ds_numel
-                end += 1
+        for start, end in _reduce_bucket_ranges(group, self.reduce_bucket_size):
             params = group[start:end]
             offsets = [self.grad_position[self.get_param_id(q)][1] for q in params]
             slices = [flat.grad.narrow(0, off, q.partition_numel()) for q, off in zip(params, offsets)]
@@ -1157,7 +1159,6 @@ def _zero3_offload_muon_at_step(self, only=None):
                     g.narrow(0, 0, num_elements).copy_(update.reshape(-1).narrow(0, offset, num_elements))
                 self.norm_for_param_grads[self.get_param_id(param)] = self._constant_buffered_norm2(
                     g.to(update.device))
-            start = end
 
 
 def _bind_muon_before_norm(self, params=None, offload=False, clip_first=False):
