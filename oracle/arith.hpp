@@ -55,12 +55,13 @@ struct ControlArith {
   double backward(double x) const { return v.fp32_backward ? static_cast<double>(static_cast<float>(x)) : x; }
   double ns_norm(double x) const { return v.norm_in_ns_dtype ? ns(x) : fp32(x); }
   // The rank that element i of its tensor, at `flat` in the model's `total`-element
-  // flat gradient, starts its walk at. Segments are Gloo's ring all-reduce's (2·dp
-  // chunks of ⌈total/(2·dp)⌉ elements, rank r's two chunks walked as one).
+  // flat gradient, starts its walk at (rounding_variant.hpp, ReduceStart).
   int reduce_first(int64_t i, int64_t flat, int64_t total, int dp) const {
     if (v.reduce == ReduceOrder::rank_order) return 0;
-    const int64_t segment = 2 * ((total + 2 * dp - 1) / (2 * dp));
-    const int64_t position = v.reduce_segments ? flat / segment : i;
+    const int64_t partition = (total + dp - 1) / dp;
+    int64_t position = i;
+    if (v.reduce_start == ReduceStart::all_reduce_segment) position = flat / (2 * ((total + 2 * dp - 1) / (2 * dp)));
+    if (v.reduce_start == ReduceStart::partition) position = flat / partition;
     return static_cast<int>(((position + v.reduce_offset) % dp + dp) % dp);
   }
   int reduce_direction() const { return v.reduce == ReduceOrder::ring_reversed ? -1 : 1; }

@@ -23,7 +23,8 @@ std::string RoundingVariant::label() const {
     case ReduceOrder::ring: s += "/ring+" + offset; break;
     case ReduceOrder::ring_reversed: s += "/ring-" + offset; break;
   }
-  if (reduce != ReduceOrder::rank_order && reduce_segments) s += "seg";
+  if (reduce != ReduceOrder::rank_order && reduce_start == ReduceStart::all_reduce_segment) s += "seg";
+  if (reduce != ReduceOrder::rank_order && reduce_start == ReduceStart::partition) s += "part";
   if (random_rounding != 0) s += "/rr" + std::to_string(random_rounding);
   return s;
 }
@@ -32,19 +33,20 @@ std::vector<RoundingVariant> control_members(int count) {
   if (count < 1) throw Error(ErrorKind::BadInput, "control ensemble: expected at least 1 member, got " + std::to_string(count));
   using D = DotOrder;
   using R = ReduceOrder;
+  constexpr auto seg = ReduceStart::all_reduce_segment, part = ReduceStart::partition, elem = ReduceStart::element;
   // Eight deterministic sequences: every freedom appears both ways, and no two members
   // share their dot order, epilogue, norm and reduction all at once. Member 0 reduces as
   // Gloo's ring all-reduce does (segment s of the flat gradient from rank s−1 backwards),
-  // member 1 walks the same segments forwards from rank s+1 (as a ring reduce-scatter does).
+  // member 1 as a ring reduce-scatter does (partition c forwards from rank c+1).
   const RoundingVariant base[8] = {
-      {D::sequential, 32, true, true, true, R::ring_reversed, -1, true, 0},   // the CPU implementation's order
-      {D::reversed, 32, false, false, false, R::ring, 1, true, 0},
-      {D::pairwise, 32, true, false, true, R::ring_reversed, 0, false, 0},
-      {D::blocked, 16, false, true, false, R::ring, 2, false, 0},
-      {D::sequential, 32, false, true, true, R::ring_reversed, 1, false, 0},
-      {D::blocked, 64, true, true, false, R::ring, 3, false, 0},
-      {D::blocked, 32, false, true, true, R::rank_order, 0, false, 0},
-      {D::reversed, 32, true, false, false, R::ring_reversed, 2, false, 0},
+      {D::sequential, 32, true, true, true, R::ring_reversed, -1, seg, 0},   // the CPU implementation's order
+      {D::reversed, 32, false, false, false, R::ring, 1, part, 0},
+      {D::pairwise, 32, true, false, true, R::ring_reversed, 0, elem, 0},
+      {D::blocked, 16, false, true, false, R::ring, 2, elem, 0},
+      {D::sequential, 32, false, true, true, R::ring_reversed, 1, elem, 0},
+      {D::blocked, 64, true, true, false, R::ring, 3, elem, 0},
+      {D::blocked, 32, false, true, true, R::rank_order, 0, elem, 0},
+      {D::reversed, 32, true, false, false, R::ring_reversed, 2, elem, 0},
   };
   std::vector<RoundingVariant> out;
   for (int k = 0; k < count; ++k) {

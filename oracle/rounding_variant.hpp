@@ -24,6 +24,17 @@ enum class ReduceOrder {
   ring_reversed,  // the same, walking the ring backwards
 };
 
+// What sets the rank a ring walk starts an element at.
+enum class ReduceStart {
+  element,             // the element's index in its tensor
+  all_reduce_segment,  // its contiguous segment of the model's flat gradient as a ring
+                       // all-reduce cuts it (2·dp chunks of ⌈total/(2·dp)⌉, rank r's two
+                       // walked as one: Gloo's, the CPU implementation's at stage 0)
+  partition,           // its rank partition of the flat gradient (⌈total/dp⌉ elements), as a
+                       // ring reduce-scatter sums partition c from rank c+1 on (the CPU
+                       // implementation's at stages 1 and 2)
+};
+
 struct RoundingVariant {
   DotOrder dot = DotOrder::sequential;
   int block = 32;                   // terms per partial sum (blocked only)
@@ -37,12 +48,8 @@ struct RoundingVariant {
   // The defaults are the CPU implementation's order (control member 0).
   ReduceOrder reduce = ReduceOrder::ring_reversed;
   int reduce_offset = -1;           // ring: element i starts at rank (i + offset) mod dp (may be < 0)
-  bool reduce_segments = true;      // ring: the start is set by the element's contiguous segment
-                                    // of the model's flat gradient (segment s starts at
-                                    // (s + offset) mod dp), as a ring all-reduce walks each
-                                    // rank's block of the buffer in one piece (Gloo's, the CPU
-                                    // implementation's at stages 0/1); else by the element's
-                                    // index in its tensor
+  ReduceStart reduce_start = ReduceStart::all_reduce_segment;   // ring: position p (an index, a
+                                    // segment or a partition) starts at rank (p + offset) mod dp
   uint64_t random_rounding = 0;     // 0: round to nearest even; else the seed of Monte Carlo
                                     // random rounding (each inexact result rounds up or down
                                     // with probability given by its distance, Verificarlo's RR)
