@@ -152,9 +152,9 @@ VariantScenarios variant_scenarios(const Scenario& s, VariantKind k) {
 
 const std::vector<InvariantRow>& invariant_table() {
   static const std::vector<InvariantRow> rows = {
-      {"trajectory-conforms", {}, {}, false, [](const Judging& j) { return trajectory_conforms(j.base); }},
+      {"trajectory-conforms", {}, {}, false, [](const Judging& j) { return trajectory_conforms(j.base); }, true},
       {"step-conforms", {P::momentum, P::adam_moments, P::scaler_counters}, {}, false,
-       [](const Judging& j) { return step_conforms(j.base); }},
+       [](const Judging& j) { return step_conforms(j.base); }, true},
       {"grad-plumbing-exact", {P::gradients}, {}, false, [](const Judging& j) { return grad_plumbing_exact(j.base); }},
       {"ns-once-per-matrix-per-step", {}, {}, false, [](const Judging& j) { return ns_once_per_matrix_per_step(j.base); }},
       {"tagging-matches", {}, {}, false, [](const Judging& j) { return tagging_matches(j.base); }},

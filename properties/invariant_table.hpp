@@ -73,6 +73,9 @@ struct InvariantRow {
   std::vector<VariantKind> variants;    // variant runs it compares against
   bool variant_controls = false;        // whether those runs need their control ensembles
   Verdict (*judge)(const Judging&) = nullptr;
+  bool own_band = false;                // judged in the noise band of the scenario's own control
+                                        // ensemble: a FAIL is confirmed with a wider one
+                                        // (harness/judge/judge_observation.cpp)
 };
 
 // Every invariant, in report order.

@@ -28,6 +28,9 @@ struct ObservationInputs {
   std::map<std::string, std::string> skipped; // id → why it is not judged (--mode)
 };
 
+// The control ensemble that confirms a FAIL of a row judged in its own band (InvariantRow::own_band).
+constexpr int kConfirmingMembers = 24;
+
 // Appends the per-step records and the verdicts to `r`, in the table's order; `exact_out`,
 // when given, receives the oracle trajectory (uncut).
 void judge_observation(ScenarioResult& r, const ObservationInputs& in, Trajectory* exact_out = nullptr);
