@@ -1252,3 +1252,67 @@ def zero3_offload_muon_for_noncontiguous_buckets(original_reduce_and_partition):
         return original_reduce_and_partition(self, communication_data_type)
 
     return reduce_and_partition
+
+
+def _pr8440_muon_param_groups(model_parameters, optimizer_parameters):
+    """PR #8440's DeepSpeedEngine._muon_param_groups (0.19.8 runtime/engine.py), re-expressed: each
+    incoming param group split into its Muon and its Adam half, settings resolved
+    most-specific-last (the config's shared value, then muon_lr / adam_lr, then what the group
+    itself sets), a named group's halves named NAME-muon-params / NAME-adam-params."""
+    halves = (("muon", True, ("lr", "momentum", "weight_decay", "ns_method"), "muon_lr"),
+              ("adam", False, ("lr", "betas", "eps", "weight_decay"), "adam_lr"))
+    groups, loose = [], []
+    for item in model_parameters:
+        (groups if isinstance(item, dict) else loose).append(item)
+    if loose or not groups:
+        groups.append({"params": loose})
+    param_groups = []
+    for index, group in enumerate(groups):
+        overrides = {k: v for k, v in group.items() if k != "params"}
+        trainable = [p for p in group["params"] if p.requires_grad]
+        for label, use_muon, keys, lr_override in halves:
+            half = [p for p in trainable if bool(p.use_muon) is use_muon]
+            if not half:
+                continue
+            settings = {k: optimizer_parameters[k] for k in keys if k in optimizer_parameters}
+            if lr_override in optimizer_parameters:
+                settings["lr"] = optimizer_parameters[lr_override]
+            settings.update({k: v for k, v in overrides.items() if k in keys})
+            prefix = overrides.get("name") or (f"group{index}" if len(groups) > 1 else None)
+            name = f"{prefix}-{label}-params" if prefix else f"{label}-params"
+            param_groups.append(dict(params=half, use_muon=use_muon, name=name, **settings))
+    return param_groups
+
+
+def muon_keeps_param_groups(original_configure_basic_optimizer):
+    """DeepSpeed PR #8440 ("Muon silently discards the param groups it is given"; in 0.19.8): 0.19.6's
+    _configure_basic_optimizer flattens model_parameters into one list for Muon (runtime/engine.py
+    l. 2285-2291) and rebuilds two groups, muon-params and adam-params, from the config alone
+    (l. 2297-2317), so a group's own weight_decay (or lr) never reaches the optimizer: the params a
+    user excluded from decay are decayed at the config's rate. The PR splits each incoming group
+    into its two halves, keeping the group's settings. Here the original runs as shipped (its
+    adam-optimizer choice; its MoE regrouping, repeated on the kept groups) with the engine
+    module's MuonWithAuxAdam bound, for the call, to one that receives the PR's groups in place of
+    the flattened ones."""
+    import deepspeed.runtime.engine as engine_module
+
+    def _configure_basic_optimizer(self, model_parameters):
+        if self.optimizer_name() != engine_module.MUON_OPTIMIZER:
+            return original_configure_basic_optimizer(self, model_parameters)
+        model_parameters = list(model_parameters)
+        shipped = engine_module.MuonWithAuxAdam
+        groups = _pr8440_muon_param_groups(model_parameters, dict(self.optimizer_params() or {}))
+        if self.has_moe_layers:
+            from deepspeed.moe.utils import split_params_into_different_moe_groups_for_optimizer
+            groups = split_params_into_different_moe_groups_for_optimizer(groups)
+
+        def with_kept_groups(param_groups, **kwargs):
+            return shipped(groups, **kwargs)
+
+        engine_module.MuonWithAuxAdam = with_kept_groups
+        try:
+            return original_configure_basic_optimizer(self, model_parameters)
+        finally:
+            engine_module.MuonWithAuxAdam = shipped
+
+    return _configure_basic_optimizer

@@ -108,10 +108,13 @@ class DeepSpeedMuon(EnginePlugin):
             ls = out.setdefault("loss_scaler", {})
             if ls.get("type") == "static":
                 ls["initial_scale_power"] = ls.get("initial_scale_power", 16)
+        if config["checkpoint"] == "save_load":
+            # the step count first: the scheduler's table (and its total_num_steps) must cover every step
+            # the run takes, and a checkpoint needs two
+            out["steps"] = max(2, int(out.get("steps", 3)))
         if config["scheduler"] != "none":
             _map_scheduler(config["scheduler"], out)
         if config["checkpoint"] == "save_load":
-            out["steps"] = max(2, int(out.get("steps", 3)))
             out["checkpoint"] = {"save_after_step": out["steps"] - 2}
         else:
             out.pop("checkpoint", None)

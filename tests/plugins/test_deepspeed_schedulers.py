@@ -126,6 +126,20 @@ def test_mapped_scenario_says_the_table_and_the_absolute_rate(name):
     assert engine_knob_config(s, {"scheduler": name})["scheduler"] == schedulers.config(name, out["steps"], o["lr"])
 
 
+@pytest.mark.parametrize("name", NAMED)
+def test_a_checkpoint_that_adds_steps_gets_the_table_of_every_step(name):
+    """The checkpoint knob raises a 1-step base to 2 steps; the table is the one the scheduler runs
+    over those 2 (written for 1 step, its last factor held, step 1 was judged at the wrong rate:
+    the 0.19.6 seed-31 sweep's c41, c42 and c205, shrunk to 1-step bases, read as NEW)."""
+    d = plugins.load("deepspeed")
+    doc = base()
+    doc["steps"] = 1
+    out = d.to_scenario({"scheduler": name, "checkpoint": "save_load"}, doc)
+    assert out["steps"] == max(2, schedulers.MIN_STEPS.get(name, 0))
+    assert out["checkpoint"] == {"save_after_step": out["steps"] - 2}
+    assert out["optimizer"]["lr_schedule"]["factors"] == schedulers.factors(name, out["steps"])
+
+
 def resolved(doc, tmp_path):
     path = tmp_path / (doc["name"] + ".json")
     path.write_text(json.dumps(doc))

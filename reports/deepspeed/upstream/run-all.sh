@@ -20,7 +20,8 @@ reports=("fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --
          "stage0_unfused_init_step_repro.py --optimizer AdamW"
          "stage0_unfused_init_step_repro.py --optimizer AdamW --weight-decay 0.1"
          "zero3_bf16_skip_muon_momentum_repro.py --stage 3" "zero3_bf16_skip_muon_momentum_repro.py --stage 2"
-         "zero2_fp32_accum_rs_merge_repro.py" "zero2_fp32_accum_rs_merge_repro.py --offload")
+         "zero2_fp32_accum_rs_merge_repro.py" "zero2_fp32_accum_rs_merge_repro.py --offload"
+         "muon_param_groups_repro.py --stage 1" "muon_param_groups_repro.py --stage 3")
 runs=()
 [ "${ONLY:-}" = cases ] || runs+=("${reports[@]}")
 if [ "${ONLY:-}" != reports ]; then
