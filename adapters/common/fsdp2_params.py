@@ -20,8 +20,11 @@ def fsdp_params():
 
 def reduce_dtype(fsdp_param):
     """The dtype FSDP2 reduces this parameter's gradient in: `unsharded_grad_dtype` where torch has
-    it; torch releases before it (2.11) hold the same rule in `reduce_dtype`, else the parameter's
-    own dtype."""
+    it. Torch releases before it (2.11) clamp `reduce_dtype` to None where it equals `param_dtype`
+    (init_dtype_attrs: the gradient is computed in `param_dtype` already) and `param_dtype` to None
+    where it equals the parameter's own dtype, so there the gradient is reduced in the first of
+    `reduce_dtype`, `param_dtype` and the parameter's dtype that is set: with bf16 params and a
+    bf16 reduce, `reduce_dtype or orig_dtype` said fp32 and the fixes built on it did nothing."""
     if hasattr(type(fsdp_param), "unsharded_grad_dtype"):
         return fsdp_param.unsharded_grad_dtype
-    return fsdp_param.reduce_dtype or fsdp_param.orig_dtype
+    return fsdp_param.reduce_dtype or fsdp_param.param_dtype or fsdp_param.orig_dtype

@@ -127,24 +127,27 @@ for r in reversed(reverts):
 check((heavyball.utils.zeropower_via_newtonschulz5, heavyball.chainable.TagGuard.__dict__["_call"]) == originals,
       "reverted, heavyball is as shipped")
 
-# The FSDP2 gather fix reads the dtype FSDP2 reduces a gradient in from torch releases with and
-# without FSDPParam.unsharded_grad_dtype (2.11 has only reduce_dtype; the fix raised there).
+# The FSDP2 gather fixes read the dtype FSDP2 reduces a gradient in from torch releases with and
+# without FSDPParam.unsharded_grad_dtype. 2.11 has only reduce_dtype and param_dtype, each clamped
+# to None where no cast is needed: bf16 params with a bf16 reduce keep reduce_dtype None and reduce
+# in param_dtype (read as the fp32 orig_dtype, the fixes did nothing there).
 from adapters.common.fsdp2_params import reduce_dtype as _reduce_dtype  # noqa: E402
 
 
 class OldFsdpParam:   # torch 2.11's attributes: no unsharded_grad_dtype
-    def __init__(self, reduce_dtype, orig_dtype):
-        self.reduce_dtype, self.orig_dtype = reduce_dtype, orig_dtype
+    def __init__(self, reduce_dtype, param_dtype, orig_dtype):
+        self.reduce_dtype, self.param_dtype, self.orig_dtype = reduce_dtype, param_dtype, orig_dtype
 
 
 class NewFsdpParam(OldFsdpParam):
     unsharded_grad_dtype = property(lambda self: torch.float16)
 
 
-check(_reduce_dtype(OldFsdpParam(torch.bfloat16, torch.float32)) == torch.bfloat16
-      and _reduce_dtype(OldFsdpParam(None, torch.float32)) == torch.float32
-      and _reduce_dtype(NewFsdpParam(None, torch.float32)) == torch.float16,
-      "heavyball gather fix: the reduce dtype with and without FSDPParam.unsharded_grad_dtype")
+check(_reduce_dtype(OldFsdpParam(torch.bfloat16, None, torch.float32)) == torch.bfloat16
+      and _reduce_dtype(OldFsdpParam(None, torch.bfloat16, torch.float32)) == torch.bfloat16
+      and _reduce_dtype(OldFsdpParam(None, None, torch.float32)) == torch.float32
+      and _reduce_dtype(NewFsdpParam(None, None, torch.float32)) == torch.float16,
+      "FSDP2 gather fixes: the reduce dtype with and without FSDPParam.unsharded_grad_dtype")
 
 # pytorch-optimizer's foreach Muon stacks two tall (16, 4) matrices transposed beside a wide (4, 16)
 # one (one batch under use_adjusted_lr; two batches of G shape (4, 16) without): each matrix is one NS
