@@ -110,6 +110,8 @@ class Leg:
         self.clock = {"step": 0, "micro_step": 0}
         self.hooks = install_injections(s, named, self.clock)
         self.step_seconds, self.calls_by_rank, self.digests = [], [], []
+        self.ns_counts = []      # this rank's NS calls per step of this leg, gathered by close()
+        self.awaiting_ns = []    # rank 0's step records of this leg, their NS fields filled by close()
         if previous is not None:
             self.step_seconds, self.calls_by_rank = list(previous.step_seconds), list(previous.calls_by_rank)
             self.digests = list(previous.digests)
@@ -166,22 +168,31 @@ class Leg:
             if device.type == "cuda":
                 torch.cuda.synchronize()
             self.step_seconds.append(time.perf_counter() - begin)
-            mine = [self.counter.calls.get(i, 0) for i in range(len(self.named))] + [self.counter.unattributed]
-            per_rank = ranks.gather_to_rank0(mine)
+            self.ns_counts.append([self.counter.calls.get(i, 0) for i in range(len(self.named))] + [self.counter.unattributed])
             loss = ranks.mean_over_ranks(sum(losses) / len(losses), device)
             state = self.read_state()
             after = engine.loss_scale()
             self.digests.append(engine.digest(after, skipped) or self._digest(after, skipped))
             counters = engine.scaler_counters()
-            if per_rank is None:
+            if ranks.rank() != 0:
                 continue
-            self.calls_by_rank.append(per_rank)
             steps.append({"step": t, "skipped": skipped, "loss": loss, "loss_scale": scale, "loss_scale_after": after,
-                          "ns_calls": [sum(r[i] for r in per_rank) for i in range(len(self.named))],
-                          "ns_unattributed": sum(r[-1] for r in per_rank),
-                          "ns_events": self._ns_events(per_rank),
+                          "ns_calls": None, "ns_unattributed": None, "ns_events": None,
                           "params": state, **({"scaler": counters} if counters else {})})
+        self.awaiting_ns += steps
         return steps
+
+    def _fill_ns_fields(self, counts):
+        """The NS fields of this leg's step records (rank 0), from `counts`: each rank's NS calls per
+        step (per param, then the unattributed ones). Gathered once at close rather than after every
+        step, as each gather is a synchronisation of the ranks."""
+        for record, per_rank in zip(self.awaiting_ns, zip(*counts)):
+            per_rank = [list(r) for r in per_rank]
+            self.calls_by_rank.append(per_rank)
+            record.update({"ns_calls": [sum(r[i] for r in per_rank) for i in range(len(self.named))],
+                           "ns_unattributed": sum(r[-1] for r in per_rank),
+                           "ns_events": self._ns_events(per_rank)})
+        self.awaiting_ns = []
 
     def _ns_events(self, per_rank):
         """Each rank's calls as events, so that a call replicated on two ranks is told from one
@@ -200,6 +211,16 @@ class Leg:
         h.update(struct.pack("<d?", float(scale), bool(skipped)))
         return h.hexdigest()
 
+    def _gathered_summary(self):
+        """Each rank's heads and dtypes NS saw, its NS calls per step of this leg and its /2 block
+        (tags, collectives, digests), as lists over the ranks on rank 0 (None elsewhere): one gather
+        rather than one per part, as each is a synchronisation of the ranks."""
+        mine = {"heads": dict(self.counter.heads), "dtypes": sorted(self.counter.dtypes), "ns_counts": self.ns_counts,
+                "ranks": {"tags": [dict(t) for t in self.tags], "collectives": self.recorder.log,
+                          "digests": self.digests}}
+        every = ranks.gather_to_rank0(mine)
+        return {part: [r[part] for r in every] if every is not None else None for part in mine}
+
     def close(self):
         """Uninstalls the watchers, tears the engine down; the summaries on rank 0. Collective; once."""
         if self.engine is None:
@@ -209,12 +230,12 @@ class Leg:
         for h in self.hooks:
             h.remove()
         details = self.engine.details() or {}
+        summary = self._gathered_summary()
+        summary["details"] = details
+        counts = summary.pop("ns_counts")
+        if counts is not None:
+            self._fill_ns_fields(counts)
         begin = time.perf_counter()
-        summary = {"heads": ranks.gather_to_rank0(dict(self.counter.heads)),
-                   "dtypes": ranks.gather_to_rank0(sorted(self.counter.dtypes)),
-                   "ranks": ranks.gather_to_rank0({"tags": [dict(t) for t in self.tags],
-                                                   "collectives": self.recorder.log, "digests": self.digests}),
-                   "details": details}
         self.engine.close()
         self.setup_seconds += time.perf_counter() - begin   # and its teardown
         self.engine = None
@@ -254,7 +275,10 @@ def run(plugin, s, details, device):
         if s.checkpoint:
             k = int(s.checkpoint["save_after_step"])
             steps = leg.train(0, k + 1)
-            saved = leg.engine.save_checkpoint(_checkpoint_root(s, device), f"step{k}")
+            root = _checkpoint_root(s, device)
+            begin = time.perf_counter()
+            saved = leg.engine.save_checkpoint(root, f"step{k}")
+            setup += time.perf_counter() - begin   # the implementation's own save, as its load is in the next build
             leg.close()
             setup += leg.setup_seconds
             after = s.resumed()

@@ -43,15 +43,32 @@ def all_ranks_true(flags):
 def raise_together(error):
     """Raises `error` (rank 0's; the others pass None) on every rank, so that a check made on rank 0
     after a gather does not leave the other ranks running into the next collective alone (a
-    deadlock: the worker times out and the check's message is lost). One collective."""
+    deadlock: the worker times out and the check's message is lost). Collective: a one-element
+    broadcast says whether there is an error, a second one carries its message only then, so the
+    common case costs one small broadcast instead of broadcast_object_list's two."""
     message = str(error) if error is not None else None
     if world_size() > 1:
-        out = [message if rank() == 0 else None]
-        dist.broadcast_object_list(out, src=0)
-        message = out[0]
+        message = _broadcast_message(message if rank() == 0 else None)
     if message is None:
         return
     raise error if error is not None else RuntimeError(message)
+
+
+def _broadcast_message(message):
+    """Rank 0's `message` (a string, or None) on every rank."""
+    flag = torch.tensor([message is not None], dtype=torch.int64, device=_collective_device())
+    dist.broadcast(flag, src=0)
+    if not int(flag.item()):
+        return None
+    out = [message]
+    dist.broadcast_object_list(out, src=0)
+    return out[0]
+
+
+def _collective_device():
+    """Where the process group's collectives take their tensors: the rank's GPU under NCCL, the
+    host under gloo."""
+    return torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
 
 
 def mean_over_ranks(value, device):

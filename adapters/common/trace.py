@@ -24,7 +24,10 @@ def tensor_values(t):
     if hasattr(t, "detach"):
         t = t.detach().float().cpu().reshape(-1).numpy()
     flat = np.asarray(t, dtype=np.float64).reshape(-1)
-    return [_number(float(v)) for v in flat]
+    values = flat.tolist()   # Python floats, as float(v) makes them, without a call per element
+    for i in np.flatnonzero(~np.isfinite(flat)).tolist():
+        values[i] = _number(values[i])
+    return values
 
 
 def digest(tensors):
@@ -63,8 +66,13 @@ def _finite(obj):
 
 def dumps(trace):
     """The trace as JSON text. JSON has no NaN or Infinity: Python's default would write bare `NaN`,
-    which no JSON reader (muoncheck's included) accepts, so non-finite numbers become strings."""
-    return json.dumps(_finite(trace), allow_nan=False)
+    which no JSON reader (muoncheck's included) accepts, so non-finite numbers become strings. Most
+    traces hold none (tensor_values already wrote them as strings), and walking the whole trace for
+    them costs more than encoding it: the walk runs only where the encoder met one."""
+    try:
+        return json.dumps(trace, allow_nan=False)
+    except ValueError:   # a non-finite float
+        return json.dumps(_finite(trace), allow_nan=False)
 
 
 def write(trace, path):

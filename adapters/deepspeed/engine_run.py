@@ -91,7 +91,8 @@ class Run:
             torch.cuda.synchronize()
 
     def read_state(self):
-        """The state now (rank 0; None elsewhere); its collectives are recorded as state_export."""
+        """The state now (rank 0; None elsewhere); a collective DeepSpeed issues inside it is
+        recorded as state_export (the read-back's own gather is torch.distributed's, not logged)."""
         self.recorder.exporting = True
         try:
             return read_state(self.engine, self.named, self.tags)

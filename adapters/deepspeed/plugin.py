@@ -1,6 +1,6 @@
 """DeepSpeed's Muon under ZeRO as an engine plugin: DeepSpeed builds its engine from the scenario
 and the drawn configuration (engine_config.py), muoncheck runs the loop (adapters/engine_loop.py)
-and reads the state back through DeepSpeed's full-tensor getters (state_readback.py).
+and reads the state back where DeepSpeed's full-tensor getters read it (state_readback.py).
 
 Its space is DeepSpeed's own config: the ZeRO stage; the precision path (fp32, bf16 with fp32
 master and accumulation — BF16_Optimizer at ZeRO-1, ZeRO-2's fp32 accumulation —, bf16 with bf16

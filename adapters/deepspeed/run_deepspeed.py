@@ -14,8 +14,8 @@ checkpoint scenario goes through DeepSpeed's save/load (checkpoint_cycle.py).
 
 One process per GPU: a scenario with `engine.dp` N runs under `torchrun --nproc-per-node N`
 (scripts/deepspeed-run.sh groups the scenarios by dp); rank r feeds the samples (docs/semantics.md §2) of rank r, and
-rank 0 writes the one merged trace (NS calls summed over ranks, state read through DeepSpeed's
-collective full-tensor getters). Trace format: docs/trace-format.md (/2; --repeat writes a second
+rank 0 writes the one merged trace (NS calls summed over ranks, state fragments gathered from
+every rank, state_readback.py). Trace format: docs/trace-format.md (/2; --repeat writes a second
 run for the deterministic invariant).
 """
 import argparse
