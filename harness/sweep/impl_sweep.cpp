@@ -192,8 +192,8 @@ ImplDefect shrink_defect(const rc::Shrinkable<Scenario>& failing, const CaseRun&
 // The case run again with `fixes` applied and judged with every invariant, failures confirmed
 // in float128: one re-run of attribution's evidence.
 FixRun fix_trial(const Scenario& s, const FixSet& fixes, bool partners, int index, const ImplSweepOptions& o,
-                 RunnerPool& pool, ImplTime& time) {
-  CaseRun c = pool.submit([&](const CaseRunner& run) { return run_impl_case(s, run, partners, index, fixes); }).get();
+                 const CaseRunner& run, ImplTime& time) {
+  CaseRun c = run_impl_case(s, run, partners, index, fixes);
   time.implementation += c.seconds, time.steps += c.step_seconds;
   FixRun r;
   r.fixes = fixes;
@@ -223,11 +223,12 @@ FixRun fix_trial(const Scenario& s, const FixSet& fixes, bool partners, int inde
   return r;
 }
 
-// The version attribution asks the registry about: the option, else the implementation's own.
-std::string version_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
+// The version attribution asks the registry about: the option, else the one the case's trace names
+// ("deepspeed 0.19.8" -> "0.19.8").
+std::string version_of(const ImplSweepOptions& o, const std::string& implementation) {
   if (!o.version.empty()) return o.version;
-  const auto space = r.implementation.rfind(' ');
-  return space == std::string::npos ? r.implementation : r.implementation.substr(space + 1);
+  const auto space = implementation.rfind(' ');
+  return space == std::string::npos ? implementation : implementation.substr(space + 1);
 }
 
 // The fix sets that explained this sweep's cases so far, the most frequent first.
@@ -242,13 +243,14 @@ std::vector<FixSet> explanations_so_far(const ImplSweepResult& r) {
   return out;
 }
 
+// The case re-run under the registry's fixes on one runner; `hints` are tried first.
 Attribution attribute_case(const Scenario& s, const FixRun& failing, const std::vector<std::string>& failed, int index,
-                           const ImplSweepOptions& o, const ImplSweepResult& r, RunnerPool& pool, ImplTime& time) {
+                           const std::string& version, const std::vector<FixSet>& hints, const ImplSweepOptions& o,
+                           const CaseRunner& run, ImplTime& time) {
   const bool partners = o.relational && std::any_of(failed.begin(), failed.end(), is_relational);
-  const FixSet applicable = o.registry.applicable(version_of(o, r));
-  Attribution a = attribute(applicable, failing, [&](const FixSet& fixes) {
-    return fix_trial(s, fixes, partners, index, o, pool, time);
-  }, o.max_attribution_runs, explanations_so_far(r), o.max_attribution_seconds);
+  Attribution a = attribute(o.registry.applicable(version), failing, [&](const FixSet& fixes) {
+    return fix_trial(s, fixes, partners, index, o, run, time);
+  }, o.max_attribution_runs, hints, o.max_attribution_seconds);
   a.known = o.known_defects_given && a.verdict == AttributionVerdict::explained;
   return a;
 }
@@ -269,19 +271,54 @@ std::string save_case(const Scenario& s, Trace trace, const ImplSweepOptions& o)
   return repro_line(path, o);
 }
 
-// Judges one case's run into r; the cases are consumed in case order, so the record is the one a
-// single runner gives. `settle` is called before a shrink: it lets the cases in flight finish, so
-// the shrink has the runners to itself.
-void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun& c, const ImplSweepOptions& o,
-                RunnerPool& pool, const std::function<void()>& settle, ImplSweepResult& r) {
+// One case evaluated on the lane that ran it: its judgement under the double oracle and, for a
+// failure, the float128 confirmation and the registry's attribution, whose re-runs use the same
+// runner. N lanes evaluate N cases side by side; only shrinking waits for the others.
+struct CaseOutcome {
+  CaseRun run;
+  TraceJudgement quick;
+  std::vector<std::string> failed, symptoms;   // confirmed: empty when it passed or was not confirmed
+  std::string message;
+  Attribution attribution;   // not asked without a registry or a confirmed failure
+  ImplTime attribution_time;
+};
+
+CaseOutcome evaluate_case(const Scenario& s, int i, const std::vector<FixSet>& hints, const ImplSweepOptions& o,
+                          const CaseRunner& runner) {
+  CaseOutcome out;
+  out.run = run_impl_case(s, runner, o.relational, i);
+  const CaseRun& c = out.run;
+  out.quick = judge_trace(c, oracle::Precision::float64, {}, o);
+  const TraceJudgement& quick = out.quick;
+  if (quick.failed.empty()) return out;
+  out.failed = quick.failed, out.symptoms = quick.symptoms, out.message = quick.message;
+  if (quick.error.empty()) {   // confirm in float128 (the same trace, the exact oracle)
+    const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {quick.failed.begin(), quick.failed.end()}, o);
+    out.failed = sure.failed, out.symptoms = sure.symptoms;
+    if (!out.failed.empty()) out.message = sure.message;
+  } else {
+    out.message = "ERROR: " + quick.error;
+  }
+  if (!out.failed.empty() && !o.registry.defects.empty())
+    out.attribution = attribute_case(s, failing_run(out.failed, out.message), out.failed, i,
+                                     version_of(o, c.trace.implementation()), hints, o, runner, out.attribution_time);
+  return out;
+}
+
+// Adds one evaluated case to r; the cases are added in case order. `settle` is called before a
+// shrink: it lets the cases in flight finish, so the shrink has the runners to itself.
+void record_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseOutcome& out, const ImplSweepOptions& o,
+                 RunnerPool& pool, const std::function<void()>& settle, ImplSweepResult& r) {
+  const CaseRun& c = out.run;
   const Scenario& s = c.scenario;
   const Trace& trace = c.trace;
-  r.time.implementation += c.seconds, r.time.steps += c.step_seconds;
+  const TraceJudgement& quick = out.quick;
+  r.time.implementation += c.seconds + out.attribution_time.implementation;
+  r.time.steps += c.step_seconds + out.attribution_time.steps;
   r.partner_runs += static_cast<int>(c.partners.size());
   for (const auto& pt : c.partners) r.partner_errors += !pt.second.error.empty();
   if (r.implementation.empty() && !trace.impl_version.empty()) r.implementation = trace.implementation();
   ++r.cases_run;
-  const TraceJudgement quick = judge_trace(c, oracle::Precision::float64, {}, o);
   r.counts.add(quick.result, "muoncheck sweep --impl " + o.impl + " --seed " + std::to_string(o.seed) +
                                    " --cases " + std::to_string(i + 1));
   if (quick.unsupported) {
@@ -292,25 +329,16 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
   }
   if (!quick.error.empty()) ++r.errors;
   if (quick.failed.empty()) return;
-  std::vector<std::string> failed = quick.failed, symptoms = quick.symptoms;
-  std::string message = quick.message;
-  if (quick.error.empty()) {   // confirm in float128 (the same trace, the exact oracle)
-    const TraceJudgement sure = judge_trace(c, oracle::Precision::float128, {failed.begin(), failed.end()}, o);
-    failed = sure.failed, symptoms = sure.symptoms;
-    if (!failed.empty()) message = sure.message;
-  } else {
-    message = "ERROR: " + quick.error;
-  }
-  if (failed.empty()) {
+  if (out.failed.empty()) {
     r.unconfirmed.push_back({i + 1, quick.failed, quick.message});
     return;
   }
-  ImplFailure f{i + 1, failed, symptoms, message, features_of(s), -1, {}};
-  const std::string lead = lead_of(symptoms);
+  ImplFailure f{i + 1, out.failed, out.symptoms, out.message, features_of(s), -1, {}, out.attribution};
+  const std::string lead = lead_of(out.symptoms);
   f.defect = defect_of(r.defects, lead, f.features);
   if (f.defect < 0 && static_cast<int>(r.defects.size()) < o.max_defects) {
     settle();
-    ImplDefect d = shrink_defect(shrinkable, c, i, {failed.begin(), failed.end()}, quick.error, lead, o, pool,
+    ImplDefect d = shrink_defect(shrinkable, c, i, {out.failed.begin(), out.failed.end()}, quick.error, lead, o, pool,
                                  r.time);
     f.defect = defect_of(r.defects, d.symptom, d.features);
     if (f.defect < 0) {
@@ -321,12 +349,14 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
   if (f.defect >= 0) ++r.defects[f.defect].occurrences;
   else f.repro = save_case(s, c.trace, o);   // matches no defect: kept, with its repro line
   if (!o.registry.defects.empty()) {
-    settle();
     ImplDefect* d = f.defect >= 0 ? &r.defects[f.defect] : nullptr;
-    if (d && d->attribution.verdict == AttributionVerdict::not_asked)   // its minimal case first
-      d->attribution = attribute_case(d->shrunk, failing_run(d->invariants, d->message), d->invariants, d->found_after - 1, o, r,
-                                      pool, r.time);
-    f.attribution = attribute_case(s, failing_run(failed, message), failed, i, o, r, pool, r.time);
+    if (d && d->attribution.verdict == AttributionVerdict::not_asked) {   // its minimal case too
+      const std::vector<FixSet> hints = explanations_so_far(r);
+      d->attribution = pool.submit([&](const CaseRunner& run) {
+        return attribute_case(d->shrunk, failing_run(d->invariants, d->message), d->invariants, d->found_after - 1,
+                              version_of(o, trace.implementation()), hints, o, run, r.time);
+      }).get();
+    }
     r.explained += f.attribution.verdict == AttributionVerdict::explained;
     r.fresh += f.attribution.verdict == AttributionVerdict::new_defect;
   }
@@ -337,13 +367,13 @@ void judge_case(const rc::Shrinkable<Scenario>& shrinkable, int i, const CaseRun
 struct PendingCase {
   int index = 0;
   rc::Shrinkable<Scenario> shrinkable;
-  std::future<CaseRun> run;
+  std::future<CaseOutcome> outcome;
 };
 
 // --known-defects: every entry living in this version shows its defect on its witness case
 // without fixes and conforms there with its fix; else the list is stale, which fails the sweep.
 void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepResult& r) {
-  const std::string version = version_of(o, r);
+  const std::string version = version_of(o, r.implementation);
   for (const auto& id : o.registry.applicable(version)) {
     const KnownDefect& d = *o.registry.find(id);
     const std::string where = "known defect " + id + " (" + o.registry.path + ")";
@@ -359,7 +389,10 @@ void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepR
       continue;
     }
     const bool partners = o.relational && std::any_of(d.invariants.begin(), d.invariants.end(), is_relational);
-    const FixRun bare = fix_trial(w, {}, partners, 0, o, pool, r.time);
+    auto trial = [&](const FixSet& fixes) {
+      return pool.submit([&](const CaseRunner& run) { return fix_trial(w, fixes, partners, 0, o, run, r.time); }).get();
+    };
+    const FixRun bare = trial({});
     if (bare.failed == std::vector<std::string>{"UNSUPPORTED"}) {   // this pool cannot run it: another dp, fp16 on a CPU
       r.known_defects_unchecked.push_back(id + ": its witness cannot run here (" + bare.message + ")");
       continue;
@@ -370,7 +403,7 @@ void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepR
                                         "entry or narrow its versions)");
       continue;
     }
-    const FixRun fixed = fix_trial(w, {id}, partners, 0, o, pool, r.time);
+    const FixRun fixed = trial({id});
     if (!fixed.fix_error.empty()) r.known_defect_problems.push_back(where + ": the fix does not apply: " + fixed.fix_error);
     else if (!fixed.conforms)
       r.known_defect_problems.push_back(where + ": its fix does not make its witness " + d.witness + " conform: " + fixed.message);
@@ -449,22 +482,24 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
         s = named(shrinkable.value(), case_name(o, i));
       }
       generators::check_round_trip(s);
-      auto run = pool.submit([s = std::move(s), i, relational = o.relational](const CaseRunner& runner) {
-        return run_impl_case(s, runner, relational, i);
+      // with several runners the hints are the explanations of the cases recorded before this one
+      // started: they order attribution's trials, never change whether a case is explained
+      auto outcome = pool.submit([s = std::move(s), i, hints = explanations_so_far(r), &o](const CaseRunner& runner) {
+        return evaluate_case(s, i, hints, o, runner);
       });
-      in_flight.push_back({i, std::move(shrinkable), std::move(run)});
+      in_flight.push_back({i, std::move(shrinkable), std::move(outcome)});
     }
   };
   const auto settle = [&] {
-    for (auto& p : in_flight) p.run.wait();
+    for (auto& p : in_flight) p.outcome.wait();
   };
   start_cases();
   while (!in_flight.empty()) {
     PendingCase p = std::move(in_flight.front());
     in_flight.pop_front();
-    const CaseRun c = p.run.get();   // a runner's exception (a worker that cannot start) ends the sweep
-    start_cases();                   // the runner it freed takes the next case while this one is judged
-    judge_case(p.shrinkable, p.index, c, o, pool, settle, r);
+    const CaseOutcome out = p.outcome.get();   // a runner's exception (a worker that cannot start) ends the sweep
+    start_cases();                             // the runner it freed takes the next case
+    record_case(p.shrinkable, p.index, out, o, pool, settle, r);
     if (o.progress)
       o.progress(r.cases_run, o.cases, since(start), static_cast<int>(r.failures.size()), static_cast<int>(r.unconfirmed.size()));
   }

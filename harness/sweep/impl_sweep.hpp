@@ -10,11 +10,14 @@
 // max_defects a failure that matches no defect is counted unattributed and saved with its repro
 // line, never dropped. Declines are counted per feature, never silently skipped.
 //
-// With N runners (`--workers N`, one resident worker each) N cases run at once (runner_pool.hpp),
-// but the record is the one a single runner gives: cases are drawn in order on this thread from
-// the one generator, and consumed, judged, grouped and numbered in case order; before a defect is
+// With N runners (`--workers N`, one resident worker each) N cases are evaluated at once
+// (runner_pool.hpp): a case's run, its judgement, its float128 confirmation and its attribution's
+// re-runs all happen on the lane that drew it. The cases are still drawn in order on this thread
+// from the one generator, and grouped, numbered and recorded in case order; before a defect is
 // shrunk the cases in flight finish (their results kept), the shrink runs one candidate at a time,
-// then the sweep goes on.
+// then the sweep goes on. What N changes: the hints a case's attribution tries first are the
+// explanations recorded before it started, which can pick another minimal fix set for a case that
+// has two, never whether it is explained.
 #pragma once
 #include <cstdint>
 #include <functional>

@@ -277,6 +277,24 @@ TEST(KnownDefectSweep, failuresExplainedByKnownDefectsPassAndEveryViewSaysSo) {
   EXPECT_NE(summary_markdown(record).find("only known defects"), std::string::npos) << summary_markdown(record);
 }
 
+// Each lane attributes the case it ran: with three runners the re-runs under the fixes overlap
+// (one at a time when the sweep attributed on its own thread), and the record is the one a single
+// runner gives (one applicable fix: the minimal set cannot depend on the order of the hints).
+TEST(KnownDefectSweep, threeRunnersAttributeTheirCasesSideBySideWithTheRecordOfOne) {
+  const KnownDefects k = clip_registry();
+  ImplSweepOptions o = sweep_options("known-lanes", 5, k);
+  o.max_defects = 0;   // nothing shrunk: attribution alone
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const CaseRunner faulty = our_engine({"clip-muon-update"}, k);
+  Concurrency one{true}, three{true, std::chrono::milliseconds(15000)};
+  const ImplSweepResult r1 = run_impl_sweep(o, gen, {one.wrap(faulty)});
+  const ImplSweepResult r3 = run_impl_sweep(o, gen, {three.wrap(faulty), three.wrap(faulty), three.wrap(faulty)});
+  ASSERT_GE(r1.failures.size(), 3u) << "seed 1 draws fewer than three clipping cases";
+  EXPECT_EQ(r1.explained, static_cast<int>(r1.failures.size()));
+  EXPECT_GE(three.most.load(), 2) << "attribution's re-runs never ran on two runners at once";
+  EXPECT_EQ(record_without_timings(o, r1).dump(1), record_without_timings(o, r3).dump(1));
+}
+
 TEST(KnownDefectSweep, aPlantedNewDefectFailsTheRunAndIsNamedInEveryView) {
   const KnownDefects k = clip_registry();
   ImplSweepOptions o = sweep_options("known-new", 4, k);

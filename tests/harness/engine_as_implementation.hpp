@@ -2,11 +2,15 @@
 // implementation use it: scenarios DeepSpeed can express, and the engine with planted faults as
 // the implementation's defects (removing a fault is a known defect's fix).
 #pragma once
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <algorithm>
 #include <string>
 #include <vector>
 
 #include "harness/sweep/impl_sweep.hpp"
+#include "harness/sweep/impl_sweep_report.hpp"
 #include "harness/sweep/known_defects.hpp"
 #include "harness/traces/trace_observation.hpp"
 #include "properties/generators/scenario_gen.hpp"
@@ -65,5 +69,37 @@ inline CaseRunner our_engine(std::vector<std::string> faults, KnownDefects regis
     return trace_from_observation(s, observation_of(impl::run_impl(s, o)), o.faults, 0);
   };
 }
+
+// A sweep's record without its timings (wall time, time in the implementation, rate, worker count):
+// what must not depend on the number of runners.
+inline nlohmann::json record_without_timings(const ImplSweepOptions& o, const ImplSweepResult& r) {
+  nlohmann::json j = impl_sweep_json(o, r);
+  for (const char* timing : {"seconds", "implementation_seconds", "implementation_share", "cases_per_minute", "workers",
+                             "step_seconds", "overhead_seconds_per_case", "overhead_share"})
+    j.erase(timing);
+  return j;
+}
+
+// Counts the calls in progress over every runner it wraps, and the most at once. With
+// `fixed_only`, only the calls that apply fixes (attribution's re-runs), and each waits up to
+// `hold` for another to be in progress: re-runs that can overlap are seen to.
+struct Concurrency {
+  bool fixed_only = false;
+  std::chrono::milliseconds hold{0};
+  std::atomic<int> now{0}, most{0};
+  CaseRunner wrap(CaseRunner run) {
+    return [this, run](const Scenario& s, const FixSet& fixes) {
+      if (fixed_only && fixes.empty()) return run(s, fixes);
+      const int n = ++now;
+      for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {}
+      Trace t = run(s, fixes);
+      for (const auto until = std::chrono::steady_clock::now() + hold;
+           most.load() < 2 && std::chrono::steady_clock::now() < until;)
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      --now;
+      return t;
+    };
+  }
+};
 
 }  // namespace muoncheck

@@ -138,29 +138,6 @@ TEST(ImplSweep, pastTheDefectCapEveryFailureIsAttributedOrListedWithItsRepro) {
   EXPECT_GT(unattributed, 0) << "seed 1 draws no case of the other error's stage";
 }
 
-// Counts the calls in progress over every runner it wraps, and the most at once.
-struct Concurrency {
-  std::atomic<int> now{0}, most{0};
-  CaseRunner wrap(CaseRunner run) {
-    return [this, run](const Scenario& s, const FixSet& fixes) {
-      const int n = ++now;
-      for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {}
-      Trace t = run(s, fixes);
-      --now;
-      return t;
-    };
-  }
-};
-
-// The record without its timings (wall time, time in the implementation, rate, worker count).
-nlohmann::json record_of(const ImplSweepOptions& o, const ImplSweepResult& r) {
-  nlohmann::json j = impl_sweep_json(o, r);
-  for (const char* timing : {"seconds", "implementation_seconds", "implementation_share", "cases_per_minute", "workers",
-                             "step_seconds", "overhead_seconds_per_case", "overhead_share"})
-    j.erase(timing);
-  return j;
-}
-
 // `--workers 3` against `--workers 1`, same seed: a faulty engine (so there are failures and a
 // defect to shrink) that also declines gas > 2 (so there are declines). Shrinking is bounded by
 // judgements only, so both shrink the same path.
@@ -190,7 +167,7 @@ TEST(ImplSweep, threeRunnersSideBySideGiveTheRecordOneRunnerGives) {
   EXPECT_GT(r1.declined, 0) << "seed 1 draws no case with gas > 2";
   EXPECT_EQ(r1.counts.executed, r3.counts.executed);
   EXPECT_EQ(r1.counts.verdicts, r3.counts.verdicts);
-  EXPECT_EQ(record_of(o, r1).dump(1), record_of(o, r3).dump(1));
+  EXPECT_EQ(record_without_timings(o, r1).dump(1), record_without_timings(o, r3).dump(1));
 }
 
 // The symptom reads the failing verdict's worst-case record, whatever its message says.
