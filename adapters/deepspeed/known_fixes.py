@@ -11,11 +11,14 @@ def stage0_runs_newton_schulz(original_step):
     itself, not a flat ZeRO partition, so nothing has orthogonalised its gradient and 0.19.6 steps
     it as SGD. The PR runs muon_update there for every parameter of 2 or more dims; 0.19.6's step
     then applies weight decay and the step size to it as before (p.add_(p.grad)), so the update is
-    written into p.grad before the original step runs."""
-    from deepspeed.runtime.zero.muon.original_muon import muon_update
+    written into p.grad before the original step runs. muon_update is looked up in original_muon at
+    each step, not when this fix is applied: a fix of original_muon.muon_update applied after this
+    one (rank3-batched-ns) must reach stage 0 too, whatever order the fixes come in."""
+    import deepspeed.runtime.zero.muon.original_muon as original_muon
 
     @torch.no_grad()
     def step(self, closure=None, step_id=None):
+        muon_update = original_muon.muon_update
         for group in self.param_groups:
             if not group["use_muon"]:
                 continue

@@ -1,0 +1,72 @@
+"""Known-defect fixes of the DeepSpeed registry that stack on one function: a fix applied later to
+original_muon.muon_update (rank3-batched-ns) must reach the stage-0 Muon step the stage-0 fix
+(stage0-no-newton-schulz) puts in place, whatever order the two come in; a sweep applies every
+fix in the registry's order, the stage-0 fix first. Needs a DeepSpeed 0.19.6 site (the stage-0
+fix's `expects` line is 0.19.6's); skipped without one."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# One stage-0 step of MuonWithAuxAdam on a conv1d weight (out 2, in 3, k 4) with both fixes applied
+# in the order given; prints the shapes Newton-Schulz was called with.
+DRIVER = """
+import json, os, sys
+os.environ.setdefault("DS_ACCELERATOR", "cpu")
+import torch
+import deepspeed
+if deepspeed.__version__ != "0.19.6":
+    print(json.dumps({"skip": deepspeed.__version__})); sys.exit(0)
+from adapters.common import fixes
+import deepspeed.runtime.zero.muon.original_muon as om
+seen = []
+for name in ("zeropower_via_newtonschulz5", "zeropower_via_gram_newtonschulz"):
+    plain = getattr(om, name)
+    def counted(G, *a, _plain=plain, **k):
+        seen.append(list(G.shape))
+        return _plain(G, *a, **k)
+    setattr(om, name, counted)
+registry = fixes.load(os.path.join(sys.argv[2], "adapters", "deepspeed", "known_defects.json"))
+with fixes.applied(registry, json.loads(sys.argv[1])):
+    from deepspeed.runtime.zero.muon.muon_optimizer import MuonWithAuxAdam
+    p = torch.nn.Parameter(torch.randn(2, 3, 4))
+    p.use_muon = True
+    opt = MuonWithAuxAdam([dict(params=[p], use_muon=True, lr=0.02, momentum=0.95, weight_decay=0.0,
+                                ns_method="standard")])
+    p.grad = torch.randn(2, 3, 4)
+    opt.step()
+print(json.dumps({"ns_shapes": seen}))
+"""
+
+
+@pytest.fixture(scope="module")
+def site():
+    """A DeepSpeed 0.19.6 site: $MUONCHECK_DS_SITE, or scripts/deepspeed-site.sh's /tmp folders."""
+    for found in [os.environ.get("MUONCHECK_DS_SITE", "")] + glob.glob("/tmp/*ds-0.19.6"):
+        if found and glob.glob(os.path.join(found, "deepspeed-0.19.6.dist-info")):
+            return found
+    pytest.skip("no DeepSpeed 0.19.6 site (scripts/deepspeed-site.sh 0.19.6 installs one)")
+
+
+def ns_shapes(site, ids):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (site, ROOT, os.environ.get("PYTHONPATH", "")) if x),
+               TORCH_COMPILE_DISABLE="1")
+    done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(ids), ROOT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if "skip" in out:
+        pytest.skip(f"DeepSpeed {out['skip']}: the stage-0 fix is 0.19.6's")
+    return out["ns_shapes"]
+
+
+@pytest.mark.parametrize("ids", [["stage0-no-newton-schulz", "rank3-batched-ns"],
+                                 ["rank3-batched-ns", "stage0-no-newton-schulz"]])
+def test_stage0_step_runs_the_rank3_fix_in_either_order(site, ids):
+    # the (out, in*k) matrix, once: the 3-D update reaching NS whole would be a batch of 2 (3 x 4) slices
+    assert ns_shapes(site, ids) == [[2, 12]]
