@@ -370,6 +370,11 @@ struct PendingCase {
   std::future<CaseOutcome> outcome;
 };
 
+// " (with the fixes of X + Y)" for a witness judged with other entries' fixes, else "".
+std::string needs_text(const FixSet& needs) {
+  return needs.empty() ? "" : " (with the fixes of " + joined(needs, " + ") + ")";
+}
+
 // --known-defects: every entry living in this version shows its defect on its witness case
 // without fixes and conforms there with its fix; else the list is stale, which fails the sweep.
 void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepResult& r) {
@@ -392,18 +397,18 @@ void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepR
     auto trial = [&](const FixSet& fixes) {
       return pool.submit([&](const CaseRunner& run) { return fix_trial(w, fixes, partners, 0, o, run, r.time); }).get();
     };
-    const FixRun bare = trial({});
+    const FixRun bare = trial(o.registry.witness_fixes(d, version, false));
     if (bare.failed == std::vector<std::string>{"UNSUPPORTED"}) {   // this pool cannot run it: another dp, fp16 on a CPU
       r.known_defects_unchecked.push_back(id + ": its witness cannot run here (" + bare.message + ")");
       continue;
     }
     if (bare.conforms) {
       r.known_defect_problems.push_back(where + " no longer reproduces on " + (version.empty() ? "this version" : version) +
-                                        ": its witness " + d.witness + " conforms without the fix (fixed upstream? remove the "
+                                        ": its witness " + d.witness + " conforms without the fix" + needs_text(o.registry.witness_fixes(d, version, false)) + " (fixed upstream? remove the "
                                         "entry or narrow its versions)");
       continue;
     }
-    const FixRun fixed = trial({id});
+    const FixRun fixed = trial(o.registry.witness_fixes(d, version, true));
     if (!fixed.fix_error.empty()) r.known_defect_problems.push_back(where + ": the fix does not apply: " + fixed.fix_error);
     else if (!fixed.conforms)
       r.known_defect_problems.push_back(where + ": its fix does not make its witness " + d.witness + " conform: " + fixed.message);

@@ -95,6 +95,14 @@ std::vector<std::string> KnownDefects::applicable(const std::string& version) co
   return out;
 }
 
+std::vector<std::string> KnownDefects::witness_fixes(const KnownDefect& d, const std::string& version, bool with_own_fix) const {
+  std::vector<std::string> out;
+  for (const auto& need : d.witness_needs)
+    if (const KnownDefect* n = find(need); n && n->lives_in(version)) out.push_back(need);
+  if (with_own_fix) out.push_back(d.id);
+  return out;
+}
+
 KnownDefects known_defects_from_json(const nlohmann::json& j, const std::string& file) {
   KnownDefects k;
   k.path = file;
@@ -130,12 +138,20 @@ KnownDefects known_defects_from_json(const nlohmann::json& j, const std::string&
     if (witness.empty()) r.fail("witness", "the scenario file that shows the defect", "\"\"");
     d.witness = std::filesystem::path(witness).is_absolute() ? witness : (dir / witness).string();
     if (!std::filesystem::exists(d.witness)) r.fail("witness", "an existing scenario file", "\"" + witness + "\" (" + d.witness + " does not exist)");
+    if (e.is_object() && e.contains("witness_needs")) d.witness_needs = strings(r, "witness_needs", "ids of other entries");
     d.cause = r.string("cause", "");
     r.finish();
     k.defects.push_back(std::move(d));
   });
   top.finish();
   if (!j.contains("defects")) top.fail("defects", "a list of known defects (required)", "nothing");
+  // an entry's witness_needs name other entries (read after them all)
+  for (size_t i = 0; i < k.defects.size(); ++i) {
+    const KnownDefect& d = k.defects[i];
+    JsonObjectReader r(j["defects"][i], file, "/defects/" + std::to_string(i) + " (id '" + d.id + "')");
+    for (const auto& need : d.witness_needs)
+      if (!k.find(need) || need == d.id) r.fail("witness_needs", "ids of other entries of this registry", "\"" + need + "\"");
+  }
   return k;
 }
 

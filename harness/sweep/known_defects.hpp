@@ -39,6 +39,8 @@ struct KnownDefect {
   KnownFix fix;
   std::vector<std::string> invariants;   // it is expected to move (each a real invariant id)
   std::string witness;                 // scenario file showing it, relative paths taken from the registry's folder
+  std::vector<std::string> witness_needs;   // other entries whose fixes the witness is judged with (with and
+                                            // without this one's) where they live: defects that hide this fix there
   std::string cause;                   // one paragraph: what goes wrong, where
   bool lives_in(const std::string& version) const;
   bool shows_on(const std::string& device) const;
@@ -53,6 +55,9 @@ struct KnownDefects {
   // The ids of the entries living in `version` whose fix applies at run time (a patch is applied
   // to a copy of the site, scripts/judge-patch.py), in registry order.
   std::vector<std::string> applicable(const std::string& version) const;
+  // The fixes d's witness is judged with in `version`: those of its witness_needs living there, and
+  // d's own when asked.
+  std::vector<std::string> witness_fixes(const KnownDefect& d, const std::string& version, bool with_own_fix) const;
 };
 
 // Throws Error{BadInput} naming the file, the entry (index and id) and the field.

@@ -78,12 +78,12 @@ std::vector<std::string> attribute_own_sweep(const SweepOptions& o, const KnownD
       problems.push_back(where + ": its witness cannot be read: " + e.what());
       continue;
     }
-    if (judge_own_with_fixes(w, o, registry, {}).conforms) {
+    if (judge_own_with_fixes(w, o, registry, registry.witness_fixes(d, kOwnEngineVersion, false)).conforms) {
       problems.push_back(where + " no longer reproduces: its witness " + d.witness + " conforms without the fix (fixed? "
                          "remove the entry or narrow its versions)");
       continue;
     }
-    const FixRun fixed = judge_own_with_fixes(w, o, registry, {id});
+    const FixRun fixed = judge_own_with_fixes(w, o, registry, registry.witness_fixes(d, kOwnEngineVersion, true));
     if (!fixed.fix_error.empty()) problems.push_back(where + ": the fix does not apply: " + fixed.fix_error);
     else if (!fixed.conforms) problems.push_back(where + ": its fix does not make its witness " + d.witness + " conform: " + fixed.message);
   }

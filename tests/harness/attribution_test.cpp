@@ -343,6 +343,36 @@ TEST(KnownDefectSweep, aKnownDefectThatNoLongerReproducesFailsTheRun) {
   EXPECT_GE(junit_failures(impl_sweep_json(o, r)), 1);
 }
 
+// Two defects that show on one witness hide each other's fix there: each entry's check must apply
+// the other's fix, both times (witness_needs); without it each check reports its fix as not making
+// the witness conform.
+TEST(KnownDefectSweep, aWitnessIsJudgedWithTheFixesItNeeds) {
+  auto pair_registry = [](const std::string& name, bool with_needs) {
+    json a = entry(), b = entry();
+    a["id"] = "overflow-momentum", a["fix"]["target"] = "momentum-on-overflow";
+    b["id"] = "scaled-grads", b["fix"]["target"] = "muon-on-scaled-grads";
+    a["witness"] = b["witness"] = std::filesystem::absolute("scenarios/fp16-overflow.json").string();
+    if (with_needs) a["witness_needs"] = {"scaled-grads"}, b["witness_needs"] = {"overflow-momentum"};
+    return load_known_defects(write(name, registry(json::array({a, b}))));
+  };
+  for (const bool with_needs : {false, true}) {
+    const KnownDefects k = pair_registry(with_needs ? "needs-registry.json" : "no-needs-registry.json", with_needs);
+    const ImplSweepOptions o = sweep_options(with_needs ? "known-needs" : "known-no-needs", 1, k);
+    const ImplSweepResult r =
+        run_impl_sweep(o, deepspeed_scenario({}, 1), {our_engine({"momentum-on-overflow", "muon-on-scaled-grads"}, k)});
+    if (with_needs) {
+      EXPECT_TRUE(r.known_defect_problems.empty()) << r.known_defect_problems.front();
+      EXPECT_EQ(r.known_defects_checked, (std::vector<std::string>{"overflow-momentum", "scaled-grads"}));
+    } else {
+      ASSERT_EQ(r.known_defect_problems.size(), 2u);
+      for (const auto& p : r.known_defect_problems) EXPECT_NE(p.find("its fix does not make its witness"), std::string::npos) << p;
+    }
+  }
+  json e = entry();
+  e["id"] = "x12", e["witness_needs"] = {"no-such-entry"};
+  expect_bad(e, "witness_needs", "ids of other entries");
+}
+
 // The same fixed implementation as above: a defect that shows on another device only, or whose
 // witness this sweep's workers cannot run (another dp, fp16 on a CPU), is listed as not checked
 // here, not as one that no longer reproduces.
