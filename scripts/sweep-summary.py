@@ -77,7 +77,7 @@ def main(argv):
              "|---|---|---|---|---|---|---|---|---|---|"]
     for name, r in records:
         dp = r.get("dp", "?")
-        lines.append(f"| [{name}]({name}) | {where(name, r)} | {dp} | {r.get('cases_run', 0)} | "
+        lines.append(f"| [{name}]({name}) | {where(name, r)} | {dp} | {r.get('cases_run', 0)}{' (partial: the sweep was stopped)' if r.get('partial') else ''} | "
                      f"{r.get('cases_per_minute', 0):.1f} | {declines(r)} | {100 * r.get('overhead_share', 0):.0f}% | "
                      f"{len(r.get('failures', []))} | {attribution(r)} | {symptoms(r)} |")
     lines += ["", "Commands:", ""]

@@ -193,20 +193,35 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   const rc::Gen<Scenario> gen = rc::gen::apply(
       [&mapper, dp](Scenario base, nlohmann::json config) { return mapped_case(std::move(base), config, mapper, dp); },
       base_scenario(focus, dp), external::config_gen(space));
+  auto record_of = [&](const ImplSweepResult& r) {
+    nlohmann::json record = impl_sweep_json(o, r);
+    record["worker_logs"] = w.logs();
+    nlohmann::json knobs = nlohmann::json::array();
+    for (const auto& k : space.knobs) knobs.push_back({{"name", k.name}, {"values", k.values}, {"field_knob", !k.fields.empty()}});
+    record["space"] = knobs;   // as drawn: --knob holds some knobs to part of their values
+    record["knobs_held"] = args.values("knob");
+    record["dp"] = dp;
+    record["command_line"] = this_command_line();
+    return record;
+  };
+  // The record so far, at most every kPartialRecordSeconds: marked partial until the sweep ends.
+  constexpr double kPartialRecordSeconds = 20;
+  double written_at = 0;
+  if (const auto json = args.value("json"))
+    o.recorded = [&, path = *json](const ImplSweepResult& r) {
+      if (r.seconds - written_at < kPartialRecordSeconds) return;
+      written_at = r.seconds;
+      nlohmann::json record = record_of(r);
+      record["partial"] = true;   // the sweep was still running when this was written
+      write_file_atomically(path, record.dump(2) + "\n");
+    };
   const ImplSweepResult r = run_impl_sweep(o, gen, w.runners());
   print_impl_sweep_summary(stdout, o, r);
   const auto logs = w.logs();
   std::printf("worker restarts: %d (summed over %d worker%s; log%s %s)\n", w.restarts(), n, n == 1 ? "" : "s",
               n == 1 ? "" : "s", joined(logs, ", ").c_str());
-  nlohmann::json record = impl_sweep_json(o, r);
+  nlohmann::json record = record_of(r);
   record["worker_restarts"] = w.restarts();   // summed over the workers
-  record["worker_logs"] = logs;
-  nlohmann::json knobs = nlohmann::json::array();
-  for (const auto& k : space.knobs) knobs.push_back({{"name", k.name}, {"values", k.values}, {"field_knob", !k.fields.empty()}});
-  record["space"] = knobs;   // as drawn: --knob holds some knobs to part of their values
-  record["knobs_held"] = args.values("knob");
-  record["dp"] = dp;
-  record["command_line"] = this_command_line();
   if (const auto json = args.value("json")) {
     write_file_atomically(*json, record.dump(2) + "\n");
     std::printf("report: %s\n", json->c_str());

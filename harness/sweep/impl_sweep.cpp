@@ -505,6 +505,10 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
     const CaseOutcome out = p.outcome.get();   // a runner's exception (a worker that cannot start) ends the sweep
     start_cases();                             // the runner it freed takes the next case
     record_case(p.shrinkable, p.index, out, o, pool, settle, r);
+    if (o.recorded) {
+      r.seconds = since(start);
+      o.recorded(r);
+    }
     if (o.progress)
       o.progress(r.cases_run, o.cases, since(start), static_cast<int>(r.failures.size()), static_cast<int>(r.unconfirmed.size()));
   }

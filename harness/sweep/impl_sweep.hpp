@@ -40,6 +40,8 @@
 
 namespace muoncheck {
 
+struct ImplSweepResult;
+
 struct ImplSweepOptions {
   std::string impl = "deepspeed";         // the --impl value, for repro lines and file names
   int cases = kDefaultSweepCases;
@@ -55,6 +57,10 @@ struct ImplSweepOptions {
   int control_members = oracle::kDefaultControlMembers;
   double min_executed = kDefaultMinExecuted;
   std::function<void(int, int, double, int, int)> progress;   // (done, asked, seconds, failures, unconfirmed)
+  // Called on the sweep's thread after each case is recorded, with the result so far (its seconds
+  // up to now): the CLI writes the partial record from it, so a sweep killed by a CI time limit
+  // keeps what it judged.
+  std::function<void(const ImplSweepResult&)> recorded;
   // Attribution (attribution.hpp): every confirmed failing case, and each defect's minimal case,
   // re-run with the registry's fixes that live in the implementation's version. With
   // known_defects_given (`--known-defects FILE`) a failure explained by them does not fail the

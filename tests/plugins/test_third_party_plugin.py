@@ -4,8 +4,10 @@ planted defect found; plugins that raise, hang, die or declare a malformed space
 the case with their message, never a hang or a crash of muoncheck."""
 import json
 import os
+import subprocess
+import time
 
-from conftest import muoncheck
+from conftest import ROOT, muoncheck
 
 import mymuon_package
 
@@ -35,7 +37,30 @@ def test_sweep_impl_draws_its_knobs_and_judges_it(plugin_site, tmp_path):
     r, doc = _sweep("mymuon", 3, plugin_site, tmp_path, "--min-executed", "0.2")
     assert r.returncode == 0, r.stdout + r.stderr
     assert doc["cases_run"] == 3 and not doc["failures"], doc
+    assert "partial" not in doc, doc                                      # the finished sweep's record
     assert [k["name"] for k in doc["space"]] == ["nesterov", "momentum", "mymuon"]
+
+
+def test_a_killed_sweep_keeps_the_record_of_the_cases_it_judged(plugin_site, tmp_path):
+    """A CI time limit that kills the sweep (SIGKILL: no handler runs) leaves the record written
+    as it went, marked partial, with every case recorded until then."""
+    record = tmp_path / "sweep.json"
+    binary = os.environ.get("MUONCHECK") or os.path.join(ROOT, "build/harness/muoncheck")
+    env = dict(os.environ, PYTHONPATH=plugin_site + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([binary, "sweep", "--impl", "mymuon", "--cases", "500", "--seed", "2", "--json", str(record),
+                          "--cases-dir", str(tmp_path / "cases")], cwd=ROOT, env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 300
+        while not record.exists() and time.monotonic() < deadline and p.poll() is None:
+            time.sleep(1)
+    finally:
+        p.kill()
+        p.wait()
+    doc = json.loads(record.read_text())
+    assert doc["partial"] is True, doc
+    assert doc["cases_run"] >= 1 and doc["cases_requested"] == 500, doc
+    assert doc["seconds"] >= 20, doc                                      # written once the sweep had run a while
 
 
 def test_sweep_impl_draws_again_what_the_plugin_declines(plugin_site, tmp_path):
