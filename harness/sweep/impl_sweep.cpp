@@ -397,14 +397,15 @@ void check_known_defects(const ImplSweepOptions& o, RunnerPool& pool, ImplSweepR
     auto trial = [&](const FixSet& fixes) {
       return pool.submit([&](const CaseRunner& run) { return fix_trial(w, fixes, partners, 0, o, run, r.time); }).get();
     };
-    const FixRun bare = trial(o.registry.witness_fixes(d, version, false));
+    const FixSet needs = o.registry.witness_fixes(d, version, false);
+    const FixRun bare = trial(needs);
     if (bare.failed == std::vector<std::string>{"UNSUPPORTED"}) {   // this pool cannot run it: another dp, fp16 on a CPU
       r.known_defects_unchecked.push_back(id + ": its witness cannot run here (" + bare.message + ")");
       continue;
     }
     if (bare.conforms) {
       r.known_defect_problems.push_back(where + " no longer reproduces on " + (version.empty() ? "this version" : version) +
-                                        ": its witness " + d.witness + " conforms without the fix" + needs_text(o.registry.witness_fixes(d, version, false)) + " (fixed upstream? remove the "
+                                        ": its witness " + d.witness + " conforms without the fix" + needs_text(needs) + " (fixed upstream? remove the "
                                         "entry or narrow its versions)");
       continue;
     }

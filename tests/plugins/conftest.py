@@ -1,3 +1,4 @@
+import glob
 import os
 import subprocess
 import sys
@@ -23,10 +24,33 @@ def plugin_site(tmp_path_factory):
     return str(site)
 
 
-def muoncheck(*args, site=None, timeout=600, env=None):
-    """Runs the muoncheck binary ($MUONCHECK, else build/harness/muoncheck) from the checkout."""
+def muoncheck_command(*args, site=None, env=None):
+    """The argv and environment of the muoncheck binary ($MUONCHECK, else build/harness/muoncheck)
+    with `site` (a plugin package's folder) first on PYTHONPATH."""
     binary = os.environ.get("MUONCHECK") or os.path.join(ROOT, "build/harness/muoncheck")
     e = dict(os.environ, **(env or {}))
     if site:
         e["PYTHONPATH"] = site + os.pathsep + e.get("PYTHONPATH", "")
-    return subprocess.run([binary, *args], capture_output=True, text=True, cwd=ROOT, env=e, timeout=timeout)
+    return [binary, *args], e
+
+
+def muoncheck(*args, site=None, timeout=600, env=None):
+    """Runs muoncheck (muoncheck_command) from the checkout."""
+    argv, e = muoncheck_command(*args, site=site, env=env)
+    return subprocess.run(argv, capture_output=True, text=True, cwd=ROOT, env=e, timeout=timeout)
+
+
+def deepspeed_site(version=None):
+    """A PYTHONPATH entry under which `import deepspeed` works ("" when it already does), of
+    `version` when one is given: the environment's, $MUONCHECK_DS_SITE, or scripts/deepspeed-site.sh's
+    /tmp folders. None when there is none."""
+    probe = [sys.executable, "-c", "import os, sys; os.environ.setdefault('DS_ACCELERATOR', 'cpu'); import deepspeed; "
+             "sys.exit(0 if sys.argv[1] in ('', deepspeed.__version__) else 1)", version or ""]
+    candidates = [""] + [os.environ.get("MUONCHECK_DS_SITE", "")] + sorted(
+        glob.glob("/tmp/muoncheck-site-ds-*") + glob.glob("/tmp/ds-*"), reverse=True)
+    for site in dict.fromkeys(candidates):
+        if site == "" or os.path.isdir(os.path.join(site, "deepspeed")):
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (site, os.environ.get("PYTHONPATH", "")) if x))
+            if subprocess.run(probe, env=env, capture_output=True).returncode == 0:
+                return site
+    return None

@@ -3,7 +3,6 @@ original_muon.muon_update (rank3-batched-ns) must reach the stage-0 Muon step th
 (stage0-no-newton-schulz) puts in place, whatever order the two come in; a sweep applies every
 fix in the registry's order, the stage-0 fix first. Needs a DeepSpeed 0.19.6 site (the stage-0
 fix's `expects` line is 0.19.6's); skipped without one."""
-import glob
 import json
 import os
 import subprocess
@@ -11,7 +10,7 @@ import sys
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conftest import ROOT, deepspeed_site
 
 # One stage-0 step of MuonWithAuxAdam on a conv1d weight (out 2, in 3, k 4) with both fixes applied
 # in the order given; prints the shapes Newton-Schulz was called with.
@@ -46,11 +45,10 @@ print(json.dumps({"ns_shapes": seen}))
 
 @pytest.fixture(scope="module")
 def site():
-    """A DeepSpeed 0.19.6 site: $MUONCHECK_DS_SITE, or scripts/deepspeed-site.sh's /tmp folders."""
-    for found in [os.environ.get("MUONCHECK_DS_SITE", "")] + glob.glob("/tmp/*ds-0.19.6"):
-        if found and glob.glob(os.path.join(found, "deepspeed-0.19.6.dist-info")):
-            return found
-    pytest.skip("no DeepSpeed 0.19.6 site (scripts/deepspeed-site.sh 0.19.6 installs one)")
+    found = deepspeed_site("0.19.6")
+    if found is None:
+        pytest.skip("no DeepSpeed 0.19.6 site (scripts/deepspeed-site.sh 0.19.6 installs one)")
+    return found
 
 
 def ns_shapes(site, ids):

@@ -5,7 +5,6 @@ the mapped scenario says them as a table, an absolute scheduler with one rate fo
 the cases the semantics cannot say are declined under the knob. The DeepSpeed comparison needs a
 DeepSpeed site (importable, $MUONCHECK_DS_SITE, or scripts/deepspeed-site.sh's /tmp folders); it
 is skipped without one."""
-import glob
 import json
 import os
 import subprocess
@@ -15,8 +14,7 @@ import pytest
 
 from adapters import plugins
 from adapters.common import scenario as scenario_file
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from conftest import ROOT, deepspeed_site
 sys.path.insert(0, os.path.join(ROOT, "adapters", "deepspeed"))
 import schedulers  # noqa: E402
 
@@ -49,19 +47,6 @@ for section in sections:
     out[section["type"]] = {"rates": rates, "takes_epoch": takes_epoch}
 print(json.dumps(out))
 """
-
-
-def deepspeed_site():
-    """A PYTHONPATH entry under which `import deepspeed` works ("" when it already does), or None."""
-    probe = [sys.executable, "-c", "import os; os.environ.setdefault('DS_ACCELERATOR', 'cpu'); import deepspeed"]
-    candidates = [""] + [os.environ.get("MUONCHECK_DS_SITE", "")] + sorted(
-        glob.glob("/tmp/muoncheck-site-ds-*") + glob.glob("/tmp/ds-*"), reverse=True)
-    for site in dict.fromkeys(candidates):
-        if site == "" or os.path.isdir(os.path.join(site, "deepspeed")):
-            env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (site, os.environ.get("PYTHONPATH", "")) if x))
-            if subprocess.run(probe, env=env, capture_output=True).returncode == 0:
-                return site
-    return None
 
 
 @pytest.fixture(scope="module")

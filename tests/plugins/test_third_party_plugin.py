@@ -3,11 +3,10 @@ entry point: judged by `verify --impl` and by `sweep --impl` with no change to m
 planted defect found; plugins that raise, hang, die or declare a malformed space are an ERROR of
 the case with their message, never a hang or a crash of muoncheck."""
 import json
-import os
 import subprocess
 import time
 
-from conftest import ROOT, muoncheck
+from conftest import ROOT, muoncheck, muoncheck_command
 
 import mymuon_package
 
@@ -45,11 +44,9 @@ def test_a_killed_sweep_keeps_the_record_of_the_cases_it_judged(plugin_site, tmp
     """A CI time limit that kills the sweep (SIGKILL: no handler runs) leaves the record written
     as it went, marked partial, with every case recorded until then."""
     record = tmp_path / "sweep.json"
-    binary = os.environ.get("MUONCHECK") or os.path.join(ROOT, "build/harness/muoncheck")
-    env = dict(os.environ, PYTHONPATH=plugin_site + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    p = subprocess.Popen([binary, "sweep", "--impl", "mymuon", "--cases", "500", "--seed", "2", "--json", str(record),
-                          "--cases-dir", str(tmp_path / "cases")], cwd=ROOT, env=env,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    argv, env = muoncheck_command("sweep", "--impl", "mymuon", "--cases", "500", "--seed", "2", "--json", str(record),
+                                  "--cases-dir", str(tmp_path / "cases"), site=plugin_site)
+    p = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 300
         while not record.exists() and time.monotonic() < deadline and p.poll() is None:
