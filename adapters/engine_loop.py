@@ -93,9 +93,16 @@ class Leg:
 
     def __init__(self, plugin, s, device, previous=None):
         self.s, self.device, self.plugin = s, device, plugin
+        made = []   # seconds building the scenario's model: ours, not the engine's
+
+        def model():
+            begin = time.perf_counter()
+            m = ScenarioModel(s)
+            made.append(time.perf_counter() - begin)
+            return m
         begin = time.perf_counter()
-        self.engine = plugin.build(s, lambda: ScenarioModel(s), device)
-        self.setup_seconds = time.perf_counter() - begin   # the engine's own construction
+        self.engine = plugin.build(s, model, device)
+        self.setup_seconds = time.perf_counter() - begin - sum(made)   # the engine's own construction
         named = list(self.engine.named_parameters())
         if sorted(n for n, _ in named) != sorted(p.name for p in s.params):
             raise PluginError(f"plugin {plugin.name!r}: build(): the engine's parameter names differ from the scenario's")
@@ -111,7 +118,8 @@ class Leg:
         self.hooks = install_injections(s, named, self.clock)
         self.step_seconds, self.calls_by_rank, self.digests = [], [], []
         self.ns_counts = []      # this rank's NS calls per step of this leg, gathered by close()
-        self.awaiting_ns = []    # rank 0's step records of this leg, their NS fields filled by close()
+        self.losses = []         # this rank's mean micro-batch loss per step of this leg, gathered by close()
+        self.awaiting = []       # rank 0's step records of this leg, their loss and NS fields filled by close()
         if previous is not None:
             self.step_seconds, self.calls_by_rank = list(previous.step_seconds), list(previous.calls_by_rank)
             self.digests = list(previous.digests)
@@ -132,8 +140,10 @@ class Leg:
         try:
             with self._mode():
                 state = self.engine.read_state()
-            if state is None and ranks.rank() == 0:
+            if state is None and ranks.rank() == 0 and not ranks.deferring():
                 raise PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing")
+            if state is None and ranks.rank() == 0:   # raised at the next settle, with the read-back's own error first
+                ranks.defer(PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing"))
             return state
         finally:
             self.recorder.exporting = False
@@ -148,7 +158,7 @@ class Leg:
             scale = engine.loss_scale()
             engine.start_step(t)
             losses = []
-            ranks.barrier(device)
+            ranks.settle(device)   # the ranks aligned before the step's clock starts; the last read-back's verdict
             if device.type == "cuda":
                 torch.cuda.synchronize()
             begin = time.perf_counter()
@@ -169,30 +179,33 @@ class Leg:
                 torch.cuda.synchronize()
             self.step_seconds.append(time.perf_counter() - begin)
             self.ns_counts.append([self.counter.calls.get(i, 0) for i in range(len(self.named))] + [self.counter.unattributed])
-            loss = ranks.mean_over_ranks(sum(losses) / len(losses), device)
+            self.losses.append(sum(losses) / len(losses))
             state = self.read_state()
             after = engine.loss_scale()
             self.digests.append(engine.digest(after, skipped) or self._digest(after, skipped))
             counters = engine.scaler_counters()
             if ranks.rank() != 0:
                 continue
-            steps.append({"step": t, "skipped": skipped, "loss": loss, "loss_scale": scale, "loss_scale_after": after,
+            steps.append({"step": t, "skipped": skipped, "loss": None, "loss_scale": scale, "loss_scale_after": after,
                           "ns_calls": None, "ns_unattributed": None, "ns_events": None,
                           "params": state, **({"scaler": counters} if counters else {})})
-        self.awaiting_ns += steps
+        ranks.settle(device)
+        self.awaiting += steps
         return steps
 
-    def _fill_ns_fields(self, counts):
-        """The NS fields of this leg's step records (rank 0), from `counts`: each rank's NS calls per
-        step (per param, then the unattributed ones). Gathered once at close rather than after every
-        step, as each gather is a synchronisation of the ranks."""
-        for record, per_rank in zip(self.awaiting_ns, zip(*counts)):
+    def _fill_gathered_fields(self, counts, losses):
+        """The loss and NS fields of this leg's step records (rank 0), from each rank's NS calls per
+        step (`counts`: per param, then the unattributed ones) and its loss per step (the step's loss
+        is their mean over the ranks). Gathered once at close rather than after every step, as each
+        gather is a synchronisation of the ranks."""
+        for record, per_rank, loss_per_rank in zip(self.awaiting, zip(*counts), zip(*losses)):
+            record["loss"] = sum(loss_per_rank) / len(loss_per_rank)
             per_rank = [list(r) for r in per_rank]
             self.calls_by_rank.append(per_rank)
             record.update({"ns_calls": [sum(r[i] for r in per_rank) for i in range(len(self.named))],
                            "ns_unattributed": sum(r[-1] for r in per_rank),
                            "ns_events": self._ns_events(per_rank)})
-        self.awaiting_ns = []
+        self.awaiting = []
 
     def _ns_events(self, per_rank):
         """Each rank's calls as events, so that a call replicated on two ranks is told from one
@@ -212,11 +225,11 @@ class Leg:
         return h.hexdigest()
 
     def _gathered_summary(self):
-        """Each rank's heads and dtypes NS saw, its NS calls per step of this leg and its /2 block
+        """Each rank's heads and dtypes NS saw, its NS calls and losses per step of this leg and its /2 block
         (tags, collectives, digests), as lists over the ranks on rank 0 (None elsewhere): one gather
         rather than one per part, as each is a synchronisation of the ranks."""
         mine = {"heads": dict(self.counter.heads), "dtypes": sorted(self.counter.dtypes), "ns_counts": self.ns_counts,
-                "ranks": {"tags": [dict(t) for t in self.tags], "collectives": self.recorder.log,
+                "losses": self.losses, "ranks": {"tags": [dict(t) for t in self.tags], "collectives": self.recorder.log,
                           "digests": self.digests}}
         every = ranks.gather_to_rank0(mine)
         return {part: [r[part] for r in every] if every is not None else None for part in mine}
@@ -232,9 +245,9 @@ class Leg:
         details = self.engine.details() or {}
         summary = self._gathered_summary()
         summary["details"] = details
-        counts = summary.pop("ns_counts")
+        counts, losses = summary.pop("ns_counts"), summary.pop("losses")
         if counts is not None:
-            self._fill_ns_fields(counts)
+            self._fill_gathered_fields(counts, losses)
         begin = time.perf_counter()
         self.engine.close()
         self.setup_seconds += time.perf_counter() - begin   # and its teardown
@@ -267,6 +280,11 @@ def run(plugin, s, details, device):
         raise Unsupported(f"checkpoint.resume.dp {s.resumed().dp}: a resume at another dp needs another process "
                           "world; the resident worker has one")
     s.resume_from = None
+    with ranks.deferred_verdicts():
+        return _run_legs(plugin, s, details, device)
+
+
+def _run_legs(plugin, s, details, device):
     leg = Leg(plugin, s, device)
     setup = 0.0
     cycle = None

@@ -4,6 +4,7 @@ One process per GPU (torchrun sets RANK / LOCAL_RANK / WORLD_SIZE); a scenario r
 `engine.dp` equals the world size. Every helper here is collective: all ranks call it in the same
 order, rank 0 gets the result, the others get None.
 """
+import contextlib
 import os
 
 import torch
@@ -40,12 +41,65 @@ def all_ranks_true(flags):
     return [all(r[i] for r in out) for i in range(len(flags))]
 
 
+_deferring = 0
+_deferred = None   # rank 0's first error raised under deferred_verdicts, until settle() raises it
+
+
+@contextlib.contextmanager
+def deferred_verdicts():
+    """Inside: raise_together and defer keep rank 0's error for the next settle() instead of
+    synchronising the ranks now. A training loop settles at each step's start, where it aligns the
+    ranks anyway, so a state read-back costs its gather and no verdict broadcast of its own."""
+    global _deferring, _deferred
+    _deferring += 1
+    try:
+        yield
+    finally:
+        _deferring -= 1
+        if not _deferring:   # an error left unsettled went with the exception that ended the run
+            _deferred = None
+
+
+def deferring():
+    return _deferring > 0
+
+
+def defer(error):
+    """Keeps rank 0's `error` (the first one) for the next settle()."""
+    global _deferred
+    if _deferred is None:
+        _deferred = error
+
+
+def settle(device):
+    """Aligns the ranks (as a barrier) and raises on every rank the error rank 0 deferred since the
+    last settle, if any. Collective: one one-element all-reduce, and a broadcast of the message
+    only when there is an error."""
+    global _deferred
+    error, _deferred = _deferred, None
+    if world_size() > 1:
+        flag = torch.tensor([error is not None], dtype=torch.int64, device=_collective_device())
+        dist.all_reduce(flag)
+        if not int(flag.item()):
+            return
+        message = _broadcast_message(str(error) if rank() == 0 and error is not None else None)
+        if error is None:
+            raise RuntimeError(message)
+    if error is not None:
+        raise error
+
+
 def raise_together(error):
     """Raises `error` (rank 0's; the others pass None) on every rank, so that a check made on rank 0
     after a gather does not leave the other ranks running into the next collective alone (a
     deadlock: the worker times out and the check's message is lost). Collective: a one-element
     broadcast says whether there is an error, a second one carries its message only then, so the
-    common case costs one small broadcast instead of broadcast_object_list's two."""
+    common case costs one small broadcast instead of broadcast_object_list's two. Under
+    deferred_verdicts, the error waits for the next settle() and nothing is synchronised here."""
+    if deferring():
+        if error is not None:
+            defer(error)
+        return
     message = str(error) if error is not None else None
     if world_size() > 1:
         message = _broadcast_message(message if rank() == 0 else None)

@@ -6,6 +6,8 @@
 #include <future>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
@@ -432,10 +434,31 @@ double own_seconds(const Trace& t) {
   return sum;
 }
 
+// Seconds this thread's runs waited for a worker that another of its lanes held: not the
+// implementation's time, so run_impl_case leaves them out.
+thread_local double waited_for_worker = 0;
+
 }  // namespace
+
+std::vector<CaseRunner> lanes_sharing(std::vector<CaseRunner> runners, int lanes) {
+  std::vector<CaseRunner> out;
+  for (auto& runner : runners) {
+    auto shared = std::make_shared<CaseRunner>(std::move(runner));
+    auto turn = std::make_shared<std::mutex>();
+    for (int k = 0; k < std::max(1, lanes); ++k)
+      out.push_back([shared, turn](const Scenario& s, const FixSet& fixes) {
+        const auto asked = Clock::now();
+        std::lock_guard<std::mutex> hold(*turn);
+        waited_for_worker += since(asked);
+        return (*shared)(s, fixes);
+      });
+  }
+  return out;
+}
 
 CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes) {
   const auto t0 = Clock::now();
+  const double waited_before = waited_for_worker;
   CaseRun c{s, run(s, fixes), {}};
   if (with_partners && c.trace.error.empty() && c.trace.unsupported.empty() && s.overflow.empty()) {
     std::vector<Scenario> partners;
@@ -448,7 +471,7 @@ CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partne
       c.partners.emplace_back(std::move(p), std::move(t));
     }
   }
-  c.seconds = since(t0);
+  c.seconds = since(t0) - (waited_for_worker - waited_before);
   c.step_seconds = own_seconds(c.trace);
   for (const auto& pt : c.partners) c.step_seconds += own_seconds(pt.second);
   return c;
@@ -462,10 +485,10 @@ ImplSweepResult run_impl_sweep(const ImplSweepOptions& o, const rc::Gen<Scenario
   if (o.cases < 1) throw Error(ErrorKind::Usage, "sweep: --cases must be at least 1");
   const auto start = Clock::now();
   ImplSweepResult r;
-  RunnerPool pool(std::move(runners));
-  r.workers = pool.size();
+  r.workers = static_cast<int>(runners.size());
+  RunnerPool pool(lanes_sharing(std::move(runners), o.lanes_per_worker));
   rc::Random random(o.seed);
-  std::deque<PendingCase> in_flight;   // in case order, at most one per runner
+  std::deque<PendingCase> in_flight;   // in case order, at most one per lane
   int drawn = 0;
   auto start_cases = [&] {   // drawn here, in order, from the one generator: same seed, same cases
     while (drawn < o.cases && !r.budget_exhausted && static_cast<int>(in_flight.size()) < pool.size()) {

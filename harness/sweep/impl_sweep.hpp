@@ -54,6 +54,8 @@ struct ImplSweepOptions {
   int max_defects = kDefaultMaxDefects;                    // defects shrunk; later failures matching none are unattributed
   int max_shrink_judgements = 150;        // each runs the implementation once
   double max_shrink_seconds = kDefaultShrinkSeconds;
+  int lanes_per_worker = 2;               // cases in flight per worker: while one lane judges or
+                                          // attributes its case, another has the worker run
   int control_members = oracle::kDefaultControlMembers;
   double min_executed = kDefaultMinExecuted;
   std::function<void(int, int, double, int, int)> progress;   // (done, asked, seconds, failures, unconfirmed)
@@ -163,6 +165,10 @@ struct CaseRun {
 
 // Runs case `s` (and with `with_partners` its gas re-split and stage re-split number `index` of
 // its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
+// Each runner (one resident worker) behind `lanes` runners that take turns with it, one run at a
+// time; run_impl_case leaves a lane's wait for its turn out of the case's implementation time.
+std::vector<CaseRunner> lanes_sharing(std::vector<CaseRunner> runners, int lanes);
+
 CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes = {});
 
 // Whether a verdict is a failure of the case itself: failed, and not a relation that failed only

@@ -9,8 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <thread>
 #include <chrono>
 
@@ -293,6 +295,53 @@ TEST(KnownDefectSweep, threeRunnersAttributeTheirCasesSideBySideWithTheRecordOfO
   EXPECT_EQ(r1.explained, static_cast<int>(r1.failures.size()));
   EXPECT_GE(three.most.load(), 2) << "attribution's re-runs never ran on two runners at once";
   EXPECT_EQ(record_without_timings(o, r1).dump(1), record_without_timings(o, r3).dump(1));
+}
+
+// A worker serves two lanes: while one judges or attributes its case, the other has the worker
+// run. The worker still runs one case at a time, the lanes' waits for it are not the
+// implementation's time, and the record is the one a single lane gives.
+TEST(KnownDefectSweep, twoLanesTakeTurnsWithOneWorkerAndKeepTheRecordOfOne) {
+  const KnownDefects k = clip_registry();
+  ImplSweepOptions o = sweep_options("known-two-lanes", 5, k);
+  o.max_defects = 0;
+  const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
+  const CaseRunner faulty = our_engine({"clip-muon-update"}, k);
+  Concurrency one, two{false, std::chrono::milliseconds(30)};   // each run holds the worker 30 ms
+  o.lanes_per_worker = 1;
+  const ImplSweepResult r1 = run_impl_sweep(o, gen, {one.wrap(faulty)});
+  o.lanes_per_worker = 2;
+  const ImplSweepResult r2 = run_impl_sweep(o, gen, {two.wrap(faulty)});
+  ASSERT_GE(r1.failures.size(), 3u) << "seed 1 draws fewer than three clipping cases";
+  EXPECT_EQ(two.most.load(), 1) << "the worker ran two cases at once";
+  EXPECT_EQ(r2.workers, 1);
+  EXPECT_EQ(record_without_timings(o, r1).dump(1), record_without_timings(o, r2).dump(1));
+}
+
+// Two lanes ask one worker for a 300 ms run at once: the second runs after the first, and each
+// case's implementation time is its own run, not its wait for the other's.
+TEST(KnownDefectSweep, aLanesWaitForItsWorkerIsNotTheImplementationsTime) {
+  std::atomic<int> now{0}, most{0};
+  const CaseRunner slow = [&](const Scenario& s, const FixSet&) {
+    const int n = ++now;
+    for (int m = most.load(); n > m && !most.compare_exchange_weak(m, n);) {}
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    --now;
+    Trace t;
+    t.scenario_name = s.name;
+    return t;
+  };
+  const std::vector<CaseRunner> lanes = lanes_sharing({slow}, 2);
+  ASSERT_EQ(lanes.size(), 2u);
+  const Scenario s = load_scenario("scenarios/stage0-basic.json");
+  const auto started = std::chrono::steady_clock::now();
+  auto a = std::async(std::launch::async, [&] { return run_impl_case(s, lanes[0], false, 0); });
+  auto b = std::async(std::launch::async, [&] { return run_impl_case(s, lanes[1], false, 1); });
+  const double ca = a.get().seconds, cb = b.get().seconds;
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  EXPECT_EQ(most.load(), 1) << "the worker ran two cases at once";
+  EXPECT_GE(wall, 0.6);
+  EXPECT_LT(std::max(ca, cb), 0.5) << "a lane's wait for the worker counted as the implementation's time";
+  EXPECT_GE(std::min(ca, cb), 0.3);
 }
 
 TEST(KnownDefectSweep, aPlantedNewDefectFailsTheRunAndIsNamedInEveryView) {
