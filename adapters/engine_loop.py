@@ -110,6 +110,7 @@ class Leg:
         self.tags = self.engine.tags() or [{"name": n, "use_muon": ps.use_muon, "num_heads": 0}
                                            for n, ps in zip((n for n, _ in named), self._scenario_order())]
         self.counter = NsCounter(named)
+        self.counter.prefer(i for i, t in enumerate(self.tags) if t.get("use_muon"))
         plugin.install_ns_counter(self.counter, s)
         own = self.engine.collectives()
         self.recorder = own if own is not None else _DispatchRecorder(self.counter)

@@ -38,6 +38,7 @@ class NsCounter:
             if len(shape) >= 2:
                 key = (shape[0], 1 if len(shape) < 2 else int(_prod(shape[1:])))
                 self.shapes.setdefault(key, []).append(i)
+        self.muon = set()        # indices of the params tagged for Muon (prefer)
         self.calls = {}          # param index -> count in the current step
         self.heads = {}          # param index -> heads of the last call (0: whole matrix)
         self.unattributed = 0
@@ -45,6 +46,12 @@ class NsCounter:
         self.observers = []      # callables (G, out, *args) run after each counted call
         self.inside = 0          # > 0 while an NS call runs (a collective recorder reads it)
         self._installed = []
+
+    def prefer(self, muon_indices):
+        """The params the implementation tagged for Muon: a call no frame ties to a param goes to
+        one of them before a param of the same shape that Adam steps (at stage 0 with 16-bit params
+        DeepSpeed steps fp32 copies, whose frames name no param of the model)."""
+        self.muon = set(muon_indices)
 
     def reset_step(self):
         self.calls, self.unattributed = {}, 0
@@ -137,7 +144,9 @@ class NsCounter:
         elif index is None and candidates:
             # several params of this shape and no frame naming one: the optimizer walks its params
             # in order, so the call is the first param of this shape not yet counted this step
-            index = next((i for i in candidates if self.calls.get(i, 0) == 0), None)
+            # (those tagged for Muon first)
+            ordered = sorted(candidates, key=lambda i: i not in self.muon)
+            index = next((i for i in ordered if self.calls.get(i, 0) == 0), None)
         if index is None:
             self.unattributed += 1
             return

@@ -1,5 +1,6 @@
-"""The NS counter: it fails loudly when a plugin's ns_functions wrap nothing, and attributes a call
-an optimizer defers past its parameter loop to the parameter whose update it is."""
+"""The NS counter: it fails loudly when a plugin's ns_functions wrap nothing, attributes a call
+an optimizer defers past its parameter loop to the parameter whose update it is, and gives a call no
+frame ties to a param to a Muon param before an Adam param of the same shape."""
 import sys
 import types
 
@@ -47,3 +48,22 @@ def test_deferred_calls_go_to_the_parameter_whose_update_they_are(shapes):
         counter.uninstall()
     assert counter.unattributed == 0
     assert [counter.calls.get(i, 0) for i in range(len(params))] == [1] * len(params)
+
+
+def test_a_call_no_frame_names_goes_to_the_muon_param_of_its_shape_not_to_an_adam_one():
+    """As at DeepSpeed's stage 0 with bf16 params: the optimizer steps fp32 copies, so the frame's
+    `p` is no param of the model, and the Adam-stepped param of the same shape comes first."""
+    params = [torch.nn.Parameter(torch.zeros(2, 2)), torch.nn.Parameter(torch.zeros(2, 2))]   # Adam, Muon
+    module = _module()
+    counter = NsCounter([("lm_head", params[0]), ("q_proj", params[1])])
+    counter.prefer([1])
+    counter.install(module, ["ns"])
+    try:
+        master = params[1].detach().float().clone()   # the fp32 copy the optimizer steps
+
+        def step(p=master):
+            module.ns(p)
+        step()
+    finally:
+        counter.uninstall()
+    assert counter.calls == {1: 1}, counter.calls
