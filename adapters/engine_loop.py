@@ -141,10 +141,11 @@ class Leg:
         try:
             with self._mode():
                 state = self.engine.read_state()
-            if state is None and ranks.rank() == 0 and not ranks.deferring():
-                raise PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing")
-            if state is None and ranks.rank() == 0:   # raised at the next settle, with the read-back's own error first
-                ranks.defer(PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing"))
+            if state is None and ranks.rank() == 0:
+                error = PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing")
+                if not ranks.deferring():
+                    raise error
+                ranks.defer(error)   # raised at the next settle, after the read-back's own error if it had one
             return state
         finally:
             self.recorder.exporting = False
