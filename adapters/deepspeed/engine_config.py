@@ -34,6 +34,33 @@ def head_config(scenario):
                                  hidden_size=q[0].cols, head_dim=head_dim)
 
 
+_QUERY_LEAVES = ("q_proj", "query", "wq")
+_KV_LEAVES = ("k_proj", "v_proj", "key", "value", "wk", "wv")
+
+
+def check_head_split(s):
+    """Declines a per-head scenario whose heads DeepSpeed would split otherwise. DeepSpeed splits
+    only the projections named as query, key or value (deepspeed/__init__.py _classify_leaf), and
+    only when the rows are exactly the model config's head count times its head width (_confirm):
+    the query's heads, or the key/value heads, of the query's width (head_config). Every other
+    matrix, an output projection included, is orthogonalised whole. The scenario's num_heads must
+    say the same, else the oracle judges another split than the one DeepSpeed runs."""
+    if s.preset:
+        return
+    cfg = head_config(s)   # raises when no query projection says the head count
+    for p in s.params:
+        if not p.use_muon:
+            continue
+        leaf = p.name.split(".")[-2] if "." in p.name else p.name
+        heads = cfg.num_attention_heads if leaf in _QUERY_LEAVES else cfg.num_key_value_heads if leaf in _KV_LEAVES else 0
+        split = heads if heads and p.rows == heads * cfg.head_dim else 0
+        if (p.num_heads or 0) != split:
+            does = (f"splits it into {split} heads of {cfg.head_dim} rows" if split else "orthogonalises it whole" +
+                    ("" if heads else f" (it splits only query, key and value projections by heads; {leaf} is none)"))
+            raise Unsupported(f"optimizer.per_head: {p.name} has num_heads {p.num_heads or 0} over {p.rows} rows; "
+                              f"DeepSpeed {does}")
+
+
 def check_runnable(s, deepspeed):
     if s.dp != ranks.world_size():
         raise Unsupported(f"engine.dp {s.dp}: this launch has {ranks.world_size()} process(es), one per GPU; "
@@ -48,7 +75,7 @@ def check_runnable(s, deepspeed):
     if s.per_head and not hasattr(deepspeed, "resolve_per_head_muon_after_sharding"):
         raise Unsupported(f"optimizer.per_head: DeepSpeed {deepspeed.__version__} has no per-head Muon")
     if s.per_head:
-        head_config(s)   # raises when no query projection says the head count
+        check_head_split(s)
     if s.param_dtype == "fp16" and s.loss_scaler["type"] == "none":
         raise Unsupported("fp16 without a loss scaler: DeepSpeed's fp16 always scales")
     if s.loss_scaler["type"] != "none" and s.param_dtype != "fp16":
