@@ -373,6 +373,68 @@ def zero_offload_clip_raw_gradient_before_muon(original_apply):
     return _clip_raw_partitions_then(original_apply, raw_partitions)
 
 
+def _offload_muon_step_in_comm_dtype(self, muon_update, gather, batches, per_head, finite_guard):
+    """ZeRO-1/2's Muon step under optimizer offload with Newton-Schulz's input gathered in
+    communication_data_type (offload_muon_gathers_ns_input_in_comm_dtype says why and how): each rank
+    advances its own slice of the momentum and forms the Nesterov blend in fp32, the blend travels
+    in the communication dtype, Newton-Schulz runs on the gathered blend (muon_update with beta 0),
+    and each rank writes its slice of the update and momentum back. `gather(batch, group_idx,
+    [buffer], process_group, device)` assembles full matrices from the partitions, `batches(params,
+    element_size)` groups the Muon params; `per_head` forwards num_heads (a muon_update that has
+    it); `finite_guard` keeps the momentum and the gradient where the gathered blend is not finite,
+    as 0.19.8's muon_update does (0.19.6's has no such guard)."""
+    from deepspeed.accelerator import get_accelerator
+    import deepspeed.comm as dist
+    from deepspeed.runtime.zero.utils import get_norm_dtype
+
+    device = get_accelerator().current_device_name()
+    wire = self.communication_data_type
+    for group_idx, muon_params, process_group, rank, partition_size, local_grad, momentum, _ in \
+            _offloaded_muon_groups(self, dist):
+        loss_scale = float(self.loss_scale)
+        og = self.optimizer.param_groups[group_idx]
+        beta = og["momentum"]
+        ns_input = torch.zeros(partition_size, dtype=wire, device=local_grad.device)
+        for batch in batches(muon_params, local_grad.element_size()):
+            mine = {}
+            for param in batch:
+                param_id = self.get_param_id(param)
+                if rank not in self.param_to_partition_ids[group_idx][param_id]:
+                    continue
+                src = int(self.grad_start_offset[group_idx][rank][param_id])
+                dst = int(self.grad_partition_insertion_offset[group_idx][rank][param_id])
+                n = int(min(param.numel() - src, partition_size - dst))
+                if n <= 0:
+                    continue
+                grad = local_grad.narrow(0, dst, n)
+                if loss_scale != 1.0:
+                    grad = grad / loss_scale
+                advanced = momentum.narrow(0, dst, n).lerp(grad, 1 - beta)   # muon_update's momentum step
+                ns_input.narrow(0, dst, n).copy_(grad.lerp(advanced, beta))   # and its Nesterov blend
+                mine[param_id] = (src, dst, n, grad, advanced)
+            gathered = gather(batch, group_idx, [ns_input], process_group, device)
+            for param, blend in zip(batch, gathered):
+                blend = blend.to(local_grad.dtype)
+                finite = torch.isfinite(blend).all()   # before muon_update, which blends in place
+                heads = {"num_heads": getattr(param, "muon_num_heads", None)} if per_head else {}
+                update = muon_update(blend, torch.zeros_like(blend), 0.0, ns_method=og.get("ns_method", "gram"),
+                                     is_expert_group=getattr(param, "is_expert_group", False), **heads)
+                param_id = self.get_param_id(param)
+                if param_id not in mine:
+                    continue
+                src, dst, n, grad, advanced = mine[param_id]
+                local_update = update.reshape(-1).narrow(0, src, n)
+                kept = momentum.narrow(0, dst, n)
+                if finite_guard:
+                    kept.copy_(torch.where(finite.to(kept.device), advanced, kept))
+                    local_update = torch.where(finite, local_update, grad.to(update.device))
+                else:
+                    kept.copy_(advanced)
+                scaled = local_update * loss_scale if loss_scale != 1.0 else local_update
+                local_grad.narrow(0, dst, n).copy_(scaled.to(local_grad.dtype))
+                self.norm_for_param_grads[param_id] = scaled.to(get_norm_dtype()).norm(2)
+
+
 def offload_muon_gathers_ns_input_in_comm_dtype(original_apply):
     """Ours. 0.19.8's ZeRO-1/2 under optimizer offload (_apply_muon_updates_cpu_offload) all-gathers
     each Muon matrix's fp32 gradient partition, and from step 1 on its fp32 momentum partition in the
@@ -392,9 +454,6 @@ def offload_muon_gathers_ns_input_in_comm_dtype(original_apply):
     shipped method and says how to wrap another (`_muoncheck_rewrap`:
     offload-clip-muon-momentum-unclipped), it is wrapped the same way; applied before, that fix
     wraps it."""
-    from deepspeed.accelerator import get_accelerator
-    import deepspeed.comm as dist
-    from deepspeed.runtime.zero.utils import get_norm_dtype
 
     @torch.no_grad()
     def _apply_muon_updates_cpu_offload(self):
@@ -402,49 +461,8 @@ def offload_muon_gathers_ns_input_in_comm_dtype(original_apply):
         if not isinstance(self.optimizer, MuonWithAuxAdam):
             return
         from deepspeed.runtime.zero.muon.original_muon import muon_update
-
-        device = get_accelerator().current_device_name()
-        wire = self.communication_data_type
-        for group_idx, muon_params, process_group, rank, partition_size, local_grad, momentum, _ in \
-                _offloaded_muon_groups(self, dist):
-            loss_scale = float(self.loss_scale)
-            og = self.optimizer.param_groups[group_idx]
-            beta = og["momentum"]
-            ns_input = torch.zeros(partition_size, dtype=wire, device=local_grad.device)
-            for batch in self._muon_param_batches(muon_params, local_grad.element_size()):
-                mine = {}
-                for param in batch:
-                    param_id = self.get_param_id(param)
-                    if rank not in self.param_to_partition_ids[group_idx][param_id]:
-                        continue
-                    src = int(self.grad_start_offset[group_idx][rank][param_id])
-                    dst = int(self.grad_partition_insertion_offset[group_idx][rank][param_id])
-                    n = int(min(param.numel() - src, partition_size - dst))
-                    if n <= 0:
-                        continue
-                    grad = local_grad.narrow(0, dst, n)
-                    if loss_scale != 1.0:
-                        grad = grad / loss_scale
-                    advanced = momentum.narrow(0, dst, n).lerp(grad, 1 - beta)   # muon_update's momentum step
-                    ns_input.narrow(0, dst, n).copy_(grad.lerp(advanced, beta))   # and its Nesterov blend
-                    mine[param_id] = (src, dst, n, grad, advanced)
-                gathered = self._muon_all_gather_partitions(batch, group_idx, [ns_input], process_group, device)
-                for param, blend in zip(batch, gathered):
-                    blend = blend.to(local_grad.dtype)
-                    finite = torch.isfinite(blend).all()
-                    update = muon_update(blend, torch.zeros_like(blend), 0.0, ns_method=og.get("ns_method", "gram"),
-                                         is_expert_group=getattr(param, "is_expert_group", False),
-                                         num_heads=getattr(param, "muon_num_heads", None))
-                    param_id = self.get_param_id(param)
-                    if param_id not in mine:
-                        continue
-                    src, dst, n, grad, advanced = mine[param_id]
-                    kept = momentum.narrow(0, dst, n)
-                    kept.copy_(torch.where(finite.to(kept.device), advanced, kept))
-                    local_update = torch.where(finite, update.reshape(-1).narrow(0, src, n), grad.to(update.device))
-                    scaled = local_update * loss_scale if loss_scale != 1.0 else local_update
-                    local_grad.narrow(0, dst, n).copy_(scaled.to(local_grad.dtype))
-                    self.norm_for_param_grads[param_id] = scaled.to(get_norm_dtype()).norm(2)
+        _offload_muon_step_in_comm_dtype(self, muon_update, self._muon_all_gather_partitions, self._muon_param_batches,
+                                         per_head=True, finite_guard=True)
 
     rewrap = getattr(original_apply, "_muoncheck_rewrap", None)
     return rewrap(_apply_muon_updates_cpu_offload) if rewrap else _apply_muon_updates_cpu_offload
@@ -869,52 +887,24 @@ def offload_runs_newton_schulz(original_scaled_global_norm):
     gradients in the CPU fp32 partition and never run muon_update (get_flat_partition is the
     no-offload path), so MuonWithAuxAdam.step applies the raw flat gradient as if orthogonalised:
     0 NS calls. step() calls scaled_global_norm once, right after the overflow check; the fix first
-    runs 0.19.8's offload Muon there (full gradients and momenta gathered from the partitions,
-    muon_update on each Muon matrix, this rank's slice of the update and momentum written back, the
-    update rescaled by the loss scale so unscale_and_clip_grads cancels it, norm_for_param_grads
-    refreshed) and then the original norm. The Muon step itself is DeepSpeed's 0.19.8 code;
-    per-head (num_heads) is left out (0.19.6's muon_update has none), so is the gather cache."""
-    from deepspeed.accelerator import get_accelerator
-    import deepspeed.comm as dist
+    runs the offload Muon step there and then the original norm. That step is 0.19.8's as
+    offload-muon-gather-fp32's fix corrects it (_offload_muon_step_in_comm_dtype): 0.19.8's own
+    gathers Newton-Schulz's input in fp32 whatever communication_data_type says, and a fix that
+    brought that defect along would leave a case it explains failing comm-dtype-respected (0.19.6
+    dp-2 seed-34 cases 5, 10, 35, 45, 46, 49, 86: NEW for that alone). Per-head (num_heads) and
+    0.19.8's finiteness guard are left out (0.19.6's muon_update has neither: a skipped step's
+    momentum is skip-advances-muon-momentum's), so is the gather cache."""
     import deepspeed.runtime.zero.stage_1_and_2 as s12
-    from deepspeed.runtime.zero.utils import get_norm_dtype
 
     @torch.no_grad()
     def apply_muon(self):
         from deepspeed.runtime.zero.muon.muon_optimizer import MuonWithAuxAdam
         if not isinstance(self.optimizer, MuonWithAuxAdam):
             return
-        device = get_accelerator().current_device_name()
-        for group_idx, muon_params, process_group, rank, partition_size, local_grad, momentum, created in \
-                _offloaded_muon_groups(self, dist):
-            loss_scale = float(self.loss_scale)
-            og = self.optimizer.param_groups[group_idx]
-            if created:
-                full_grad = _muon_gather_partitions_0198(self, muon_params, group_idx, [local_grad], process_group,
-                                                         device)[0]
-                full_momentum = [torch.zeros_like(g) for g in full_grad]
-            else:
-                full_grad, full_momentum = _muon_gather_partitions_0198(self, muon_params, group_idx,
-                                                                        [local_grad, momentum], process_group, device)
-            if loss_scale != 1.0:
-                for g in full_grad:
-                    g.div_(loss_scale)
-            for param, grad, pm in zip(muon_params, full_grad, full_momentum):
-                param_id = self.get_param_id(param)
-                update = s12.muon_update(grad, pm, og["momentum"], ns_method=og.get("ns_method", "gram"),
-                                         is_expert_group=getattr(param, "is_expert_group", False))
-                if rank not in self.param_to_partition_ids[group_idx][param_id]:
-                    continue
-                src = int(self.grad_start_offset[group_idx][rank][param_id])
-                dst = int(self.grad_partition_insertion_offset[group_idx][rank][param_id])
-                n = int(min(param.numel() - src, partition_size - dst))
-                if n > 0:
-                    local_update = update.reshape(-1).narrow(0, src, n)
-                    if loss_scale != 1.0:
-                        local_update = local_update * loss_scale
-                    local_grad.narrow(0, dst, n).copy_(local_update.to(local_grad.dtype))
-                    self.norm_for_param_grads[param_id] = local_update.to(get_norm_dtype()).norm(2)
-                    momentum.narrow(0, dst, n).copy_(pm.reshape(-1).narrow(0, src, n).to(momentum.dtype))
+        def gather(*args):   # one buffer: its full matrices, as 0.19.8's gather returns them
+            return _muon_gather_partitions_0198(self, *args)[0]
+        _offload_muon_step_in_comm_dtype(self, s12.muon_update, gather, lambda params, _: [params],
+                                         per_head=False, finite_guard=False)
 
     # 0.19.6's offload path clips the raw gradient (its step() takes the norm of the fp32 partition's
     # .grad here and clips it in unscale_and_clip_grads); Muon put ahead of that norm would take the
