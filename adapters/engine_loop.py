@@ -109,8 +109,7 @@ class Leg:
         self.named = named
         self.tags = self.engine.tags() or [{"name": n, "use_muon": ps.use_muon, "num_heads": 0}
                                            for n, ps in zip((n for n, _ in named), self._scenario_order())]
-        self.counter = NsCounter(named)
-        self.counter.prefer(i for i, t in enumerate(self.tags) if t.get("use_muon"))
+        self.counter = NsCounter(named, muon=[i for i, t in enumerate(self.tags) if t.get("use_muon")])
         plugin.install_ns_counter(self.counter, s)
         own = self.engine.collectives()
         self.recorder = own if own is not None else _DispatchRecorder(self.counter)
@@ -141,11 +140,8 @@ class Leg:
         try:
             with self._mode():
                 state = self.engine.read_state()
-            if state is None and ranks.rank() == 0:
-                error = PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing")
-                if not ranks.deferring():
-                    raise error
-                ranks.defer(error)   # raised at the next settle, after the read-back's own error if it had one
+            if state is None and ranks.rank() == 0:   # raised at the next settle, after the read-back's own error
+                ranks.defer(PluginError(f"plugin {self.plugin.name!r}: the engine's read_state() returned nothing"))
             return state
         finally:
             self.recorder.exporting = False

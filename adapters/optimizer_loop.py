@@ -168,8 +168,7 @@ def run(plugin, s, details, device):
     group_of = {id(g["params"][0]): (g, ps) for opt in opts for g in opt.param_groups
                 for ps, p in zip(s.params, par.params) if g["params"][0] is p}
     named = [(ps.name, p) for ps, p in zip(s.params, par.params)]
-    counter = NsCounter(named)
-    counter.prefer(i for i, ps in enumerate(s.params) if ps.use_muon)
+    counter = NsCounter(named, muon=[i for i, ps in enumerate(s.params) if ps.use_muon])
     checks = list(plugin.ns_observers()) if hasattr(plugin, "ns_observers") else []
     counter.observers.extend(checks)
     plugin.install_ns_counter(counter, s)   # the default wraps its ns_functions

@@ -30,7 +30,10 @@ _NS_NAMES = ("zeropower_via_newtonschulz5", "zeropower_via_gram_newtonschulz")
 
 
 class NsCounter:
-    def __init__(self, named_params):
+    def __init__(self, named_params, muon=()):
+        """`muon`: indices of the params the implementation tagged for Muon. A call no frame ties
+        to a param goes to one of them before a param of the same shape that Adam steps (at stage 0
+        with 16-bit params DeepSpeed steps fp32 copies, whose frames name no param of the model)."""
         self.index_of = {id(p): i for i, (_, p) in enumerate(named_params)}
         self.shapes = {}
         for i, (_, p) in enumerate(named_params):
@@ -38,7 +41,7 @@ class NsCounter:
             if len(shape) >= 2:
                 key = (shape[0], 1 if len(shape) < 2 else int(_prod(shape[1:])))
                 self.shapes.setdefault(key, []).append(i)
-        self.muon = set()        # indices of the params tagged for Muon (prefer)
+        self.muon = set(muon)
         self.calls = {}          # param index -> count in the current step
         self.heads = {}          # param index -> heads of the last call (0: whole matrix)
         self.unattributed = 0
@@ -46,12 +49,6 @@ class NsCounter:
         self.observers = []      # callables (G, out, *args) run after each counted call
         self.inside = 0          # > 0 while an NS call runs (a collective recorder reads it)
         self._installed = []
-
-    def prefer(self, muon_indices):
-        """The params the implementation tagged for Muon: a call no frame ties to a param goes to
-        one of them before a param of the same shape that Adam steps (at stage 0 with 16-bit params
-        DeepSpeed steps fp32 copies, whose frames name no param of the model)."""
-        self.muon = set(muon_indices)
 
     def reset_step(self):
         self.calls, self.unattributed = {}, 0

@@ -60,10 +60,6 @@ def deferred_verdicts():
             _deferred = None
 
 
-def deferring():
-    return _deferring > 0
-
-
 def defer(error):
     """Keeps rank 0's `error` (the first one) for the next settle()."""
     global _deferred
@@ -96,7 +92,7 @@ def raise_together(error):
     broadcast says whether there is an error, a second one carries its message only then, so the
     common case costs one small broadcast instead of broadcast_object_list's two. Under
     deferred_verdicts, the error waits for the next settle() and nothing is synchronised here."""
-    if deferring():
+    if _deferring:
         if error is not None:
             defer(error)
         return

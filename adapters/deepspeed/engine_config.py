@@ -16,15 +16,22 @@ from adapters.common import ranks
 from adapters.plugin import Unsupported  # noqa: E402,F401  (a valid scenario DeepSpeed cannot run as written)
 
 
+_QUERY_LEAVES = ("q_proj", "query", "wq")
+_KV_LEAVES = ("k_proj", "v_proj", "key", "value", "wk", "wv")
+
+
+def _leaf(name):
+    return name.split(".")[-2] if "." in name else name
+
+
 def head_config(scenario):
     """The HF-style config DeepSpeed's per-head tagging reads (num heads, kv heads, head dim)."""
     if scenario.preset:
         pre = scenario.preset
         return types.SimpleNamespace(num_attention_heads=pre["heads"], num_key_value_heads=pre["kv_heads"],
                                      hidden_size=pre["hidden"], head_dim=pre["hidden"] // pre["heads"])
-    q = [p for p in scenario.params if p.name.split(".")[-2] in ("q_proj", "query", "wq") and p.num_heads]
-    kv = [p for p in scenario.params if p.name.split(".")[-2] in ("k_proj", "v_proj", "key", "value", "wk", "wv")
-          and p.num_heads]
+    q = [p for p in scenario.params if _leaf(p.name) in _QUERY_LEAVES and p.num_heads]
+    kv = [p for p in scenario.params if _leaf(p.name) in _KV_LEAVES and p.num_heads]
     if not q:
         raise Unsupported("optimizer.per_head: DeepSpeed derives head counts from a model config; this scenario names no "
                           "query projection with num_heads")
@@ -32,10 +39,6 @@ def head_config(scenario):
     return types.SimpleNamespace(num_attention_heads=q[0].num_heads,
                                  num_key_value_heads=kv[0].num_heads if kv else q[0].num_heads,
                                  hidden_size=q[0].cols, head_dim=head_dim)
-
-
-_QUERY_LEAVES = ("q_proj", "query", "wq")
-_KV_LEAVES = ("k_proj", "v_proj", "key", "value", "wk", "wv")
 
 
 def check_head_split(s):
@@ -51,7 +54,7 @@ def check_head_split(s):
     for p in s.params:
         if not p.use_muon:
             continue
-        leaf = p.name.split(".")[-2] if "." in p.name else p.name
+        leaf = _leaf(p.name)
         heads = cfg.num_attention_heads if leaf in _QUERY_LEAVES else cfg.num_key_value_heads if leaf in _KV_LEAVES else 0
         split = heads if heads and p.rows == heads * cfg.head_dim else 0
         if (p.num_heads or 0) != split:

@@ -63,8 +63,7 @@ class Run:
             raise RuntimeError("the module's parameter names differ from the scenario's")
         self.tags = [{"name": n, "use_muon": bool(getattr(p, "use_muon", False)),
                       "num_heads": int(getattr(p, "muon_num_heads", None) or 0)} for n, p in self.named]
-        self.counter = NsCounter(self.named)
-        self.counter.prefer(i for i, t in enumerate(self.tags) if t["use_muon"])
+        self.counter = NsCounter(self.named, muon=[i for i, t in enumerate(self.tags) if t["use_muon"]])
         if s.compile:
             self.counter.install_at_update_entry()
         else:

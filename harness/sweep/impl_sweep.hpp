@@ -163,12 +163,12 @@ struct CaseRun {
   double step_seconds = 0;   // of that, in its own steps and engine set-up (the traces say)
 };
 
-// Runs case `s` (and with `with_partners` its gas re-split and stage re-split number `index` of
-// its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
 // Each runner (one resident worker) behind `lanes` runners that take turns with it, one run at a
 // time; run_impl_case leaves a lane's wait for its turn out of the case's implementation time.
 std::vector<CaseRunner> lanes_sharing(std::vector<CaseRunner> runners, int lanes);
 
+// Runs case `s` (and with `with_partners` its gas re-split and stage re-split number `index` of
+// its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
 CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes = {});
 
 // Whether a verdict is a failure of the case itself: failed, and not a relation that failed only

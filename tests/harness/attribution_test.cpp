@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <mutex>
+#include <set>
 #include <thread>
 #include <chrono>
 
@@ -307,11 +309,21 @@ TEST(KnownDefectSweep, twoLanesTakeTurnsWithOneWorkerAndKeepTheRecordOfOne) {
   const auto gen = deepspeed_scenario(generators::focus_for_fault("clip-muon-update"), 1);
   const CaseRunner faulty = our_engine({"clip-muon-update"}, k);
   Concurrency one, two{false, std::chrono::milliseconds(30)};   // each run holds the worker 30 ms
+  std::mutex seen;
+  std::set<std::thread::id> callers;   // the lanes that had the worker run
+  const CaseRunner counted = [&](const Scenario& s, const FixSet& fixes) {
+    {
+      std::lock_guard<std::mutex> hold(seen);
+      callers.insert(std::this_thread::get_id());
+    }
+    return faulty(s, fixes);
+  };
   o.lanes_per_worker = 1;
   const ImplSweepResult r1 = run_impl_sweep(o, gen, {one.wrap(faulty)});
   o.lanes_per_worker = 2;
-  const ImplSweepResult r2 = run_impl_sweep(o, gen, {two.wrap(faulty)});
+  const ImplSweepResult r2 = run_impl_sweep(o, gen, {two.wrap(counted)});
   ASSERT_GE(r1.failures.size(), 3u) << "seed 1 draws fewer than three clipping cases";
+  EXPECT_EQ(callers.size(), 2u) << "the worker did not serve two lanes";
   EXPECT_EQ(two.most.load(), 1) << "the worker ran two cases at once";
   EXPECT_EQ(r2.workers, 1);
   EXPECT_EQ(record_without_timings(o, r1).dump(1), record_without_timings(o, r2).dump(1));

@@ -55,8 +55,7 @@ def test_a_call_no_frame_names_goes_to_the_muon_param_of_its_shape_not_to_an_ada
     `p` is no param of the model, and the Adam-stepped param of the same shape comes first."""
     params = [torch.nn.Parameter(torch.zeros(2, 2)), torch.nn.Parameter(torch.zeros(2, 2))]   # Adam, Muon
     module = _module()
-    counter = NsCounter([("lm_head", params[0]), ("q_proj", params[1])])
-    counter.prefer([1])
+    counter = NsCounter([("lm_head", params[0]), ("q_proj", params[1])], muon=[1])
     counter.install(module, ["ns"])
     try:
         master = params[1].detach().float().clone()   # the fp32 copy the optimizer steps
