@@ -13,6 +13,7 @@
 #include "harness/cli/options_from_args.hpp"
 #include "harness/external/implementation.hpp"
 #include "harness/external/resolved_scenario.hpp"
+#include "harness/install/data_root.hpp"
 #include "harness/judge/scenario_selection.hpp"
 #include "harness/judge/verify_traces.hpp"
 #include "harness/report/console_table.hpp"
@@ -173,11 +174,12 @@ Outcome run_impl_sweep_command(const cli::Args& args, int cases, double budget_s
   o.control_members = control_members_from(args);
   o.min_executed = min_executed_from(args);
   o.progress = [](int done, int total, double s, int f, int d) { print_sweep_progress(stderr, done, total, s, f, d); };
-  // Attribution uses the registry given, else the plugin's own next to it (adapters/NAME/).
+  // Attribution uses the registry given, else the plugin's own in the data folder (adapters/NAME/),
+  // wherever the sweep is started from.
   if (const auto file = args.value("known-defects")) {
     o.registry = load_known_defects(*file);
     o.known_defects_given = true;
-  } else if (const std::string own = "adapters/" + w.impl.name + "/known_defects.json"; std::filesystem::exists(own)) {
+  } else if (const std::string own = data_path("adapters/" + w.impl.name + "/known_defects.json"); std::filesystem::exists(own)) {
     o.registry = load_known_defects(own);
   }
   if (!o.registry.defects.empty() && o.registry.implementation != w.impl.name)
