@@ -663,6 +663,8 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
     process_group = self._get_sub_group_process_group(i)
     world_sz = dist.get_world_size(process_group)
     rank = dist.get_rank(process_group)
+    # as the PR: each round's tensors gathered as they are, unless zero3-muon-gather-mixed-shapes is applied
+    all_gather = _padded_all_gather(dist.all_gather) if _pads_mixed_rounds(type(self)) else dist.all_gather
     grads_pad = grads + [torch.empty_like(grads[-1])] * ((world_sz - len(grads) % world_sz) % world_sz)
     gathered_pad = gathered + [torch.empty_like(gathered[-1])] * ((world_sz - len(gathered) % world_sz) % world_sz)
     grad_handles, momentum_handles = [], []
@@ -675,10 +677,10 @@ def _pr8600_muon_update_sub_group(self, i, group_items, communication_data_type)
             m = gathered_pad[base_i + rank]
             update = s3.muon_update(g, m, beta=self.muon_beta, ns_method=getattr(self, 'muon_ns_method', 'gram'))
             g.data.copy_(update, non_blocking=False)
-        grad_handles.append(dist.all_gather(grads_pad[base_i:base_i + world_sz], grads_pad[base_i + rank],
-                                            group=process_group, async_op=True))
-        momentum_handles.append(dist.all_gather(gathered_pad[base_i:base_i + world_sz], gathered_pad[base_i + rank],
-                                                group=process_group, async_op=True))
+        grad_handles.append(all_gather(grads_pad[base_i:base_i + world_sz], grads_pad[base_i + rank],
+                                       group=process_group, async_op=True))
+        momentum_handles.append(all_gather(gathered_pad[base_i:base_i + world_sz], gathered_pad[base_i + rank],
+                                           group=process_group, async_op=True))
     for handle in momentum_handles:
         handle.wait()
     for idx, (param, dest_offset, grad) in enumerate(group_items):
@@ -787,6 +789,70 @@ def zero3_muon_at_step(original_apply_distributed_muon_update):
             self._get_norm_groups = _get_norm_groups_after_muon
         return None
 
+    return _apply_distributed_muon_update
+
+
+class _Done:
+    """The handle of a gather that finished before it returned."""
+
+    def wait(self, *_):
+        return True
+
+    def is_completed(self):
+        return True
+
+
+def _padded_all_gather(all_gather):
+    """DeepSpeed PR #8628's gather of one Muon round: where the round's tensors differ in shape
+    (projections of two shapes side by side, or the pad that fills the last round with the last
+    param's shape), each rank sends its tensor flattened into zeros of the round's largest numel
+    and each output takes its own elements back. A round of one shape is gathered as shipped."""
+
+    def gather(outputs, tensor, group=None, async_op=False):
+        if all(o.shape == outputs[0].shape for o in outputs):
+            return all_gather(outputs, tensor, group=group, async_op=async_op)
+        local = torch.zeros(max(o.numel() for o in outputs), dtype=tensor.dtype, device=tensor.device)
+        local[:tensor.numel()] = tensor.reshape(-1)
+        flat = [torch.empty_like(local) for _ in outputs]
+        all_gather(flat, local, group=group)
+        for out, got in zip(outputs, flat):
+            out.view(-1).copy_(got[:out.numel()])
+        return _Done() if async_op else None
+
+    return gather
+
+
+def _pads_mixed_rounds(optimizer_class):
+    """Whether zero3_muon_gathers_padded is applied: it is in the chain of fixes on
+    _apply_distributed_muon_update (each fix's __wrapped__ is what it replaced), in either order
+    with zero3_muon_at_step, whose per-step Muon (the back-port) then pads its rounds too."""
+    f = getattr(optimizer_class, "_apply_distributed_muon_update", None)
+    while f is not None:
+        if getattr(f, "pads_mixed_rounds", False):
+            return True
+        f = getattr(f, "__wrapped__", None)
+    return False
+
+
+def zero3_muon_gathers_padded(original_apply_distributed_muon_update):
+    """DeepSpeed PR #8628 (in 0.19.8): 0.19.6's ZeRO-3 Muon gathers each round of world-size
+    params (one orthogonalised per rank) with dist.all_gather(grads_pad[base_i:base_i + world_sz],
+    ...), whose tensors differ in shape where the round mixes projection shapes or is padded with
+    the last param's shape; gloo refuses such a gather (NCCL gathers it). The PR pads every
+    tensor of a mixed round to the round's largest numel. The fix gathers the same way
+    (_padded_all_gather) in the reduce path and, through _pads_mixed_rounds, in the PR #8600
+    back-port's per-step Muon."""
+    import deepspeed.comm as dist
+
+    def _apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce):
+        shipped = dist.all_gather
+        dist.all_gather = _padded_all_gather(shipped)
+        try:
+            return original_apply_distributed_muon_update(self, communication_data_type, buffer_to_reduce)
+        finally:
+            dist.all_gather = shipped
+
+    _apply_distributed_muon_update.pads_mixed_rounds = True
     return _apply_distributed_muon_update
 
 
