@@ -11,6 +11,7 @@ import traceback
 import torch
 
 from . import engine_loop, optimizer_loop, space
+from .common import fixes as fix_usage
 from .common import ranks
 from .common import scenario as scenario_file
 from .common import trace as trace_doc
@@ -85,10 +86,13 @@ def run(plugin, resolved, config=None, fixes=(), repeat=0, source="<resident req
         decline = _decline(plugin, s, config)
         if decline is not None:
             raise Unsupported(decline.reason, knob=decline.knob)
+        fix_usage.reset_usage()
         reverts = _apply_fixes(plugin, list(fixes))
         details.update(plugin.details(s, config) or {})
         loop = optimizer_loop if plugin.shape == "optimizer" else engine_loop
         body = loop.run(plugin, s, details, device())
+        if fixes:
+            details["fixes_unused"] = fix_usage.unused_fixes()
     except Unsupported as e:
         unsupported = decline_text(e.knob, e.reason)
     except Exception as e:   # the case's verdict (the plugin's or the implementation's), not the worker's end

@@ -13,7 +13,13 @@ replacement is reverted when the case ends, so the next case runs the implementa
 
 A fix that cannot be applied raises FixDoesNotApply naming the entry; the worker reports it as
 the case's error "FixDoesNotApply: known defect ID: why" (adapters/case.py), which the harness
-reads as a stale registry, never as a verdict about the implementation. Plugin.fixes() returns
+reads as a stale registry, never as a verdict about the implementation.
+
+Each replacement that is a function counts its calls: a fix applied for a case whose code never ran
+on it (unused_fixes(), the trace's `fixes_unused`) cannot be what made the case conform, so
+attribution starts its search without it (harness/sweep/attribution.hpp; a start that does not
+conform falls back to every fix). A fix that acts where its replacement is only looked at, not
+called, says so with mark_used. Plugin.fixes() returns
 the registry's fixes as adapters.plugin.Fix (plugin_fixes), so `"fixes": [ids]` in a request and
 `--fix ID` reach them.
 """
@@ -116,7 +122,7 @@ def _collect(registry, ids, undo, keep):
                     raise FixDoesNotApply(f"known defect {fix_id}: {fix['target']} no longer has the line the fix was written "
                                           f"against ({expects!r})")
             make_owner, make_attr = _resolve(fix.get("replacement", ""), fix_id, "replacement")
-            replacement = _wrapping(getattr(make_owner, make_attr)(getattr(owner, attr)), original)
+            replacement = _counted(fix_id, _wrapping(getattr(make_owner, make_attr)(getattr(owner, attr)), original))
             setattr(owner, attr, replacement)
             undo.append((owner, attr, original))
             for name in fix.get("bound_as") or []:
@@ -129,7 +135,7 @@ def _collect(registry, ids, undo, keep):
                     raise FixDoesNotApply(f"known defect {fix_id}: bound_as {name!r} is not {fix['target']}")
                 # built on this name's own value: a fix applied before under this name stays under it
                 undo.append((other, other_attr, _raw(other, other_attr)))
-                setattr(other, other_attr, _wrapping(getattr(make_owner, make_attr)(current), current))
+                setattr(other, other_attr, _counted(fix_id, _wrapping(getattr(make_owner, make_attr)(current), current)))
         yield
         done = True
     finally:
@@ -147,6 +153,51 @@ def _source_of(func):
         return inspect.getsource(func)
     except (OSError, TypeError):
         return ""
+
+
+_unused = set()   # fixes applied since reset_usage() whose replacement has not run
+
+
+def reset_usage():
+    """Forget the usage of the fixes applied so far: call before applying a case's fixes."""
+    _unused.clear()
+
+
+def unused_fixes():
+    """The fixes applied since reset_usage() whose replacement (a function) has not run, sorted."""
+    return sorted(_unused)
+
+
+def mark_used(fix_id):
+    _unused.discard(fix_id)
+
+
+def marked_in_chain(func, marker):
+    """Whether a fix carrying attribute `marker` is in the chain of replacements ending at `func`
+    (each one's __wrapped__ is what it replaced); the fix is then marked used (its presence acts)."""
+    while func is not None:
+        if getattr(func, marker, False):
+            mark_used(getattr(func, "fix_id", None))
+            return True
+        func = getattr(func, "__wrapped__", None)
+    return False
+
+
+def _counted(fix_id, replacement):
+    """`replacement`, marking `fix_id` used when it runs; a replacement that is not a function (or a
+    staticmethod of one) is returned as it is and never reported unused."""
+    inner = replacement.__func__ if isinstance(replacement, staticmethod) else replacement
+    if not inspect.isfunction(inner):
+        return replacement
+
+    @functools.wraps(inner)
+    def counted(*args, **kwargs):
+        _unused.discard(fix_id)
+        return inner(*args, **kwargs)
+
+    counted.fix_id = fix_id
+    _unused.add(fix_id)
+    return staticmethod(counted) if isinstance(replacement, staticmethod) else counted
 
 
 def _wrapping(replacement, original):

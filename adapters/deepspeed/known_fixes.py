@@ -826,12 +826,8 @@ def _pads_mixed_rounds(optimizer_class):
     """Whether zero3_muon_gathers_padded is applied: it is in the chain of fixes on
     _apply_distributed_muon_update (each fix's __wrapped__ is what it replaced), in either order
     with zero3_muon_at_step, whose per-step Muon (the back-port) then pads its rounds too."""
-    f = getattr(optimizer_class, "_apply_distributed_muon_update", None)
-    while f is not None:
-        if getattr(f, "pads_mixed_rounds", False):
-            return True
-        f = getattr(f, "__wrapped__", None)
-    return False
+    from ..common import fixes
+    return fixes.marked_in_chain(getattr(optimizer_class, "_apply_distributed_muon_update", None), "pads_mixed_rounds")
 
 
 def zero3_muon_gathers_padded(original_apply_distributed_muon_update):

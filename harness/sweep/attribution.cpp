@@ -102,18 +102,20 @@ FixSet ddmin(FixSet c, Trials& t) {
   return c;
 }
 
-// The first hint that is a subset of `applicable` and conforms, else ddmin's set.
-FixSet conforming_subset(const FixSet& applicable, const std::vector<FixSet>& hints, Trials& t) {
+// The first hint that is a subset of `ran` (the applicable fixes whose code ran) and conforms, else
+// ddmin's set from `ran` when it conforms, else from every applicable fix.
+FixSet conforming_subset(const FixSet& applicable, const FixSet& ran, const std::vector<FixSet>& hints, Trials& t) {
   int tried = 0;
   for (const auto& h : hints) {
     if (tried >= kMaxHintsTried) break;
     if (h.empty() || !std::all_of(h.begin(), h.end(), [&](const auto& x) {
-          return std::find(applicable.begin(), applicable.end(), x) != applicable.end();
+          return std::find(ran.begin(), ran.end(), x) != ran.end();
         }))
       continue;
     ++tried;
     if (t.conforms(h)) return h;
   }
+  if (ran.size() < applicable.size() && t.conforms(ran)) return ddmin(ran, t);
   return ddmin(applicable, t);
 }
 
@@ -151,7 +153,7 @@ Attribution attribute(const FixSet& applicable, const FixRun& failing, const Fix
     else a.verdict = AttributionVerdict::new_defect;
     return a;
   }
-  FixSet minimal = conforming_subset(applicable, hints, t);
+  FixSet minimal = conforming_subset(applicable, without(applicable, t.runs().back().unused), hints, t);
   // 1-minimality shown, not assumed: each fix of the final set left out once, again after any
   // removal (ddmin ran most of these already; the trials are cached)
   for (bool removed = true; removed;) {
@@ -219,6 +221,7 @@ nlohmann::json attribution_json(const Attribution& a) {
   for (const auto& r : a.runs) {
     nlohmann::json x = {{"fixes", r.fixes}, {"conforms", r.conforms}, {"failed", r.failed}, {"message", r.message}};
     if (!r.fix_error.empty()) x["fix_error"] = r.fix_error;
+    if (!r.unused.empty()) x["unused"] = r.unused;
     runs.push_back(std::move(x));
   }
   nlohmann::json j = {{"verdict", verdict_name(a.verdict)}, {"fixes", a.fixes}, {"known", a.known}, {"minimal", a.minimal},

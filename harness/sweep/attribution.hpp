@@ -4,7 +4,9 @@
 // Generic over a runner that takes a fix set (`FixTrial`: the case run and judged with those fixes
 // applied). attribute(): run with every applicable fix; if the case still fails it is NEW (no
 // known defect explains it); if it conforms, reduce the set to a 1-minimal set: with it the case
-// conforms, without any one of its fixes it fails. The sets that explained earlier cases of the
+// conforms, without any one of its fixes it fails. The fixes whose code never ran with every fix
+// applied (FixRun::unused) are left out of the search from the start: one re-run shows the rest
+// conforms (else the search starts from every fix). The sets that explained earlier cases of the
 // same sweep are tried first (most cases share a cause: one re-run each, where delta debugging
 // (ddmin) takes about 2 log2 |fixes|); ddmin runs when none of them conforms. A fix the
 // implementation cannot apply (the code it replaces has changed) is its own verdict, naming the
@@ -27,6 +29,8 @@ struct FixRun {
   std::vector<std::string> failed;       // the invariants that failed (or "ERROR")
   std::string message;                   // the first failure's message, or the error
   std::string fix_error;                 // non-empty: a fix could not be applied (names the entry)
+  FixSet unused;                         // fixes applied whose code never ran on the case (as the
+                                         // implementation reports it; empty: none reported)
 };
 
 using FixTrial = std::function<FixRun(const FixSet&)>;

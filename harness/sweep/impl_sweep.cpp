@@ -222,6 +222,9 @@ FixRun fix_trial(const Scenario& s, const FixSet& fixes, bool partners, int inde
     r.message = sure.message;
   }
   r.conforms = r.failed.empty();
+  if (const auto u = c.trace.impl_details.find("fixes_unused"); u != c.trace.impl_details.end() && u->is_array())
+    for (const auto& id : *u)
+      if (id.is_string()) r.unused.push_back(id.get<std::string>());
   return r;
 }
 

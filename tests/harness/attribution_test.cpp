@@ -96,6 +96,33 @@ TEST(Attribution, anEarlierCasesSetIsTriedFirstAndStillShownMinimal) {
   EXPECT_FALSE(std::any_of(wrong.runs.begin(), wrong.runs.end(), [](const FixRun& r) { return r.fixes == FixSet{"f"}; }));
 }
 
+TEST(Attribution, fixesWhoseCodeNeverRanAreLeftOutOfTheSearchAndAWrongReportFallsBackToEveryFix) {
+  const FixSet all = {"a", "b", "c", "d", "e", "f", "g", "h"};
+  // The implementation reports the fixes whose code did not run with every fix applied.
+  auto reporting = [](FixSet unused) {
+    return FixTrial([unused](const FixSet& fixes) {
+      FixRun r = needs_b_and_d(fixes);
+      for (const auto& x : unused)
+        if (contains(fixes, x)) r.unused.push_back(x);
+      return r;
+    });
+  };
+  const Attribution cold = attribute(all, failing_case(), needs_b_and_d);
+  const Attribution pruned = attribute(all, failing_case(), reporting({"a", "e", "f", "g", "h"}));
+  ASSERT_EQ(pruned.verdict, AttributionVerdict::explained) << pruned.text();
+  EXPECT_EQ(pruned.fixes, (FixSet{"b", "d"}));
+  EXPECT_TRUE(pruned.minimal);
+  EXPECT_LT(pruned.runs.size(), cold.runs.size()) << cold.text() << " / " << pruned.text();
+  EXPECT_TRUE(std::none_of(pruned.runs.begin() + 2, pruned.runs.end(), [](const FixRun& r) { return contains(r.fixes, "a"); }))
+      << "no set after every fix holds a fix whose code never ran";
+  EXPECT_EQ(attribution_json(pruned)["runs"][1]["unused"], json({"a", "e", "f", "g", "h"}));
+  // A report that calls b unused is wrong: without b the case fails, and the search starts from every fix.
+  const Attribution misreported = attribute(all, failing_case(), reporting({"b", "e"}));
+  ASSERT_EQ(misreported.verdict, AttributionVerdict::explained) << misreported.text();
+  EXPECT_EQ(misreported.fixes, (FixSet{"b", "d"}));
+  EXPECT_TRUE(misreported.minimal);
+}
+
 TEST(Attribution, itsReRunsStopAtTheirTimeBoundKeepingASetThatConforms) {
   // Each re-run takes 20 ms (a case that hangs under some fix sets takes its timeout on each).
   const FixTrial slow = [](const FixSet& fixes) {

@@ -110,3 +110,48 @@ def test_a_bound_name_keeps_the_fix_applied_to_it_before(tmp_path, monkeypatch):
     with fixes.applied(r, ["only-there", "everywhere"]):
         assert fx_chain.f(1) == 10 and fx_chain_user.f(1) == 20
     assert fx_chain.f(1) == 1 and fx_chain_user.f(1) == 1
+
+
+USAGE_DEMO = '''
+class Box:
+    def triple(self, x):
+        return 3 * x
+
+    def quadruple(self, x):
+        return 4 * x
+
+
+def fixed_triple(original):
+    def triple(self, x):
+        return original(self, x)
+    return triple
+
+
+def fixed_quadruple(original):
+    def quadruple(self, x):
+        return original(self, x)
+    quadruple.demo_marker = True   # a fix another code path looks for instead of calling it
+    return quadruple
+'''
+
+
+def test_a_fix_whose_code_never_ran_is_reported_unused(tmp_path, monkeypatch):
+    (tmp_path / "usage_demo.py").write_text(USAGE_DEMO)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import usage_demo
+    entry = lambda i, name: {"id": i, "fix": {"kind": "replacement", "target": f"usage_demo:Box.{name}",   # noqa: E731
+                                              "replacement": f"usage_demo:fixed_{name}"}}
+    path = tmp_path / "usage.json"
+    path.write_text(json.dumps({"implementation": "demo", "defects": [entry("ran", "triple"), entry("looked-at", "quadruple")]}))
+    fixes.reset_usage()
+    with fixes.applied(fixes.load(str(path)), ["ran", "looked-at"]):
+        assert fixes.unused_fixes() == ["looked-at", "ran"]
+        assert usage_demo.Box().triple(2) == 6
+        assert fixes.unused_fixes() == ["looked-at"]
+        assert not fixes.marked_in_chain(usage_demo.Box.triple, "demo_marker")
+        assert fixes.unused_fixes() == ["looked-at"]
+        assert fixes.marked_in_chain(usage_demo.Box.quadruple, "demo_marker")
+        assert fixes.unused_fixes() == []
+    assert usage_demo.Box.triple.__name__ == "triple" and not hasattr(usage_demo.Box.triple, "fix_id")   # reverted
+    fixes.reset_usage()
+    assert fixes.unused_fixes() == []
