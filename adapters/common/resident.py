@@ -9,8 +9,11 @@ then, per request line `{"scenario": {...}, "extra_config": {...} | null}` (the 
 trace (JSON, with `unsupported` or `error` when the scenario was declined or raised). A request
 `{"quit": true}` or the socket's end stops the job. A case that hangs or kills a rank is the other
 end's to time out: it kills this job and starts another; nothing here tries to recover a broken
-process group.
+process group. A request's `deadline_s` (how long the other end waits) arms faulthandler on every
+rank to write its stack to stderr (the worker's log) STACK_DUMP_LEAD_S before it, so the hang's
+ERROR can say where each rank was stuck (harness/external/stack_dump.hpp).
 """
+import faulthandler
 import json
 import socket
 
@@ -20,6 +23,7 @@ from . import ranks
 from . import trace as trace_io
 
 PROTOCOL = "muoncheck-resident/1"
+STACK_DUMP_LEAD_S = 3.0
 
 
 def broadcast_line(line):
@@ -48,6 +52,11 @@ def serve(socket_path, hello, answer, protocol=PROTOCOL):
         request = json.loads(line)
         if request.get("quit"):
             return 0
-        trace = answer(request)
+        if request.get("deadline_s"):   # a hang leaves every rank's stack in the log for the case's ERROR
+            faulthandler.dump_traceback_later(max(1.0, float(request["deadline_s"]) - STACK_DUMP_LEAD_S))
+        try:
+            trace = answer(request)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
         if conn is not None:
             conn.sendall((trace_io.dumps(trace) + "\n").encode())

@@ -111,7 +111,9 @@ Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fix
   }
   nlohmann::json request = {{"scenario", resolved_scenario_json(s)},
                             {"config", s.impl_config.empty() ? nlohmann::json::object() : nlohmann::json::parse(s.impl_config)},
-                            {"fixes", o_.fixes}};
+                            {"fixes", o_.fixes},
+                            // each rank dumps its stack to the log shortly before this, so a hang's ERROR says where
+                            {"deadline_s", std::chrono::duration<double>(o_.case_timeout).count()}};
   for (const auto& f : fixes)
     if (std::find(o_.fixes.begin(), o_.fixes.end(), f) == o_.fixes.end()) request["fixes"].push_back(f);
   std::string answer;

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "core/error.hpp"
+#include "harness/external/stack_dump.hpp"
 
 namespace muoncheck::external {
 
@@ -254,7 +255,7 @@ std::string WorkerProcess::read_line(Clock::time_point deadline, const std::stri
       }
       if (n == 0 || (errno != EINTR && errno != EAGAIN)) fail("closed the connection while we waited for " + waiting_for);
     }
-    if (Clock::now() >= deadline) fail("timed out waiting for " + waiting_for);
+    if (Clock::now() >= deadline) fail("timed out waiting for " + waiting_for + stuck_text());
   }
 }
 
@@ -277,8 +278,26 @@ void WorkerProcess::ensure_started() {
   }
 }
 
+std::string WorkerProcess::stuck_text() const {
+  constexpr std::streamoff kMaxDumpBytes = std::streamoff{4} << 20;
+  if (request_log_offset_ < 0) return "";
+  std::ifstream in(command_.log_path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max(request_log_offset_, size - kMaxDumpBytes);
+  if (size <= from) return "";
+  std::string text(static_cast<size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  const std::string where = stuck_at(text);
+  return where.empty() ? "" : "; " + where;
+}
+
 std::string WorkerProcess::request(const std::string& line, std::chrono::milliseconds timeout) {
   ensure_started();
+  std::error_code ec;
+  const auto log_size = std::filesystem::file_size(command_.log_path, ec);
+  request_log_offset_ = ec ? -1 : static_cast<std::streamoff>(log_size);
   const std::string out = line + "\n";
   for (size_t sent = 0; sent < out.size();) {
     const ssize_t n = ::send(conn_fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <ios>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -50,6 +51,7 @@ class WorkerProcess {
   [[noreturn]] void fail(const std::string& what);   // kills the worker, throws
   std::string read_line(std::chrono::steady_clock::time_point deadline, const std::string& waiting_for);
   std::string exit_text();   // "exited with status 1" / "killed by signal 9" / "still running"
+  std::string stuck_text() const;   // "; stuck at ..." from the stacks the request's ranks dumped to the log, or ""
 
   WorkerCommand command_;
   std::string socket_path_;
@@ -60,6 +62,7 @@ class WorkerProcess {
   std::string buffer_;
   nlohmann::json hello_;
   int starts_ = 0;
+  std::streamoff request_log_offset_ = -1;   // the log's size when the request in flight was sent
 };
 
 }  // namespace muoncheck::external

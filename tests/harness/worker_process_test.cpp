@@ -15,6 +15,7 @@
 
 #include "core/error.hpp"
 #include "harness/external/resident_worker.hpp"
+#include "harness/external/stack_dump.hpp"
 #include "harness/external/worker_process.hpp"
 
 namespace muoncheck::external {
@@ -58,6 +59,44 @@ TEST(WorkerProcess, aHangIsKilledAtTheDeadlineAndTheNextRequestRestarts) {
   EXPECT_FALSE(w.running());
   EXPECT_EQ(nlohmann::json::parse(w.request("{\"echo\": 7}", 10s))["echo"], 7);
   EXPECT_EQ(w.starts(), 2);
+}
+
+TEST(WorkerProcess, aHangSaysWhereItWasStuckFromTheStackDumpedToTheLog) {
+  WorkerProcess w(fake_worker());
+  EXPECT_EQ(error_of(w, "{\"hang\": true}", 400ms).find("stuck at"), std::string::npos) << "no dump, no place";
+  const std::string e = error_of(w, "{\"hang\": true, \"dump_after_s\": 0.3}", 1500ms);
+  EXPECT_NE(e.find("timed out waiting for the answer"), std::string::npos) << e;
+  EXPECT_NE(e.find("; stuck at "), std::string::npos) << e;
+  EXPECT_NE(e.find("fake_resident_worker.py:"), std::string::npos) << e;
+  EXPECT_NE(e.find(" in hang_in_the_implementation < "), std::string::npos) << e;
+}
+
+TEST(StackDump, thePlaceIsTheImplementationsInnermostFrameOnTheCaseThreadCountedOverRanks) {
+  const std::string rank_stuck = R"(Timeout (0:01:27)!
+Thread 0x00007f9b3e63c6c0 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/usr/lib/python3.11/threading.py", line 1002 in _bootstrap
+
+Thread 0x00007f9b3f482b80 (most recent call first):
+  File "/usr/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 2501 in all_reduce
+  File "/tmp/ds-0.19.8/deepspeed/comm/torch.py", line 148 in all_reduce
+  File "/tmp/ds-0.19.8/deepspeed/runtime/zero/stage_1_and_2.py", line 1083 in average_tensor
+  File "/work/main/adapters/engine_loop.py", line 77 in run
+  File "/work/main/adapters/worker.py", line 120 in main
+)";
+  const std::string other_rank = R"(Timeout (0:01:27)!
+Thread 0x00007f00 (most recent call first):
+  File "/work/main/adapters/common/ranks.py", line 40 in settle
+  File "/work/main/adapters/engine_loop.py", line 80 in run
+)";
+  const std::string two_ranks_and_one = "unrelated log line\n" + rank_stuck + "more output\n" + rank_stuck + other_rank;
+  EXPECT_EQ(stuck_at(two_ranks_and_one),
+            "2 ranks stuck at ds-0.19.8/deepspeed/comm/torch.py:148 in all_reduce"
+            " < deepspeed/runtime/zero/stage_1_and_2.py:1083 in average_tensor"
+            " (innermost: torch/distributed/distributed_c10d.py:2501 in all_reduce); "
+            "stuck at main/adapters/common/ranks.py:40 in settle")
+      << "an implementation frame: the innermost outside torch, the standard library and the adapters";
+  EXPECT_EQ(stuck_at("no dump here\n  File \"x.py\", line 1 in f\n"), "");
 }
 
 TEST(WorkerProcess, aCrashSaysHowTheWorkerEnded) {
