@@ -183,6 +183,22 @@ def marked_in_chain(func, marker):
     return False
 
 
+def counted_for(source, func):
+    """`func`, marking the fix that made `source` (a replacement in place, carrying its fix_id) used
+    when it runs: for a fix that builds `source`'s behaviour anew around another function instead
+    of calling it."""
+    fix_id = getattr(source, "fix_id", None)
+    if fix_id is None:
+        return func
+
+    @functools.wraps(func)
+    def counted(*args, **kwargs):
+        _unused.discard(fix_id)
+        return func(*args, **kwargs)
+
+    return counted
+
+
 def _counted(fix_id, replacement):
     """`replacement`, marking `fix_id` used when it runs; a replacement that is not a function (or a
     staticmethod of one) is returned as it is and never reported unused."""

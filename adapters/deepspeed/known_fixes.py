@@ -464,8 +464,10 @@ def offload_muon_gathers_ns_input_in_comm_dtype(original_apply):
         _offload_muon_step_in_comm_dtype(self, muon_update, self._muon_all_gather_partitions, self._muon_param_batches,
                                          per_head=True, finite_guard=True)
 
+    from ..common import fixes
     rewrap = getattr(original_apply, "_muoncheck_rewrap", None)
-    return rewrap(_apply_muon_updates_cpu_offload) if rewrap else _apply_muon_updates_cpu_offload
+    # the earlier fix's clip, built anew around this step, counts as that fix's code running
+    return fixes.counted_for(original_apply, rewrap(_apply_muon_updates_cpu_offload)) if rewrap else _apply_muon_updates_cpu_offload
 
 
 def link_each_group_once_stepped(original_lazy_init):

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
@@ -222,9 +223,7 @@ FixRun fix_trial(const Scenario& s, const FixSet& fixes, bool partners, int inde
     r.message = sure.message;
   }
   r.conforms = r.failed.empty();
-  if (const auto u = c.trace.impl_details.find("fixes_unused"); u != c.trace.impl_details.end() && u->is_array())
-    for (const auto& id : *u)
-      if (id.is_string()) r.unused.push_back(id.get<std::string>());
+  r.unused = unused_in_every_run(c, fixes);
   return r;
 }
 
@@ -478,6 +477,27 @@ CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partne
   c.step_seconds = own_seconds(c.trace);
   for (const auto& pt : c.partners) c.step_seconds += own_seconds(pt.second);
   return c;
+}
+
+FixSet unused_in_every_run(const CaseRun& c, const FixSet& fixes) {
+  auto unused_in = [](const Trace& t) {
+    std::set<std::string> out;
+    if (const auto u = t.impl_details.find("fixes_unused"); u != t.impl_details.end() && u->is_array())
+      for (const auto& id : *u)
+        if (id.is_string()) out.insert(id.get<std::string>());
+    return out;
+  };
+  std::set<std::string> unused = unused_in(c.trace);
+  for (const auto& [_, t] : c.partners) {
+    std::set<std::string> both;
+    for (const auto& id : unused_in(t))
+      if (unused.count(id)) both.insert(id);
+    unused = std::move(both);
+  }
+  FixSet out;
+  for (const auto& f : fixes)
+    if (unused.count(f)) out.push_back(f);
+  return out;
 }
 
 std::string decline_feature(const std::string& unsupported) {

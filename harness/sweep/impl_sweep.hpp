@@ -171,6 +171,10 @@ std::vector<CaseRunner> lanes_sharing(std::vector<CaseRunner> runners, int lanes
 // its stage variants, when it ran cleanly) on one runner. Touches nothing but its arguments.
 CaseRun run_impl_case(const Scenario& s, const CaseRunner& run, bool with_partners, int index, const FixSet& fixes = {});
 
+// Of `fixes`, those whose code ran in none of the case's runs (its own and its partners'), as each
+// trace reports them (`fixes_unused`); none when a run does not report.
+FixSet unused_in_every_run(const CaseRun& c, const FixSet& fixes);
+
 // Whether a verdict is a failure of the case itself: failed, and not a relation that failed only
 // because its re-split partner crashed (Verdict::partner_crashed; that crash is counted apart,
 // partner_errors, and is a defect of its own, shrunk when the sweep draws that case).

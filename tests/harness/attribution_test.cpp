@@ -123,6 +123,21 @@ TEST(Attribution, fixesWhoseCodeNeverRanAreLeftOutOfTheSearchAndAWrongReportFall
   EXPECT_TRUE(misreported.minimal);
 }
 
+TEST(Attribution, aFixIsUnusedOnlyWhereNoRunOfTheCaseRanItsCodePartnersIncluded) {
+  auto traced = [](json unused) {
+    Trace t;
+    if (!unused.is_null()) t.impl_details["fixes_unused"] = std::move(unused);
+    return t;
+  };
+  CaseRun c;
+  c.trace = traced({"a", "b", "c"});
+  EXPECT_EQ(unused_in_every_run(c, {"a", "b", "c", "d"}), (FixSet{"a", "b", "c"}));
+  c.partners.emplace_back(Scenario{}, traced({"c", "a"}));   // the stage partner ran b's code
+  EXPECT_EQ(unused_in_every_run(c, {"a", "b", "c", "d"}), (FixSet{"a", "c"}));
+  c.partners.emplace_back(Scenario{}, traced(nullptr));      // a run that does not say: nothing is known unused
+  EXPECT_EQ(unused_in_every_run(c, {"a", "b", "c", "d"}), FixSet{});
+}
+
 TEST(Attribution, itsReRunsStopAtTheirTimeBoundKeepingASetThatConforms) {
   // Each re-run takes 20 ms (a case that hangs under some fix sets takes its timeout on each).
   const FixTrial slow = [](const FixSet& fixes) {

@@ -31,6 +31,7 @@ for name in ("zeropower_via_newtonschulz5", "zeropower_via_gram_newtonschulz"):
         return _plain(G, *a, **k)
     setattr(om, name, counted)
 registry = fixes.load(os.path.join(sys.argv[2], "adapters", "deepspeed", "known_defects.json"))
+fixes.reset_usage()
 with fixes.applied(registry, json.loads(sys.argv[1])):
     from deepspeed.runtime.zero.muon.muon_optimizer import MuonWithAuxAdam
     p = torch.nn.Parameter(torch.randn(2, 3, 4))
@@ -39,7 +40,8 @@ with fixes.applied(registry, json.loads(sys.argv[1])):
                                 ns_method="standard")])
     p.grad = torch.randn(2, 3, 4)
     opt.step()
-print(json.dumps({"ns_shapes": seen}))
+    unused = fixes.unused_fixes()
+print(json.dumps({"ns_shapes": seen, "unused": unused}))
 """
 
 
@@ -60,6 +62,7 @@ def ns_shapes(site, ids):
     out = json.loads(done.stdout.strip().splitlines()[-1])
     if "skip" in out:
         pytest.skip(f"DeepSpeed {out['skip']}: the stage-0 fix is 0.19.6's")
+    assert out["unused"] == [], "both fixes' code ran on the step, as attribution is told (fixes_unused)"
     return out["ns_shapes"]
 
 

@@ -152,6 +152,10 @@ def test_a_fix_whose_code_never_ran_is_reported_unused(tmp_path, monkeypatch):
         assert fixes.unused_fixes() == ["looked-at"]
         assert fixes.marked_in_chain(usage_demo.Box.quadruple, "demo_marker")
         assert fixes.unused_fixes() == []
+        fixes.reset_usage()
+        fixes._unused.update({"ran", "looked-at"})
+        rebuilt = fixes.counted_for(usage_demo.Box.triple, lambda x: x + 1)   # built anew, not called
+        assert rebuilt(1) == 2 and fixes.unused_fixes() == ["looked-at"]
     assert usage_demo.Box.triple.__name__ == "triple" and not hasattr(usage_demo.Box.triple, "fix_id")   # reverted
     fixes.reset_usage()
     assert fixes.unused_fixes() == []
