@@ -283,28 +283,30 @@ def run(plugin, s, details, device):
 
 
 def _run_legs(plugin, s, details, device):
-    leg = Leg(plugin, s, device)
+    with ranks.raised_noted():
+        leg = Leg(plugin, s, device)
     setup = 0.0
     cycle = None
     try:
-        initial = leg.read_state()
-        if s.checkpoint:
-            k = int(s.checkpoint["save_after_step"])
-            steps = leg.train(0, k + 1)
-            root = _checkpoint_root(s, device)
-            begin = time.perf_counter()
-            saved = leg.engine.save_checkpoint(root, f"step{k}")
-            setup += time.perf_counter() - begin   # the implementation's own save, as its load is in the next build
-            leg.close()
-            setup += leg.setup_seconds
-            after = s.resumed()
-            after.config, after.resume_from = getattr(s, "config", {}), saved
-            previous, leg = leg, None
-            leg = Leg(plugin, after, device, previous)
-            steps += leg.train(k + 1, s.steps)
-            cycle = {"saved_after_step": k, "resumed_dp": after.dp, "resumed_stage": after.stage}
-        else:
-            steps = leg.train(0, s.steps)
+        with ranks.raised_noted():   # before close()'s collectives, which a rank that raised alone would hang in
+            initial = leg.read_state()
+            if s.checkpoint:
+                k = int(s.checkpoint["save_after_step"])
+                steps = leg.train(0, k + 1)
+                root = _checkpoint_root(s, device)
+                begin = time.perf_counter()
+                saved = leg.engine.save_checkpoint(root, f"step{k}")
+                setup += time.perf_counter() - begin   # the implementation's own save, as its load is in the next build
+                leg.close()
+                setup += leg.setup_seconds
+                after = s.resumed()
+                after.config, after.resume_from = getattr(s, "config", {}), saved
+                previous, leg = leg, None
+                leg = Leg(plugin, after, device, previous)
+                steps += leg.train(k + 1, s.steps)
+                cycle = {"saved_after_step": k, "resumed_dp": after.dp, "resumed_stage": after.stage}
+            else:
+                steps = leg.train(0, s.steps)
     finally:
         summary = leg.close() if leg is not None else None
         setup += leg.setup_seconds if leg is not None else 0.0

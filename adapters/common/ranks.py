@@ -6,6 +6,7 @@ order, rank 0 gets the result, the others get None.
 """
 import contextlib
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -102,6 +103,25 @@ def raise_together(error):
     if message is None:
         return
     raise error if error is not None else RuntimeError(message)
+
+
+RAISED_PREFIX = "muoncheck: rank "
+
+
+@contextlib.contextmanager
+def raised_noted():
+    """Inside, an exception is written to stderr (the worker's log) as "muoncheck: rank R raised
+    TYPE: MESSAGE" the moment it leaves the block, before the teardown's collectives: a rank that
+    raises while the others wait inside the implementation's collectives hangs them all, and the
+    hang's ERROR then names the exception that began it (harness/external/stack_dump.hpp)."""
+    try:
+        yield
+    except BaseException as e:
+        first = str(e).splitlines()[0] if str(e) else ""
+        line = f"{RAISED_PREFIX}{rank()} raised {type(e).__name__}: {first[:300]}\n"
+        sys.stderr.flush()
+        os.write(2, line.encode())   # one write: the ranks share the log, and a line must not be split
+        raise
 
 
 def _broadcast_message(message):

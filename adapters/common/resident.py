@@ -53,7 +53,8 @@ def serve(socket_path, hello, answer, protocol=PROTOCOL):
         if request.get("quit"):
             return 0
         if request.get("deadline_s"):   # a hang leaves every rank's stack in the log for the case's ERROR
-            faulthandler.dump_traceback_later(max(1.0, float(request["deadline_s"]) - STACK_DUMP_LEAD_S))
+            # staggered by rank, so that the ranks' dumps do not interleave in the one log
+            faulthandler.dump_traceback_later(max(1.0, float(request["deadline_s"]) - STACK_DUMP_LEAD_S - 0.1 * ranks.rank()))
         try:
             trace = answer(request)
         finally:

@@ -1,5 +1,7 @@
 #include "harness/external/resident_worker.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -17,8 +19,11 @@ std::string worker_python() {
 
 std::string worker_log_path(const ResidentWorkerOptions& o) {
   if (!o.log_path.empty()) return o.log_path;
+  // this muoncheck's pid in the name: two runs side by side never write one log (a hang's ERROR
+  // reads the stacks its own worker wrote there)
   return "/tmp/muoncheck-" + o.implementation + "-" + (o.version.empty() ? std::string("env") : o.version) + "-dp" +
-         std::to_string(o.dp) + (o.worker > 0 ? "-w" + std::to_string(o.worker) : std::string()) + ".log";
+         std::to_string(o.dp) + (o.worker > 0 ? "-w" + std::to_string(o.worker) : std::string()) + "-" +
+         std::to_string(::getpid()) + ".log";
 }
 
 std::vector<std::pair<std::string, std::string>> worker_environment(const ResidentWorkerOptions& o) {

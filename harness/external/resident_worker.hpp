@@ -29,7 +29,7 @@ struct ResidentWorkerOptions {
   std::string python = worker_python();
   std::string site;                   // PYTHONPATH holding that version (empty: the environment's)
   std::string device = "cuda";        // or "cpu" (gloo)
-  std::string log_path;               // empty: /tmp/muoncheck-IMPL-VERSION-dpN.log (-wK.log: worker K)
+  std::string log_path;               // empty: /tmp/muoncheck-IMPL-VERSION-dpN[-wK]-PID.log (worker K; PID: this muoncheck)
   int worker = 0;                     // K in 1..N when N workers run side by side (`--workers N`,
                                       // N > 1): its own log; 0: the only one
   std::chrono::milliseconds start_timeout{std::chrono::minutes(10)};   // the first start may JIT-build ops

@@ -7,12 +7,15 @@
 
 namespace muoncheck::external {
 
-// "stuck at F:L in FUNC < CALLER < CALLER (innermost: F:L in FUNC)" per distinct place over the
-// dumps in `log_text`, with "N ranks " in front where several ranks hung in the same place, joined
-// by "; ". The place is the innermost frame of the implementation's own code (not torch's, the
-// standard library's or the adapters') with up to two of its callers in that code, else the
-// innermost frame; paths are cut after site-packages/ or to their last four parts. "" when the text
-// holds no dump.
+// What the log says of a hang, from the text the request added to it: first each line
+// "muoncheck: rank R raised TYPE: MESSAGE" (a rank that raised while the others waited in the
+// implementation's collectives: adapters/common/ranks.py raised_noted), as "rank R raised ...";
+// then per distinct place over the stack dumps "stuck at F:L in FUNC < CALLER < CALLER (innermost:
+// F:L in FUNC)", with "N ranks " in front where several ranks hung in the same place; joined by
+// "; ". The place is the innermost frame of the implementation's own code (not torch's, the
+// standard library's or the adapters') and its callers there, one frame per file, three at most;
+// where the implementation has none, the same in the adapters' code, else the innermost frame.
+// Paths are cut after site-packages/, before adapters/, or to their last four parts. "" when the text has neither.
 std::string stuck_at(const std::string& log_text);
 
 }  // namespace muoncheck::external

@@ -32,6 +32,8 @@ constexpr int kStartAttempts = 3;            // a start that fails (the worker e
 constexpr int kLogTailLines = 15;            // of the worker's log, in the error that ends a sweep
 constexpr size_t kLogTailLineChars = 240;
 constexpr std::streamoff kLogTailBytes = 64 * 1024;
+constexpr auto kLogScanInterval = std::chrono::seconds(1);   // how often a request's wait reads the log
+constexpr const char* kRaisedPrefix = "muoncheck: rank ";     // "muoncheck: rank R raised TYPE: MESSAGE"
 
 int ms_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -236,8 +238,26 @@ void WorkerProcess::start() {
   }
 }
 
+bool WorkerProcess::log_says_a_rank_raised() {
+  std::ifstream in(command_.log_path, std::ios::binary | std::ios::ate);
+  if (!in) return false;
+  const std::streamoff size = in.tellg();
+  if (size <= scanned_to_) return false;
+  // from the start of the last line seen whole, so a line written in two parts is read once whole
+  std::string text(static_cast<size_t>(size - scanned_to_), '\0');
+  in.seekg(scanned_to_);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  const auto last_newline = text.rfind('\n');
+  if (last_newline == std::string::npos) return false;
+  scanned_to_ += static_cast<std::streamoff>(last_newline + 1);
+  return ("\n" + text.substr(0, last_newline)).find("\n" + std::string(kRaisedPrefix)) != std::string::npos;
+}
+
 std::string WorkerProcess::read_line(Clock::time_point deadline, const std::string& waiting_for) {
   char chunk[1 << 16];
+  std::string why = waiting_for;
+  auto last_scan = Clock::now();
+  bool raised = false;
   while (true) {
     if (const auto nl = buffer_.find('\n'); nl != std::string::npos) {
       std::string line = buffer_.substr(0, nl);
@@ -253,9 +273,18 @@ std::string WorkerProcess::read_line(Clock::time_point deadline, const std::stri
         buffer_.append(chunk, static_cast<size_t>(n));
         continue;
       }
-      if (n == 0 || (errno != EINTR && errno != EAGAIN)) fail("closed the connection while we waited for " + waiting_for);
+      if (n == 0 || (errno != EINTR && errno != EAGAIN)) fail("closed the connection while we waited for " + why + stuck_text());
     }
-    if (Clock::now() >= deadline) fail("timed out waiting for " + waiting_for + stuck_text());
+    // A rank that raised while the others wait in a collective hangs the worker: once the log says
+    // one did, the answer gets the command's raised_grace more, not the rest of the deadline.
+    if (!raised && request_log_offset_ >= 0 && Clock::now() - last_scan >= kLogScanInterval) {
+      last_scan = Clock::now();
+      if ((raised = log_says_a_rank_raised()) && Clock::now() + command_.raised_grace < deadline) {
+        deadline = Clock::now() + command_.raised_grace;
+        why = "the answer, which did not come " + std::to_string(command_.raised_grace.count()) + " ms after a rank raised";
+      }
+    }
+    if (Clock::now() >= deadline) fail("timed out waiting for " + why + stuck_text());
   }
 }
 
@@ -297,7 +326,7 @@ std::string WorkerProcess::request(const std::string& line, std::chrono::millise
   ensure_started();
   std::error_code ec;
   const auto log_size = std::filesystem::file_size(command_.log_path, ec);
-  request_log_offset_ = ec ? -1 : static_cast<std::streamoff>(log_size);
+  request_log_offset_ = scanned_to_ = ec ? -1 : static_cast<std::streamoff>(log_size);
   const std::string out = line + "\n";
   for (size_t sent = 0; sent < out.size();) {
     const ssize_t n = ::send(conn_fd_, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);

@@ -4,7 +4,10 @@
 // one hello line, then answers requests in order. Every wait has a deadline: a worker that does
 // not start, exits, closes the socket or misses a request's deadline is killed with its whole
 // process group and the call throws Error{Infrastructure} saying which; the next request starts
-// a fresh worker. So a crashing or hanging implementation is a verdict, never a hang of muoncheck.
+// a fresh worker. A request's deadline shortens to raised_grace once the worker's log says a rank raised
+// ("muoncheck: rank R raised ...": the others may be waiting for it in a collective), and the error
+// of a request that ends so quotes what the log says of it (harness/external/stack_dump.hpp). So
+// a crashing or hanging implementation is a verdict, never a hang of muoncheck.
 #pragma once
 #include <sys/types.h>
 
@@ -22,6 +25,7 @@ struct WorkerCommand {
   std::vector<std::pair<std::string, std::string>> env;      // set on top of this process's environment
   std::string log_path;                                      // the worker's stdout and stderr (appended)
   std::chrono::milliseconds start_timeout{std::chrono::minutes(10)};   // until the hello line
+  std::chrono::milliseconds raised_grace{std::chrono::seconds(20)};    // for an answer once the log says a rank raised
 };
 
 class WorkerProcess {
@@ -52,6 +56,7 @@ class WorkerProcess {
   std::string read_line(std::chrono::steady_clock::time_point deadline, const std::string& waiting_for);
   std::string exit_text();   // "exited with status 1" / "killed by signal 9" / "still running"
   std::string stuck_text() const;   // "; stuck at ..." from the stacks the request's ranks dumped to the log, or ""
+  bool log_says_a_rank_raised();    // whether the log's new whole lines hold "muoncheck: rank R raised ..."
 
   WorkerCommand command_;
   std::string socket_path_;
@@ -63,6 +68,7 @@ class WorkerProcess {
   nlohmann::json hello_;
   int starts_ = 0;
   std::streamoff request_log_offset_ = -1;   // the log's size when the request in flight was sent
+  std::streamoff scanned_to_ = -1;           // how far log_says_a_rank_raised has read it
 };
 
 }  // namespace muoncheck::external

@@ -1,7 +1,8 @@
 """A worker speaking the resident protocol (harness/external/worker_process.hpp) for its tests:
 hello, then per request line one answer line. {"echo": X} answers {"echo": X}; {"hang": true}
 never answers (with "dump_after_s": S, it first arms faulthandler to write its stack to the log
-after S seconds, as adapters/common/resident.py does from a request's deadline_s); {"crash": N} exits with status N; {"spawn": true} starts a `sleep` in its own
+after S seconds, as adapters/common/resident.py does from a request's deadline_s; with "raised": M,
+it first logs "muoncheck: rank 1 raised M", as a rank that raised alone does); {"crash": N} exits with status N; {"spawn": true} starts a `sleep` in its own
 session (as torchrun starts each rank) and answers {"child": PID}; {"quit": true} ends it.
 FAKE_WORKER_FAIL_STARTS=FILE:N: the first N starts (counted in FILE) print 20 numbered lines and exit 1
 before connecting. FAKE_WORKER_BIND=1: listen on 127.0.0.1:$MASTER_PORT first, as a rendezvous store
@@ -44,6 +45,8 @@ for line in conn.makefile("r"):
     if request.get("quit"):
         break
     if request.get("hang"):
+        if request.get("raised"):
+            print(f"muoncheck: rank 1 raised {request['raised']}", file=sys.stderr, flush=True)
         if request.get("dump_after_s"):
             faulthandler.dump_traceback_later(request["dump_after_s"])
         hang_in_the_implementation()

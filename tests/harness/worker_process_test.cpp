@@ -68,7 +68,18 @@ TEST(WorkerProcess, aHangSaysWhereItWasStuckFromTheStackDumpedToTheLog) {
   EXPECT_NE(e.find("timed out waiting for the answer"), std::string::npos) << e;
   EXPECT_NE(e.find("; stuck at "), std::string::npos) << e;
   EXPECT_NE(e.find("fake_resident_worker.py:"), std::string::npos) << e;
-  EXPECT_NE(e.find(" in hang_in_the_implementation < "), std::string::npos) << e;
+  EXPECT_NE(e.find(" in hang_in_the_implementation ("), std::string::npos) << e;
+}
+
+TEST(WorkerProcess, aRankThatRaisedShortensTheWaitAndTheErrorNamesItsException) {
+  WorkerCommand c = fake_worker();
+  c.raised_grace = 1500ms;
+  WorkerProcess w(c);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string e = error_of(w, "{\"hang\": true, \"raised\": \"RuntimeError: boom\"}", 60s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s) << "not the request's 60 s";
+  EXPECT_NE(e.find("did not come 1500 ms after a rank raised"), std::string::npos) << e;
+  EXPECT_NE(e.find("; rank 1 raised RuntimeError: boom"), std::string::npos) << e;
 }
 
 TEST(StackDump, thePlaceIsTheImplementationsInnermostFrameOnTheCaseThreadCountedOverRanks) {
@@ -84,18 +95,24 @@ Thread 0x00007f9b3f482b80 (most recent call first):
   File "/work/main/adapters/engine_loop.py", line 77 in run
   File "/work/main/adapters/worker.py", line 120 in main
 )";
-  const std::string other_rank = R"(Timeout (0:01:27)!
+  const std::string other_rank = R"(muoncheck: rank 0 raised ValueError: shape mismatch
+Timeout (0:01:27)!
 Thread 0x00007f00 (most recent call first):
+  File "/usr/lib/python3.11/site-packages/torch/distributed/distributed_c10d.py", line 5315 in all_gather
+  File "/work/main/adapters/common/ranks.py", line 31 in gather_to_rank0
   File "/work/main/adapters/common/ranks.py", line 40 in settle
   File "/work/main/adapters/engine_loop.py", line 80 in run
+  File "<frozen runpy>", line 88 in _run_code
 )";
   const std::string two_ranks_and_one = "unrelated log line\n" + rank_stuck + "more output\n" + rank_stuck + other_rank;
   EXPECT_EQ(stuck_at(two_ranks_and_one),
+            "rank 0 raised ValueError: shape mismatch; "
             "2 ranks stuck at ds-0.19.8/deepspeed/comm/torch.py:148 in all_reduce"
             " < deepspeed/runtime/zero/stage_1_and_2.py:1083 in average_tensor"
             " (innermost: torch/distributed/distributed_c10d.py:2501 in all_reduce); "
-            "stuck at main/adapters/common/ranks.py:40 in settle")
-      << "an implementation frame: the innermost outside torch, the standard library and the adapters";
+            "stuck at adapters/common/ranks.py:31 in gather_to_rank0 < adapters/engine_loop.py:80 in run"
+            " (innermost: torch/distributed/distributed_c10d.py:5315 in all_gather)")
+      << "the exception first; a place in the implementation's code, one frame per file; else in the adapters'";
   EXPECT_EQ(stuck_at("no dump here\n  File \"x.py\", line 1 in f\n"), "");
 }
 

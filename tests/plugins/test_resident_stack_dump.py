@@ -52,3 +52,12 @@ def test_an_answer_within_the_deadline_cancels_the_dump(tmp_path):
     answers, err = serve_requests(tmp_path, [{"sleep": 0.2, "deadline_s": 3.5}, {"sleep": 1.0}])
     assert answers == [{"slept": 0.2}, {"slept": 1.0}]
     assert "Timeout (" not in err, err
+
+
+def test_a_rank_that_raises_says_so_in_the_log_before_anything_else_runs(capfd):
+    import pytest
+    from adapters.common import ranks
+    with pytest.raises(ValueError):
+        with ranks.raised_noted():
+            raise ValueError("shape mismatch\nsecond line")
+    assert capfd.readouterr().err == "muoncheck: rank 0 raised ValueError: shape mismatch\n"
