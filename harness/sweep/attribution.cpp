@@ -200,7 +200,7 @@ std::string Attribution::text() const {
   switch (verdict) {
     case AttributionVerdict::not_asked: return "";
     case AttributionVerdict::explained:
-      return std::string(known ? "known defect" : "explained by") + (fixes.size() == 1 ? " " : "s ") + set +
+      return std::string(known ? (fixes.size() == 1 ? "known defect " : "known defects ") : "explained by ") + set +
              ": conforms with " + (fixes.size() == 1 ? "its fix" : "these fixes") + (minimal ? ", fails without any one" : " (may not be minimal: re-run bound reached)") +
              " (" + reruns + ")";
     case AttributionVerdict::new_defect:
