@@ -19,7 +19,7 @@ Each replacement that is a function counts its calls: a fix applied for a case w
 on it (unused_fixes(), the trace's `fixes_unused`) cannot be what made the case conform, so
 attribution starts its search without it (harness/sweep/attribution.hpp; a start that does not
 conform falls back to every fix). A fix that acts where its replacement is only looked at, not
-called, says so with mark_used. Plugin.fixes() returns
+called, says so (marked_in_chain, counted_for). Plugin.fixes() returns
 the registry's fixes as adapters.plugin.Fix (plugin_fixes), so `"fixes": [ids]` in a request and
 `--fix ID` reach them.
 """
@@ -168,16 +168,12 @@ def unused_fixes():
     return sorted(_unused)
 
 
-def mark_used(fix_id):
-    _unused.discard(fix_id)
-
-
 def marked_in_chain(func, marker):
     """Whether a fix carrying attribute `marker` is in the chain of replacements ending at `func`
     (each one's __wrapped__ is what it replaced); the fix is then marked used (its presence acts)."""
     while func is not None:
         if getattr(func, marker, False):
-            mark_used(getattr(func, "fix_id", None))
+            _unused.discard(getattr(func, "fix_id", None))
             return True
         func = getattr(func, "__wrapped__", None)
     return False
@@ -188,9 +184,10 @@ def counted_for(source, func):
     when it runs: for a fix that builds `source`'s behaviour anew around another function instead
     of calling it."""
     fix_id = getattr(source, "fix_id", None)
-    if fix_id is None:
-        return func
+    return func if fix_id is None else _counting(fix_id, func)
 
+
+def _counting(fix_id, func):
     @functools.wraps(func)
     def counted(*args, **kwargs):
         _unused.discard(fix_id)
@@ -205,12 +202,7 @@ def _counted(fix_id, replacement):
     inner = replacement.__func__ if isinstance(replacement, staticmethod) else replacement
     if not inspect.isfunction(inner):
         return replacement
-
-    @functools.wraps(inner)
-    def counted(*args, **kwargs):
-        _unused.discard(fix_id)
-        return inner(*args, **kwargs)
-
+    counted = _counting(fix_id, inner)
     counted.fix_id = fix_id
     _unused.add(fix_id)
     return staticmethod(counted) if isinstance(replacement, staticmethod) else counted
