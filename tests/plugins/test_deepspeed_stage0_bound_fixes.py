@@ -1,0 +1,63 @@
+"""0.19.8's stage-0 Muon step (MuonWithAuxAdam.step) calls the muon_update its module bound at import
+(`from ...original_muon import muon_update`), so a fix of original_muon.muon_update reaches it only
+under that name too (bound_as): conv-weight-muon-update-shape must make a stage-0 step on a conv
+weight run, as it does at ZeRO-1/2/3 (0.19.8 dp-2 seed-35 cases 43 and 72 were NEW for that alone).
+Needs a DeepSpeed 0.19.8 site; skipped without one."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT, deepspeed_site
+
+DRIVER = """
+import json, os, sys
+os.environ.setdefault("DS_ACCELERATOR", "cpu")
+import torch
+import deepspeed
+if deepspeed.__version__ != "0.19.8":
+    print(json.dumps({"skip": deepspeed.__version__})); sys.exit(0)
+from adapters.common import fixes
+# imported first, as DeepSpeed's engine has imported it before any case's fixes are applied
+from deepspeed.runtime.zero.muon.muon_optimizer import MuonWithAuxAdam
+registry = fixes.load(os.path.join(sys.argv[2], "adapters", "deepspeed", "known_defects.json"))
+fixes.reset_usage()
+with fixes.applied(registry, json.loads(sys.argv[1])):
+    p = torch.nn.Parameter(torch.randn(6, 2, 3, 3))
+    p.use_muon = True
+    opt = MuonWithAuxAdam([dict(params=[p], use_muon=True, lr=0.02, momentum=0.95, weight_decay=0.0,
+                                ns_method="standard")])
+    p.grad = torch.randn(6, 2, 3, 3)
+    try:
+        opt.step()
+        error = None
+    except RuntimeError as e:
+        error = str(e)
+    unused = fixes.unused_fixes()
+print(json.dumps({"error": error, "unused": unused}))
+"""
+
+
+def stage0_step(ids):
+    site = deepspeed_site("0.19.8")
+    if site is None:
+        pytest.skip("no DeepSpeed 0.19.8 site (scripts/deepspeed-site.sh 0.19.8 installs one)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (site, ROOT, os.environ.get("PYTHONPATH", "")) if x),
+               TORCH_COMPILE_DISABLE="1")
+    done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(ids), ROOT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if "skip" in out:
+        pytest.skip(f"DeepSpeed {out['skip']}: the case is 0.19.8's")
+    return out
+
+
+def test_a_stage0_step_on_a_conv_weight_fails_as_shipped():
+    assert "must match the size of tensor" in (stage0_step([])["error"] or "")
+
+
+def test_the_conv_fix_reaches_the_stage0_step_under_its_bound_name():
+    assert stage0_step(["conv-weight-muon-update-shape"]) == {"error": None, "unused": []}
