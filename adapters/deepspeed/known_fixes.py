@@ -521,6 +521,27 @@ def unfused_init_without_step(original_initialize_optimizer_states):
     return initialize_optimizer_states
 
 
+MUON_TAGS = ("use_muon", "muon_num_heads", "is_expert_group")   # what MuonWithAuxAdam.step reads off a param
+
+
+def unfused_masters_keep_muon_tags(original_init):
+    """Ours: at stage 0 with bf16 or fp16 params FP16_UnfusedOptimizer steps fp32 copies
+    (`p.clone().float().detach()`), which carry none of the Muon tags set on the model's params, so
+    MuonWithAuxAdam.step reads no muon_num_heads (or is_expert_group) off them and orthogonalises a
+    per-head projection whole, PR #8612's forwarding included. The fix copies the tags onto each
+    fp32 copy after the constructor made them."""
+
+    def __init__(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        for low, masters in zip(self.fp16_groups, self.fp32_groups):
+            for p, master in zip(low, masters):
+                for tag in MUON_TAGS:
+                    if hasattr(p, tag):
+                        setattr(master, tag, getattr(p, tag))
+
+    return __init__
+
+
 def zero3_muon_momentum_kept_on_skip(original_apply):
     """Ours (reports/deepspeed/upstream/zero3-bf16-skipped-step-muon-momentum.md; the same effect as
     0.19.8's staged momentum at ZeRO-1/2, `_commit_muon_momentum`): with bf16 params ZeRO-3's step()

@@ -19,6 +19,7 @@ reports=("fp16_muon_momentum_repro.py --stage 2" "fp16_muon_momentum_repro.py --
          "clip_muon_repro.py --stage 1" "stage0_unfused_init_step_repro.py --optimizer Muon"
          "stage0_unfused_init_step_repro.py --optimizer AdamW"
          "stage0_unfused_init_step_repro.py --optimizer AdamW --weight-decay 0.1"
+         "stage0_16bit_masters_tags_repro.py --dtype bf16"
          "zero3_bf16_skip_muon_momentum_repro.py --stage 3" "zero3_bf16_skip_muon_momentum_repro.py --stage 2"
          "zero2_fp32_accum_rs_merge_repro.py" "zero2_fp32_accum_rs_merge_repro.py --offload"
          "muon_param_groups_repro.py --stage 1" "muon_param_groups_repro.py --stage 3")

@@ -1,8 +1,10 @@
-"""0.19.8's stage-0 Muon step (MuonWithAuxAdam.step) calls the muon_update its module bound at import
-(`from ...original_muon import muon_update`), so a fix of original_muon.muon_update reaches it only
+"""Fixes that must reach 0.19.8's stage-0 Muon step. MuonWithAuxAdam.step calls the muon_update its
+module bound at import (`from ...original_muon import muon_update`), so a fix of original_muon.muon_update reaches it only
 under that name too (bound_as): conv-weight-muon-update-shape must make a stage-0 step on a conv
 weight run, as it does at ZeRO-1/2/3 (0.19.8 dp-2 seed-35 cases 43 and 72 were NEW for that alone).
-Needs a DeepSpeed 0.19.8 site; skipped without one."""
+With bf16 params it steps fp32 copies, which get the per-head tag only with
+stage0-16bit-masters-drop-muon-tags (case 55 of the same sweep). Needs a DeepSpeed 0.19.8 site;
+skipped without one."""
 import json
 import os
 import subprocess
@@ -61,3 +63,23 @@ def test_a_stage0_step_on_a_conv_weight_fails_as_shipped():
 
 def test_the_conv_fix_reaches_the_stage0_step_under_its_bound_name():
     assert stage0_step(["conv-weight-muon-update-shape"]) == {"error": None, "unused": []}
+
+
+WITNESS = os.path.join(ROOT, "adapters", "deepspeed", "witnesses", "stage0-bf16-per-head-masters-dp1.json")
+
+
+def trajectory_row(*fixes):
+    from conftest import muoncheck
+    site = deepspeed_site("0.19.8")
+    if site is None:
+        pytest.skip("no DeepSpeed 0.19.8 site (scripts/deepspeed-site.sh 0.19.8 installs one)")
+    done = muoncheck("verify", "--impl", "deepspeed=0.19.8", *(["--impl-site", site] if site else ["--installed"]), WITNESS,
+                     *[a for f in fixes for a in ("--fix", f)], "--invariant", "trajectory-conforms", timeout=600)
+    return next((x for x in done.stdout.splitlines() if x.strip().startswith("trajectory-conforms")), done.stdout[-2000:])
+
+
+def test_the_16bit_masters_get_the_per_head_tag_with_the_fix():
+    # with PR #8612's forwarding alone the bf16 masters carry no muon_num_heads: orthogonalised whole
+    needs = ("stage0-per-head-dropped", "stage0-16bit-init-step")
+    assert " FAIL " in trajectory_row(*needs)
+    assert " PASS " in trajectory_row(*needs, "stage0-16bit-masters-drop-muon-tags")
