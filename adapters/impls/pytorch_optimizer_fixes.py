@@ -33,7 +33,7 @@ def gram_gathered_in_reduce_dtype(original):
         from torch.distributed.tensor import DTensor
         if getattr(helper, "__name__", "") != "zero_power_via_gram_newton_schulz" or g.dtype != torch.float32:
             return original(g, helper, **kwargs)
-        dtypes = _reduce_dtypes_by_shape().get(tuple(g.shape), set())
+        dtypes = _reduce_dtypes_by_shape(g.device_mesh).get(tuple(g.shape), set())
         if len(dtypes) != 1 or next(iter(dtypes)) == torch.float32:
             return original(g, helper, **kwargs)
         result = helper(g.to(next(iter(dtypes))).full_tensor().float(), **kwargs)
@@ -41,13 +41,19 @@ def gram_gathered_in_reduce_dtype(original):
     return _orthogonalize_dtensor
 
 
-def _reduce_dtypes_by_shape():
+def _reduce_dtypes_by_shape(mesh):
     """{global shape: {dtypes FSDP2 reduces the gradients of parameters of that shape in}}, keyed by
-    shape: the Gram helper sees the update, not the parameter."""
+    shape: the Gram helper sees the update, not the parameter. Only the parameters on `mesh` (the
+    update's): a resident worker's earlier cases leave their sharded models behind until they are
+    collected, each on a mesh of its own, and one of them with another dtype for a shape made the
+    fix fall back to the fp32 gather (pytorch-optimizer dp-2 seed-31 cases 218, 519 and 557, NEW in
+    the sweep and conforming with the fixes in a fresh worker)."""
     from ..common.fsdp2_params import fsdp_params, reduce_dtype
     out = {}
     for fsdp_param in fsdp_params():
         p = fsdp_param.sharded_param
+        if getattr(p, "device_mesh", None) is not mesh:
+            continue
         if p.ndim >= 2:   # the update as _orthogonalize reshapes it: (rows, the rest)
             out.setdefault((p.shape[0], math.prod(p.shape[1:])), set()).add(reduce_dtype(fsdp_param))
     return out
