@@ -90,7 +90,8 @@ def run(plugin, resolved, config=None, fixes=(), repeat=0, source="<resident req
         reverts = _apply_fixes(plugin, list(fixes))
         details.update(plugin.details(s, config) or {})
         loop = optimizer_loop if plugin.shape == "optimizer" else engine_loop
-        body = loop.run(plugin, s, details, device())
+        with ranks.raised_noted():   # a rank that raises alone says so before the others hang (the engine loop earlier)
+            body = loop.run(plugin, s, details, device())
         if fixes:
             details["fixes_unused"] = fix_usage.unused_fixes()
     except Unsupported as e:
