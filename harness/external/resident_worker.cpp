@@ -8,6 +8,7 @@
 #include "core/error.hpp"
 #include "core/scenario_io.hpp"
 #include "harness/external/resolved_scenario.hpp"
+#include "harness/external/stack_dump.hpp"
 #include "harness/install/data_root.hpp"
 
 namespace muoncheck::external {
@@ -130,7 +131,15 @@ Trace ResidentWorker::run(const Scenario& s, const std::vector<std::string>& fix
     return error_trace(s, std::string("worker lost: ") + e.what());
   }
   try {
-    return trace_from_text(answer, "<" + implementation() + " resident worker, case " + s.name + ">");
+    Trace trace = trace_from_text(answer, "<" + implementation() + " resident worker, case " + s.name + ">");
+    // An error that not every rank raised leaves the others in a collective the next request would
+    // meet: that request gets a fresh worker.
+    if (!trace.error.empty() && o_.dp > 1)
+      if (const auto raised = ranks_that_raised(process_.request_log()); !raised.empty() && static_cast<int>(raised.size()) < o_.dp) {
+        process_.stop();
+        space_.reset();
+      }
+    return trace;
   } catch (const Error& e) {
     process_.stop();
     space_.reset();

@@ -64,15 +64,28 @@ std::string place_of(const std::vector<Frame>& frames) {
 
 }  // namespace
 
+const std::regex& raised_line() {
+  static const std::regex line(R"re(^muoncheck: rank (\d+) raised (.*)$)re");
+  return line;
+}
+
+std::set<int> ranks_that_raised(const std::string& log_text) {
+  std::set<int> out;
+  std::istringstream in(log_text);
+  std::smatch m;
+  for (std::string line; std::getline(in, line);)
+    if (std::regex_match(line, m, raised_line())) out.insert(std::stoi(m[1].str()));
+  return out;
+}
+
 std::string stuck_at(const std::string& log_text) {
   static const std::regex frame_line(R"re(^\s+File "([^"]+)", line (\d+) in (\S+))re");
-  static const std::regex raised_line(R"re(^muoncheck: rank (\d+) raised (.*)$)re");
   std::vector<std::vector<std::vector<Frame>>> dumps;   // dump -> thread -> frames
   std::vector<std::string> raised;
   std::istringstream in(log_text);
   for (std::string line; std::getline(in, line);) {
     std::smatch m;
-    if (std::regex_match(line, m, raised_line)) {
+    if (std::regex_match(line, m, raised_line())) {
       std::string what = "rank " + m[1].str() + " raised " + m[2].str().substr(0, kRaisedChars);
       if (std::find(raised.begin(), raised.end(), what) == raised.end()) raised.push_back(what);
     } else if (line.rfind("Timeout (", 0) == 0) {

@@ -3,6 +3,7 @@
 // by adapters/common/resident.py from the request's deadline_s). A hang is an ERROR of the case;
 // the place it hung in tells one hang from another and is where a maintainer starts reading.
 #pragma once
+#include <set>
 #include <string>
 
 namespace muoncheck::external {
@@ -17,5 +18,10 @@ namespace muoncheck::external {
 // where the implementation has none, the same in the adapters' code, else the innermost frame.
 // Paths are cut after site-packages/, before adapters/, or to their last four parts. "" when the text has neither.
 std::string stuck_at(const std::string& log_text);
+
+// The ranks that wrote "muoncheck: rank R raised ..." in `log_text`. A case answered with an error
+// where fewer ranks raised than the worker has leaves the others inside a collective: the worker
+// must not take another request (ResidentWorker restarts it).
+std::set<int> ranks_that_raised(const std::string& log_text);
 
 }  // namespace muoncheck::external

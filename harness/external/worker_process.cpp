@@ -307,18 +307,22 @@ void WorkerProcess::ensure_started() {
   }
 }
 
-std::string WorkerProcess::stuck_text() const {
-  constexpr std::streamoff kMaxDumpBytes = std::streamoff{4} << 20;
+std::string WorkerProcess::request_log() const {
+  constexpr std::streamoff kMaxBytes = std::streamoff{4} << 20;
   if (request_log_offset_ < 0) return "";
   std::ifstream in(command_.log_path, std::ios::binary | std::ios::ate);
   if (!in) return "";
   const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max(request_log_offset_, size - kMaxDumpBytes);
+  const std::streamoff from = std::max(request_log_offset_, size - kMaxBytes);
   if (size <= from) return "";
   std::string text(static_cast<size_t>(size - from), '\0');
   in.seekg(from);
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  const std::string where = stuck_at(text);
+  return text;
+}
+
+std::string WorkerProcess::stuck_text() const {
+  const std::string where = stuck_at(request_log());
   return where.empty() ? "" : "; " + where;
 }
 

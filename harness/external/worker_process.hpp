@@ -45,6 +45,8 @@ class WorkerProcess {
   // last lines when none came up.
   void ensure_started();
   bool running() const { return pid_ > 0; }
+  // What the worker wrote to its log since the last request was sent (the last 4 MiB of it).
+  std::string request_log() const;
   const nlohmann::json& hello() const { return hello_; }   // the running worker's hello line
   int starts() const { return starts_; }                   // workers started so far (1 + restarts)
   const std::string& log_path() const { return command_.log_path; }

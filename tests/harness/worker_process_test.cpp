@@ -114,6 +114,9 @@ Thread 0x00007f00 (most recent call first):
             " (innermost: torch/distributed/distributed_c10d.py:5315 in all_gather)")
       << "the exception first; a place in the implementation's code, one frame per file; else in the adapters'";
   EXPECT_EQ(stuck_at("no dump here\n  File \"x.py\", line 1 in f\n"), "");
+  EXPECT_EQ(ranks_that_raised(two_ranks_and_one), std::set<int>{0});
+  EXPECT_EQ(ranks_that_raised("muoncheck: rank 1 raised A: x\nmuoncheck: rank 0 raised A: x\nrank 2 raised\n"),
+            (std::set<int>{0, 1}));
 }
 
 TEST(WorkerProcess, aCrashSaysHowTheWorkerEnded) {
