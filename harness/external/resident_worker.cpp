@@ -87,9 +87,11 @@ void ResidentWorker::start_checked() {
   process_.ensure_started();
   if (!o_.version.empty() && !same_version(process_.hello().value("version", ""), o_.version)) {
     const std::string running = process_.hello().value("version", "?");
+    const std::string why = process_.hello().value("error", "");   // the plugin did not load (an import failed)
     process_.stop();
     throw Error(ErrorKind::Usage, o_.implementation + " worker: asked for " + o_.implementation + " " + o_.version +
-                                      ", the worker runs " + running + " (site \"" + o_.site + "\")");
+                                      ", the worker runs " + running + " (site \"" + o_.site + "\")" +
+                                      (why.empty() ? "" : ": " + why));
   }
 }
 
