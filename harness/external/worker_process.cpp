@@ -33,7 +33,7 @@ constexpr int kLogTailLines = 15;            // of the worker's log, in the erro
 constexpr size_t kLogTailLineChars = 240;
 constexpr std::streamoff kLogTailBytes = 64 * 1024;
 constexpr auto kLogScanInterval = std::chrono::seconds(1);   // how often a request's wait reads the log
-constexpr const char* kRaisedPrefix = "muoncheck: rank ";     // "muoncheck: rank R raised TYPE: MESSAGE"
+constexpr std::streamoff kMaxRequestLogBytes = std::streamoff{4} << 20;
 
 int ms_left(Clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -96,6 +96,19 @@ std::string log_tail(const std::string& path, int lines) {
   std::string out = "\n  last lines of " + path + ":";
   for (const auto& l : last) out += "\n  | " + clip_for_message(l, kLogTailLineChars);
   return out;
+}
+
+// The log's text from byte `from` to its end, the last kMaxRequestLogBytes of it at most.
+std::string log_from(const std::string& path, std::streamoff from) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || from < 0) return "";
+  const std::streamoff size = in.tellg();
+  from = std::max(from, size - kMaxRequestLogBytes);
+  if (size <= from) return "";
+  std::string text(static_cast<size_t>(size - from), '\0');
+  in.seekg(from);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  return text;
 }
 
 }  // namespace
@@ -239,18 +252,10 @@ void WorkerProcess::start() {
 }
 
 bool WorkerProcess::log_says_a_rank_raised() {
-  std::ifstream in(command_.log_path, std::ios::binary | std::ios::ate);
-  if (!in) return false;
-  const std::streamoff size = in.tellg();
-  if (size <= scanned_to_) return false;
-  // from the start of the last line seen whole, so a line written in two parts is read once whole
-  std::string text(static_cast<size_t>(size - scanned_to_), '\0');
-  in.seekg(scanned_to_);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  const auto last_newline = text.rfind('\n');
-  if (last_newline == std::string::npos) return false;
-  scanned_to_ += static_cast<std::streamoff>(last_newline + 1);
-  return ("\n" + text.substr(0, last_newline)).find("\n" + std::string(kRaisedPrefix)) != std::string::npos;
+  const std::string text = log_from(command_.log_path, scanned_to_);
+  const auto whole = text.rfind('\n') + 1;   // a line written in two parts is read once it is whole
+  scanned_to_ += static_cast<std::streamoff>(whole);
+  return !ranks_that_raised(text.substr(0, whole)).empty();
 }
 
 std::string WorkerProcess::read_line(Clock::time_point deadline, const std::string& waiting_for) {
@@ -308,17 +313,7 @@ void WorkerProcess::ensure_started() {
 }
 
 std::string WorkerProcess::request_log() const {
-  constexpr std::streamoff kMaxBytes = std::streamoff{4} << 20;
-  if (request_log_offset_ < 0) return "";
-  std::ifstream in(command_.log_path, std::ios::binary | std::ios::ate);
-  if (!in) return "";
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max(request_log_offset_, size - kMaxBytes);
-  if (size <= from) return "";
-  std::string text(static_cast<size_t>(size - from), '\0');
-  in.seekg(from);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  return text;
+  return request_log_offset_ < 0 ? "" : log_from(command_.log_path, request_log_offset_);
 }
 
 std::string WorkerProcess::stuck_text() const {
