@@ -54,3 +54,22 @@ def deepspeed_site(version=None):
             if subprocess.run(probe, env=env, capture_output=True).returncode == 0:
                 return site
     return None
+
+
+def fix_driver(driver, version, fix_ids):
+    """Runs `driver` (a Python program printing one JSON object last: its result, or {"skip": V}
+    when the DeepSpeed it imports is not `version`) with the fix ids and this checkout as its two
+    arguments, under a DeepSpeed `version` site; skips the test where there is no such site."""
+    import json
+    site = deepspeed_site(version)
+    if site is None:
+        pytest.skip(f"no DeepSpeed {version} site (scripts/deepspeed-site.sh {version} installs one)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (site, ROOT, os.environ.get("PYTHONPATH", "")) if x),
+               TORCH_COMPILE_DISABLE="1")
+    done = subprocess.run([sys.executable, "-c", driver, json.dumps(fix_ids), ROOT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    if "skip" in out:
+        pytest.skip(f"DeepSpeed {out['skip']}: the driver is for {version}")
+    return out

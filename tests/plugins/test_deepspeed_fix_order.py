@@ -3,14 +3,9 @@ original_muon.muon_update (rank3-batched-ns) must reach the stage-0 Muon step th
 (stage0-no-newton-schulz) puts in place, whatever order the two come in; a sweep applies every
 fix in the registry's order, the stage-0 fix first. Needs a DeepSpeed 0.19.6 site (the stage-0
 fix's `expects` line is 0.19.6's); skipped without one."""
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
-from conftest import ROOT, deepspeed_site
+from conftest import fix_driver
 
 # One stage-0 step of MuonWithAuxAdam on a conv1d weight (out 2, in 3, k 4) with both fixes applied
 # in the order given; prints the shapes Newton-Schulz was called with.
@@ -45,29 +40,14 @@ print(json.dumps({"ns_shapes": seen, "unused": unused}))
 """
 
 
-@pytest.fixture(scope="module")
-def site():
-    found = deepspeed_site("0.19.6")
-    if found is None:
-        pytest.skip("no DeepSpeed 0.19.6 site (scripts/deepspeed-site.sh 0.19.6 installs one)")
-    return found
-
-
-def ns_shapes(site, ids):
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (site, ROOT, os.environ.get("PYTHONPATH", "")) if x),
-               TORCH_COMPILE_DISABLE="1")
-    done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(ids), ROOT], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    if "skip" in out:
-        pytest.skip(f"DeepSpeed {out['skip']}: the stage-0 fix is 0.19.6's")
+def ns_shapes(ids):
+    out = fix_driver(DRIVER, "0.19.6", ids)
     assert out["unused"] == [], "both fixes' code ran on the step, as attribution is told (fixes_unused)"
     return out["ns_shapes"]
 
 
 @pytest.mark.parametrize("ids", [["stage0-no-newton-schulz", "rank3-batched-ns"],
                                  ["rank3-batched-ns", "stage0-no-newton-schulz"]])
-def test_stage0_step_runs_the_rank3_fix_in_either_order(site, ids):
+def test_stage0_step_runs_the_rank3_fix_in_either_order(ids):
     # the (out, in*k) matrix, once: the 3-D update reaching NS whole would be a batch of 2 (3 x 4) slices
-    assert ns_shapes(site, ids) == [[2, 12]]
+    assert ns_shapes(ids) == [[2, 12]]

@@ -5,14 +5,11 @@ weight run, as it does at ZeRO-1/2/3 (0.19.8 dp-2 seed-35 cases 43 and 72 were N
 With bf16 params it steps fp32 copies, which get the per-head tag only with
 stage0-16bit-masters-drop-muon-tags (case 55 of the same sweep). Needs a DeepSpeed 0.19.8 site;
 skipped without one."""
-import json
 import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, deepspeed_site
+from conftest import ROOT, deepspeed_site, fix_driver
 
 DRIVER = """
 import json, os, sys
@@ -43,18 +40,7 @@ print(json.dumps({"error": error, "unused": unused}))
 
 
 def stage0_step(ids):
-    site = deepspeed_site("0.19.8")
-    if site is None:
-        pytest.skip("no DeepSpeed 0.19.8 site (scripts/deepspeed-site.sh 0.19.8 installs one)")
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(x for x in (site, ROOT, os.environ.get("PYTHONPATH", "")) if x),
-               TORCH_COMPILE_DISABLE="1")
-    done = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(ids), ROOT], env=env, capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    if "skip" in out:
-        pytest.skip(f"DeepSpeed {out['skip']}: the case is 0.19.8's")
-    return out
+    return fix_driver(DRIVER, "0.19.8", ids)
 
 
 def test_a_stage0_step_on_a_conv_weight_fails_as_shipped():
