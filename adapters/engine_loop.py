@@ -283,8 +283,7 @@ def run(plugin, s, details, device):
 
 
 def _run_legs(plugin, s, details, device):
-    with ranks.raised_noted():
-        leg = Leg(plugin, s, device)
+    leg = Leg(plugin, s, device)
     setup = 0.0
     cycle = None
     try:
