@@ -197,15 +197,14 @@ def _counting(fix_id, func):
 
 
 def _counted(fix_id, replacement):
-    """`replacement`, marking `fix_id` used when it runs; a replacement that is not a function (or a
-    staticmethod of one) is returned as it is and never reported unused."""
-    inner = replacement.__func__ if isinstance(replacement, staticmethod) else replacement
-    if not inspect.isfunction(inner):
+    """`replacement`, marking `fix_id` used when it runs; a replacement that is not a function is
+    returned as it is and never reported unused."""
+    if not inspect.isfunction(replacement):
         return replacement
-    counted = _counting(fix_id, inner)
+    counted = _counting(fix_id, replacement)
     counted.fix_id = fix_id
     _unused.add(fix_id)
-    return staticmethod(counted) if isinstance(replacement, staticmethod) else counted
+    return counted
 
 
 def _wrapping(replacement, original):

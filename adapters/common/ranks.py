@@ -117,6 +117,9 @@ def raised_noted():
     try:
         yield
     except BaseException as e:
+        if getattr(e, "_muoncheck_noted", False):   # an inner block noted it already
+            raise
+        e._muoncheck_noted = True
         first = str(e).splitlines()[0] if str(e) else ""
         line = f"{RAISED_PREFIX}{rank()} raised {type(e).__name__}: {first[:300]}\n"
         sys.stderr.flush()
